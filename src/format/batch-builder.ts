@@ -1,0 +1,149 @@
+/**
+ * Encodes records straight into a batch, with no object per record. Batches are carved one after
+ * another out of a shared slab, so a batch costs one small view, not one allocation; a batch that
+ * outgrows the slab's remaining room moves to a fresh slab sized for it.
+ *
+ *   const b = new BatchBuilder();
+ *   b.add("value", "key", Date.now());
+ *   const batch = b.finish(); // ready to send; the builder starts the next batch
+ */
+import { batchCrc } from "./crc.js";
+import {
+  BATCH_META_SIZE,
+  BATCH_RECORDS_AT,
+  BASE_SEQUENCE_AT,
+  COUNT_AT,
+  CRC_AT,
+  HEADER_SIZE,
+  KEY_SIZE_AT,
+  MAGIC,
+  NO_PRODUCER_ID_HALF,
+  OFFSET_AT,
+  PAYLOAD_SIZE_AT,
+  PRODUCER_ID_AT,
+  TIMESTAMP_AT,
+} from "./layout.js";
+import { compareTimestamps, writeTimestampMs } from "./timestamp.js";
+import { writeU16, writeU32 } from "./u64.js";
+
+export type Bytes = Uint8Array | string;
+
+export interface BatchBuilderOptions {
+  /** Size of each slab batches are carved from. Default 1 MiB. */
+  slabBytes?: number;
+}
+
+export class BatchBuilder {
+  #slabBytes: number;
+  #slab: Buffer;
+  /** Where the batch being built starts in the slab. */
+  #start = 0;
+  /** The next free byte in the slab. */
+  #pos = 0;
+  #count = 0;
+  /** Position (in the slab) of the largest inner timestamp so far. */
+  #maxTsAt = -1;
+
+  constructor(options: BatchBuilderOptions = {}) {
+    this.#slabBytes = options.slabBytes ?? 1 << 20;
+    this.#slab = Buffer.allocUnsafe(this.#slabBytes);
+    this.#begin();
+  }
+
+  /** Records in the batch being built. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Bytes the batch being built would have if finished now. */
+  get sizeBytes(): number {
+    return this.#pos - this.#start;
+  }
+
+  /**
+   * Appends one record. `timestampMs` defaults to now; it must be a non-negative integer.
+   * A `null` or absent key means no key. Strings are written as UTF-8.
+   */
+  add(value: Bytes, key: Bytes | null = null, timestampMs: number = Date.now()): void {
+    const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
+    const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
+    this.#ensure(HEADER_SIZE + keyLen + valueLen);
+    const slab = this.#slab;
+    const p = this.#pos;
+    slab[p] = MAGIC;
+    writeTimestampMs(slab, p + 1, timestampMs);
+    writeU32(slab, p + OFFSET_AT, 0);
+    writeU32(slab, p + OFFSET_AT + 4, this.#count);
+    writeU32(slab, p + KEY_SIZE_AT, keyLen);
+    writeU32(slab, p + PAYLOAD_SIZE_AT, valueLen);
+    writeU32(slab, p + COUNT_AT, 1);
+    let q = p + HEADER_SIZE;
+    if (key !== null) q += typeof key === "string" ? slab.write(key, q) : copyInto(slab, key, q);
+    q += typeof value === "string" ? slab.write(value, q) : copyInto(slab, value, q);
+    if (this.#maxTsAt < 0 || compareTimestamps(slab, p + 1, slab, this.#maxTsAt) > 0) this.#maxTsAt = p + 1;
+    this.#pos = q;
+    this.#count++;
+  }
+
+  /**
+   * Completes the batch (header, metadata, CRC) and returns it; the builder then starts a new one.
+   * The returned buffer belongs to the caller; the builder never writes to it again.
+   * Throws if no record was added.
+   */
+  finish(): Buffer {
+    if (this.#count === 0) throw new RangeError("cannot finish an empty batch");
+    const slab = this.#slab;
+    const s = this.#start;
+    slab.copy(slab, s + TIMESTAMP_AT, this.#maxTsAt, this.#maxTsAt + 8);
+    writeU32(slab, s + KEY_SIZE_AT, BATCH_META_SIZE);
+    writeU32(slab, s + PAYLOAD_SIZE_AT, this.#pos - s - BATCH_RECORDS_AT);
+    writeU32(slab, s + COUNT_AT, this.#count);
+    writeU32(slab, s + CRC_AT, batchCrc(slab, s, this.#pos));
+    const batch = slab.subarray(s, this.#pos);
+    this.#start = this.#pos;
+    this.#begin();
+    return batch;
+  }
+
+  /** Drops the records of the batch being built. */
+  clear(): void {
+    this.#pos = this.#start;
+    this.#begin();
+  }
+
+  /** Starts a batch at #start: header and metadata with everything but the sizes and CRC. */
+  #begin(): void {
+    this.#count = 0;
+    this.#maxTsAt = -1;
+    this.#pos = this.#start;
+    this.#ensure(BATCH_RECORDS_AT);
+    const slab = this.#slab;
+    const s = this.#start;
+    slab[s] = MAGIC;
+    slab.fill(0, s + 1, s + HEADER_SIZE);
+    writeU32(slab, s + CRC_AT, 0);
+    writeU16(slab, s + CRC_AT + 4, 0); // attributes: no compression
+    writeU16(slab, s + CRC_AT + 6, 0); // reserved
+    writeU32(slab, s + PRODUCER_ID_AT, NO_PRODUCER_ID_HALF);
+    writeU32(slab, s + PRODUCER_ID_AT + 4, NO_PRODUCER_ID_HALF);
+    writeU32(slab, s + BASE_SEQUENCE_AT, 0);
+    this.#pos = s + BATCH_RECORDS_AT;
+  }
+
+  /** Makes room for `n` more bytes, moving the batch in progress to a new slab if needed. */
+  #ensure(n: number): void {
+    if (this.#pos + n <= this.#slab.length) return;
+    const used = this.#pos - this.#start;
+    const next = Buffer.allocUnsafe(Math.max(this.#slabBytes, 2 * (used + n)));
+    this.#slab.copy(next, 0, this.#start, this.#pos);
+    if (this.#maxTsAt >= 0) this.#maxTsAt -= this.#start;
+    this.#slab = next;
+    this.#start = 0;
+    this.#pos = used;
+  }
+}
+
+function copyInto(target: Buffer, source: Uint8Array, at: number): number {
+  target.set(source, at);
+  return source.length;
+}

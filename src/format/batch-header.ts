@@ -1,0 +1,35 @@
+/**
+ * Reading and stamping a stored batch's header fields in place. These trust that the batch at `at`
+ * was checked by `checkBatch` (validate.ts); they never allocate.
+ */
+import { COUNT_AT, HEADER_SIZE, KEY_SIZE_AT, OFFSET_AT, PAYLOAD_SIZE_AT, TIMESTAMP_AT } from "./layout.js";
+import { readTimestampMs } from "./timestamp.js";
+import { readU32, readU64, writeU64 } from "./u64.js";
+
+/** Total bytes of the record (batch) at `at`: header + key (metadata) + payload. */
+export function recordSize(buf: Uint8Array, at: number): number {
+  return HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
+}
+
+export function batchBaseOffset(buf: Uint8Array, at: number): number {
+  return readU64(buf, at + OFFSET_AT);
+}
+
+export function batchCount(buf: Uint8Array, at: number): number {
+  return readU32(buf, at + COUNT_AT);
+}
+
+/** The offset of the batch's last inner record. */
+export function batchLastOffset(buf: Uint8Array, at: number): number {
+  return readU64(buf, at + OFFSET_AT) + readU32(buf, at + COUNT_AT) - 1;
+}
+
+/** The batch's timestamp (the largest of its records'), in milliseconds. */
+export function batchTimestampMs(buf: Uint8Array, at: number): number {
+  return readTimestampMs(buf, at + TIMESTAMP_AT);
+}
+
+/** Writes the broker-assigned base offset. The CRC does not cover this field. */
+export function stampBaseOffset(buf: Uint8Array, at: number, baseOffset: number): void {
+  writeU64(buf, at + OFFSET_AT, baseOffset);
+}

@@ -1,0 +1,78 @@
+/**
+ * Stable error codes shared by every layer and sent on the wire (docs/protocol.md).
+ * Numbers never change meaning; new codes are only ever added.
+ */
+export const ErrorCode = {
+  NONE: 0,
+  INTERNAL: 1,
+  MALFORMED_REQUEST: 2,
+  UNSUPPORTED_VERSION: 3,
+  UNKNOWN_API: 4,
+  HANDSHAKE_REQUIRED: 5,
+  INVALID_TOPIC_NAME: 6,
+  TOPIC_ALREADY_EXISTS: 7,
+  UNKNOWN_TOPIC: 8,
+  UNKNOWN_PARTITION: 9,
+  INVALID_PARTITIONS: 10,
+  INVALID_CONFIG: 11,
+  OFFSET_OUT_OF_RANGE: 12,
+  CORRUPT_BATCH: 13,
+  INVALID_BATCH: 14,
+  BATCH_TOO_LARGE: 15,
+  FRAME_TOO_LARGE: 16,
+  TIMEOUT: 17,
+  STORAGE_ERROR: 18,
+  SHUTTING_DOWN: 19,
+  TOO_MANY_CONNECTIONS: 20,
+  INVALID_REQUEST: 21,
+  UNKNOWN_MEMBER: 30,
+  ILLEGAL_GENERATION: 31,
+  REBALANCE_IN_PROGRESS: 32,
+  GROUP_NOT_EMPTY: 33,
+  NOT_COORDINATOR: 34,
+  UNKNOWN_GROUP: 35,
+  INVALID_GROUP: 36,
+  // Client-side only: never sent by a broker.
+  CONNECTION_CLOSED: 100,
+  ABORTED: 101,
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+export type ErrorCodeNumber = (typeof ErrorCode)[ErrorCodeName];
+
+const namesByNumber = new Map<number, ErrorCodeName>(
+  (Object.keys(ErrorCode) as ErrorCodeName[]).map((name) => [ErrorCode[name], name]),
+);
+
+/** The name of a numeric code, or `UNKNOWN_<n>` for a code this version does not know. */
+export function errorName(code: number): string {
+  return namesByNumber.get(code) ?? `UNKNOWN_${code}`;
+}
+
+/** Whether a retry of the same request may succeed. */
+export function isRetriable(code: number): boolean {
+  return (
+    code === ErrorCode.TIMEOUT ||
+    code === ErrorCode.SHUTTING_DOWN ||
+    code === ErrorCode.CONNECTION_CLOSED ||
+    code === ErrorCode.REBALANCE_IN_PROGRESS ||
+    code === ErrorCode.NOT_COORDINATOR
+  );
+}
+
+/** The one error class of Conch: a stable numeric `code`, its `codeName`, and a one-line message. */
+export class ConchError extends Error {
+  readonly code: number;
+  readonly codeName: string;
+
+  constructor(code: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ConchError";
+    this.code = code;
+    this.codeName = errorName(code);
+  }
+
+  get retriable(): boolean {
+    return isRetriable(this.code);
+  }
+}

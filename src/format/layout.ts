@@ -1,0 +1,40 @@
+/**
+ * Byte layout of format version 1 (docs/format.md). Every record, a batch or an inner record,
+ * starts with the same fixed 29-byte big-endian header.
+ */
+
+/** The magic byte: names the format version. Any other value is rejected. */
+export const MAGIC = 0xc1;
+
+export const HEADER_SIZE = 29;
+
+// Header field positions, relative to the record's first byte.
+export const MAGIC_AT = 0;
+export const TIMESTAMP_AT = 1; // u64, nanoseconds since the Unix epoch
+export const OFFSET_AT = 9; // u64: base offset (batch) or offset delta (inner record)
+export const KEY_SIZE_AT = 17; // u32
+export const PAYLOAD_SIZE_AT = 21; // u32
+export const COUNT_AT = 25; // u32: N >= 1 for a batch, 1 for an inner record
+
+/** A batch's key is its metadata block; version 1 metadata is exactly this long. */
+export const BATCH_META_SIZE = 20;
+// Metadata field positions, relative to the batch's first byte.
+export const CRC_AT = HEADER_SIZE; // u32 CRC32C
+export const ATTRIBUTES_AT = CRC_AT + 4; // u16
+export const RESERVED_AT = ATTRIBUTES_AT + 2; // u16, zero
+export const PRODUCER_ID_AT = RESERVED_AT + 2; // u64, all ones = none
+export const BASE_SEQUENCE_AT = PRODUCER_ID_AT + 8; // u32
+/** Where a batch's first inner record starts. */
+export const BATCH_RECORDS_AT = HEADER_SIZE + BATCH_META_SIZE;
+/** The smallest possible batch: header, metadata and one empty inner record. */
+export const MIN_BATCH_SIZE = BATCH_RECORDS_AT + HEADER_SIZE;
+
+/** Attribute bits 0-2: the compression codec of the inner records. Only 0 (none) exists so far. */
+export const COMPRESSION_MASK = 0x0007;
+export const COMPRESSION_NONE = 0;
+
+/** u32 value meaning "no producer id" in both halves of the producer id field. */
+export const NO_PRODUCER_ID_HALF = 0xffffffff;
+
+/** The largest offset representable as a JavaScript number. */
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
