@@ -1,0 +1,88 @@
+/**
+ * The numbers of the wire protocol (docs/protocol.md): API keys, versions, acks and ListOffsets specs,
+ * and the frame size limits. Numbers never change meaning; new ones are only ever added.
+ */
+
+export const ApiKey = {
+  HANDSHAKE: 0,
+  CREATE_TOPIC: 1,
+  DELETE_TOPIC: 2,
+  LIST_TOPICS: 3,
+  DESCRIBE_TOPIC: 4,
+  PRODUCE: 5,
+  FETCH: 6,
+  LIST_OFFSETS: 7,
+  ALTER_TOPIC: 8,
+} as const;
+
+export type ApiKeyName = keyof typeof ApiKey;
+export type ApiKeyNumber = (typeof ApiKey)[ApiKeyName];
+
+/** API keys 20-29 are reserved for consumer groups; their files live beside these when they exist. */
+export const GROUP_API_KEY_FIRST = 20;
+export const GROUP_API_KEY_LAST = 29;
+
+/** The protocol versions this codec speaks, negotiated by the handshake. */
+export const PROTOCOL_MIN_VERSION = 1;
+export const PROTOCOL_MAX_VERSION = 1;
+
+/**
+ * The apiVersion of each request, by apiKey. Every request is at version 1; a request type gains a
+ * new version (and a new file) only when its bytes change.
+ */
+export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
+  [ApiKey.HANDSHAKE]: 1,
+  [ApiKey.CREATE_TOPIC]: 1,
+  [ApiKey.DELETE_TOPIC]: 1,
+  [ApiKey.LIST_TOPICS]: 1,
+  [ApiKey.DESCRIBE_TOPIC]: 1,
+  [ApiKey.PRODUCE]: 1,
+  [ApiKey.FETCH]: 1,
+  [ApiKey.LIST_OFFSETS]: 1,
+  [ApiKey.ALTER_TOPIC]: 1,
+};
+
+const apiNames: readonly string[] = Object.keys(ApiKey);
+
+/** The name of an apiKey (`PRODUCE`), or `API_<n>` for one this version does not know. */
+export function apiName(apiKey: number): string {
+  return apiNames[apiKey] ?? `API_${apiKey}`;
+}
+
+/** Produce `acks`: when the broker answers. */
+export const Acks = {
+  /** No response at all, success or failure. */
+  NONE: 0,
+  /** Once appended per the partition's flush policy. */
+  LEADER: 1,
+  /** After an fsync covering the batches. */
+  DURABLE: 2,
+} as const;
+export type AcksValue = (typeof Acks)[keyof typeof Acks];
+
+/** ListOffsets `spec`: which offset to look up. */
+export const OffsetSpec = {
+  /** The log start offset. */
+  EARLIEST: 0,
+  /** The high watermark. */
+  LATEST: 1,
+  /** The first offset whose record timestamp is >= the given timestamp. */
+  TIMESTAMP: 2,
+} as const;
+export type OffsetSpecValue = (typeof OffsetSpec)[keyof typeof OffsetSpec];
+
+/** Bytes of the frame size field, which counts the bytes that follow it. */
+export const SIZE_FIELD_BYTES = 4;
+/** apiKey u16 | apiVersion u16 | correlationId u32, after the size field. */
+export const REQUEST_HEADER_BYTES = 8;
+/** correlationId u32 | errorCode u16, after the size field. */
+export const RESPONSE_HEADER_BYTES = 6;
+
+export const DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/** Room in a frame for everything but the records: header, topic name, other fields. */
+export const FRAME_OVERHEAD_BYTES = 64 * 1024;
+
+/** The largest frame (size field value) a broker accepts for a given maximum batch size. */
+export function maxFrameBytesFor(maxBatchBytes: number): number {
+  return maxBatchBytes + FRAME_OVERHEAD_BYTES;
+}

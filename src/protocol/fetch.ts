@@ -1,0 +1,87 @@
+/**
+ * 6 Fetch, version 1.
+ *
+ *   request  body = topic string | partition u32 | offset u64 | maxBytes u32 | maxWaitMs u32 | minBytes u32
+ *   response body = highWatermark u64 | logStartOffset u64 | records bytes
+ *
+ * The records are stored batches exactly as the log holds them. The broker never copies them into
+ * a response: it writes `encodeFetchResponseHeader(...)` and then the stored buffer(s) (cork, two
+ * writes, uncork). The decoder hands the records out as a view of the response frame.
+ */
+import { ApiKey } from "./api.js";
+import { responseBodyReader } from "./error-response.js";
+import { requestBodyReader, requestWriter, responseWriter } from "./frame.js";
+import { stringSize } from "./wire-writer.js";
+
+export interface FetchRequest {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  maxWaitMs: number;
+  minBytes: number;
+}
+
+export interface FetchResponse {
+  highWatermark: number;
+  logStartOffset: number;
+  /** Whole stored batches; decoded as a view of the response frame. */
+  records: Buffer;
+}
+
+/** partition u32 | offset u64 | maxBytes u32 | maxWaitMs u32 | minBytes u32 */
+const REQUEST_FIXED_BYTES = 4 + 8 + 4 + 4 + 4;
+/** highWatermark u64 | logStartOffset u64 | records length u32 */
+const RESPONSE_PREFIX_BYTES = 8 + 8 + 4;
+
+export function encodeFetchRequest(correlationId: number, req: FetchRequest): Buffer {
+  const w = requestWriter(ApiKey.FETCH, correlationId, stringSize(req.topic) + REQUEST_FIXED_BYTES);
+  w.string(req.topic)
+    .u32(req.partition)
+    .u64(req.offset)
+    .u32(req.maxBytes)
+    .u32(req.maxWaitMs)
+    .u32(req.minBytes);
+  return w.finish();
+}
+
+export function decodeFetchRequest(frame: Buffer): FetchRequest {
+  const r = requestBodyReader(frame);
+  const topic = r.string();
+  const partition = r.u32();
+  const offset = r.u64();
+  const maxBytes = r.u32();
+  const maxWaitMs = r.u32();
+  const minBytes = r.u32();
+  r.done();
+  return { topic, partition, offset, maxBytes, maxWaitMs, minBytes };
+}
+
+/**
+ * The response up to its records (30 bytes): the size field counts `recordsLength` more bytes,
+ * which the caller writes right after this buffer.
+ */
+export function encodeFetchResponseHeader(
+  correlationId: number,
+  highWatermark: number,
+  logStartOffset: number,
+  recordsLength: number,
+): Buffer {
+  const w = responseWriter(correlationId, RESPONSE_PREFIX_BYTES, recordsLength);
+  return w.u64(highWatermark).u64(logStartOffset).u32(recordsLength).finish();
+}
+
+/** The whole response in one buffer (the records copied once, into place). */
+export function encodeFetchResponse(correlationId: number, res: FetchResponse): Buffer {
+  const w = responseWriter(correlationId, RESPONSE_PREFIX_BYTES + res.records.length);
+  return w.u64(res.highWatermark).u64(res.logStartOffset).bytes(res.records).finish();
+}
+
+export function decodeFetchResponse(frame: Buffer): FetchResponse {
+  const r = responseBodyReader(frame);
+  const highWatermark = r.u64();
+  const logStartOffset = r.u64();
+  const records = r.bytes();
+  r.done();
+  return { highWatermark, logStartOffset, records };
+}

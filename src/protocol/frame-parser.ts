@@ -1,0 +1,150 @@
+/**
+ * Reassembles length-prefixed frames from socket chunks, for the broker (request frames) and the
+ * client (response frames) alike. A frame is the bytes after the 4-byte size field.
+ *
+ *   parser.push(chunk);
+ *   for (let f = parser.next(); f !== null; f = parser.next()) handle(f);
+ *
+ * - The size field is read first and a size over `maxFrameBytes` is refused (FRAME_TOO_LARGE)
+ *   before a byte of the frame is buffered: a forged size never sizes an allocation.
+ * - A frame that lies whole inside one chunk is returned as a view of that chunk, with no copy.
+ * - A frame split over chunks is copied into one buffer, allocated once at the frame's known size,
+ *   as its bytes arrive (so the chunks it came in are released early).
+ * - Frames are pulled, not pushed: a caller under backpressure simply stops calling `next()`, and
+ *   the unread bytes wait here (`bufferedBytes` says how many) until it resumes.
+ *
+ * After FRAME_TOO_LARGE the stream has lost its framing: the parser drops what it holds and throws
+ * the same error from every later call.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+
+export interface FrameParserOptions {
+  /** The largest size field accepted (bytes after the size field). */
+  maxFrameBytes: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Consumed queue slots are compacted away once there are this many. */
+const COMPACT_AFTER = 64;
+
+export class FrameParser {
+  readonly maxFrameBytes: number;
+  /** Unread chunks: chunks[head] from headAt on, then the rest whole. */
+  #chunks: Buffer[] = [];
+  #head = 0;
+  #headAt = 0;
+  #queued = 0;
+  /** Size of the frame being read, or -1 while its size field is not yet read. */
+  #size = -1;
+  /** The frame being assembled from several chunks, and how much of it is filled. */
+  #partial: Buffer | null = null;
+  #filled = 0;
+  #error: ConchError | null = null;
+
+  constructor(options: FrameParserOptions) {
+    if (!Number.isInteger(options.maxFrameBytes) || options.maxFrameBytes < 0) {
+      throw new RangeError(`maxFrameBytes must be a non-negative integer, not ${options.maxFrameBytes}`);
+    }
+    this.maxFrameBytes = options.maxFrameBytes;
+  }
+
+  /** Bytes held: unread chunk bytes plus the buffer of a frame being assembled. */
+  get bufferedBytes(): number {
+    return this.#queued + (this.#partial === null ? 0 : this.#partial.length);
+  }
+
+  /** Whether bytes of an unfinished frame (or size field) are held. */
+  get midFrame(): boolean {
+    return this.#queued > 0 || this.#size >= 0;
+  }
+
+  /** Feeds a socket chunk. The parser keeps a reference to it until its bytes are read. */
+  push(chunk: Buffer): void {
+    if (this.#error !== null) throw this.#error;
+    if (chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.#queued += chunk.length;
+  }
+
+  /** The next whole frame, or null until more bytes arrive. Throws FRAME_TOO_LARGE. */
+  next(): Buffer | null {
+    if (this.#error !== null) throw this.#error;
+    if (this.#size < 0) {
+      if (this.#queued < 4) return null;
+      const size = this.#readSize();
+      if (size > this.maxFrameBytes) throw this.#fail(size);
+      this.#size = size;
+      if (size === 0) return this.#complete(EMPTY);
+    }
+    const size = this.#size;
+    if (this.#partial === null) {
+      if (this.#queued === 0) return null;
+      const head = this.#chunks[this.#head]!;
+      const at = this.#headAt;
+      if (head.length - at >= size) {
+        this.#consume(size);
+        return this.#complete(head.subarray(at, at + size));
+      }
+      this.#partial = Buffer.allocUnsafe(size);
+      this.#filled = 0;
+    }
+    const partial = this.#partial;
+    while (this.#filled < size && this.#queued > 0) {
+      const head = this.#chunks[this.#head]!;
+      const at = this.#headAt;
+      const n = Math.min(head.length - at, size - this.#filled);
+      head.copy(partial, this.#filled, at, at + n);
+      this.#filled += n;
+      this.#consume(n);
+    }
+    if (this.#filled < size) return null;
+    this.#partial = null;
+    return this.#complete(partial);
+  }
+
+  #complete(frame: Buffer): Buffer {
+    this.#size = -1;
+    return frame;
+  }
+
+  /** Reads the 4-byte big-endian size field, which may straddle chunks. */
+  #readSize(): number {
+    let size = 0;
+    for (let i = 0; i < 4; i++) {
+      size = size * 256 + this.#chunks[this.#head]![this.#headAt]!;
+      this.#consume(1);
+    }
+    return size;
+  }
+
+  /** Drops n bytes (n <= what is left of the head chunk) from the front of the queue. */
+  #consume(n: number): void {
+    this.#queued -= n;
+    this.#headAt += n;
+    const chunks = this.#chunks;
+    if (this.#headAt < chunks[this.#head]!.length) return;
+    chunks[this.#head] = EMPTY;
+    this.#head++;
+    this.#headAt = 0;
+    if (this.#head === chunks.length) {
+      chunks.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= COMPACT_AFTER) {
+      chunks.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+
+  #fail(size: number): ConchError {
+    this.#error = new ConchError(
+      ErrorCode.FRAME_TOO_LARGE,
+      `frame of ${size} bytes is over the maximum of ${this.maxFrameBytes}`,
+    );
+    this.#chunks = [];
+    this.#head = 0;
+    this.#headAt = 0;
+    this.#queued = 0;
+    this.#partial = null;
+    return this.#error;
+  }
+}
