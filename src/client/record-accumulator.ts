@@ -1,0 +1,326 @@
+/**
+ * Collects records into one batch per partition and decides when each batch goes out.
+ *
+ * A partition's open batch is sealed when it reaches `batchBytes`, or once it is *due* — its linger
+ * time has passed, `flush()` was called, or sends are waiting for buffer memory — and the partition
+ * has a free in-flight slot. So while `maxInFlight` batches are on the wire, new records keep
+ * joining the open batch: batches grow by themselves exactly when the broker is the bottleneck.
+ *
+ * Linger uses one shared timer (or, for lingerMs = 0, one microtask), not one per batch: when it
+ * fires every open batch becomes due, so a record waits at most `lingerMs` before it may be sent.
+ *
+ * Memory: every record's encoded bytes are counted from append until its batch settles; the
+ * producer asks `hasRoom()` before appending and parks the message otherwise.
+ */
+import { BatchBuilder } from "../format/batch-builder.js";
+import { BATCH_RECORDS_AT } from "../format/layout.js";
+import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
+import { ProducerBatch, type Reject, type Resolve, type SendGroup } from "./producer-batch.js";
+
+export interface AccumulatorOptions {
+  batchBytes: number;
+  lingerMs: number;
+  bufferBytes: number;
+  maxInFlight: number;
+}
+
+/**
+ * Sends one sealed batch. It must not settle the batch or call back into the accumulator
+ * synchronously: completion comes later through `done()` or `retry()`.
+ */
+export type BatchSender = (batch: ProducerBatch) => void;
+
+/** A small first slab keeps a quiet partition cheap; a partition that fills batches gets a big one. */
+const SMALL_SLAB_BYTES = 16 * 1024;
+
+class PartitionQueue {
+  readonly topic: string;
+  readonly partition: number;
+  builder: BatchBuilder | null = null;
+  /** Whether the last batch was sealed for size: the next builder gets a slab for full batches. */
+  busy = false;
+  open: ProducerBatch | null = null;
+  /** Sealed batches waiting for an in-flight slot, in seq order. */
+  ready: ProducerBatch[] = [];
+  inFlight = 0;
+  due = false;
+  /** While a retry backs off nothing is sent (monotonic ms; 0 = not paused), so order holds. */
+  pausedUntil = 0;
+  nextSeq = 0;
+
+  constructor(topic: string, partition: number) {
+    this.topic = topic;
+    this.partition = partition;
+  }
+
+  get idle(): boolean {
+    return this.open === null && this.ready.length === 0 && this.inFlight === 0;
+  }
+}
+
+export class RecordAccumulator {
+  #batchBytes: number;
+  #lingerMs: number;
+  #bufferBytes: number;
+  #maxInFlight: number;
+  #maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
+  #send: BatchSender;
+  #queues = new Map<string, Map<number, PartitionQueue>>();
+  /** Queues with an open, ready or in-flight batch. */
+  #active = new Set<PartitionQueue>();
+  #unsettled = new Set<ProducerBatch>();
+  #usedBytes = 0;
+  #pressure = false;
+  #lingerArmed = false;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #retryAt = 0;
+  #onRoom: () => void = noop;
+
+  constructor(options: AccumulatorOptions, send: BatchSender) {
+    this.#batchBytes = options.batchBytes;
+    this.#lingerMs = options.lingerMs;
+    this.#bufferBytes = options.bufferBytes;
+    this.#maxInFlight = options.maxInFlight;
+    this.#send = send;
+  }
+
+  /** Bytes of records appended and not yet settled. */
+  get usedBytes(): number {
+    return this.#usedBytes;
+  }
+
+  /** Batches not yet settled (open, waiting, in flight). */
+  get unsettledBatches(): number {
+    return this.#unsettled.size;
+  }
+
+  /** The broker's limit, learned from the handshake; batches are sealed below it. */
+  set maxBatchBytes(n: number) {
+    this.#maxBatchBytes = n;
+  }
+
+  get maxBatchBytes(): number {
+    return this.#maxBatchBytes;
+  }
+
+  /**
+   * While true (sends are waiting for memory) every open batch is due, so memory frees as fast as
+   * the broker allows.
+   */
+  set pressure(on: boolean) {
+    if (on === this.#pressure) return;
+    this.#pressure = on;
+    if (on) this.#drainAll();
+  }
+
+  /** Called whenever memory is released. */
+  set onRoom(listener: () => void) {
+    this.#onRoom = listener;
+  }
+
+  /** Whether a record of `bytes` fits in buffer memory now (one record always fits an empty buffer). */
+  hasRoom(bytes: number): boolean {
+    return this.#usedBytes === 0 || this.#usedBytes + bytes <= this.#bufferBytes;
+  }
+
+  /** Whether a record of `bytes` (header included) fits in a batch on its own. */
+  fitsInBatch(bytes: number): boolean {
+    return BATCH_RECORDS_AT + bytes <= this.#maxBatchBytes;
+  }
+
+  /**
+   * Appends one record of `bytes` encoded bytes (header + key + value) with its completion pair
+   * (see ProducerBatch) and returns the batch it went into.
+   */
+  append(
+    topic: string,
+    partition: number,
+    value: Uint8Array | string,
+    key: Uint8Array | string | null,
+    timestampMs: number | undefined,
+    bytes: number,
+    sinkA: Resolve | SendGroup,
+    sinkB: Reject | number,
+  ): ProducerBatch {
+    const q = this.#queue(topic, partition);
+    const limit = Math.min(this.#batchBytes, this.#maxBatchBytes);
+    let sealed = false;
+    if (q.open !== null && q.builder!.sizeBytes + bytes > limit) {
+      this.#seal(q, true);
+      sealed = true;
+    }
+    const batch = q.open ?? this.#openBatch(q);
+    const builder = q.builder!;
+    builder.add(value, key, timestampMs);
+    batch.addSink(sinkA, sinkB);
+    batch.bytes += bytes;
+    this.#usedBytes += bytes;
+    if (builder.sizeBytes >= limit) {
+      this.#seal(q, true);
+      sealed = true;
+    }
+    if (sealed) this.#drain(q);
+    return batch;
+  }
+
+  /** Makes every open batch due now (flush). */
+  sealAll(): void {
+    for (const q of this.#active) if (q.open !== null) q.due = true;
+    this.#drainAll();
+  }
+
+  /** Every batch not yet settled, for flush() to wait on. */
+  unsettled(): ProducerBatch[] {
+    return [...this.#unsettled];
+  }
+
+  /** A sent batch is settled (completed or failed for good): frees its slot and its memory. */
+  done(batch: ProducerBatch): void {
+    const q = this.#queue(batch.topic, batch.partition);
+    q.inFlight--;
+    this.#release(batch);
+    this.#drain(q);
+    this.#onRoom();
+  }
+
+  /** A sent batch goes back to the front of its partition, which pauses `delayMs` before sending again. */
+  retry(batch: ProducerBatch, delayMs: number): void {
+    const q = this.#queue(batch.topic, batch.partition);
+    q.inFlight--;
+    let i = q.ready.length;
+    while (i > 0 && q.ready[i - 1]!.seq > batch.seq) i--;
+    q.ready.splice(i, 0, batch);
+    this.#active.add(q);
+    if (delayMs > 0) {
+      const at = performance.now() + delayMs;
+      if (at > q.pausedUntil) q.pausedUntil = at;
+    }
+    this.#drain(q);
+  }
+
+  /** Fails every batch not yet sent (producer closing); in-flight batches settle on their own. */
+  failUnsent(err: Parameters<Reject>[0]): void {
+    for (const q of this.#active) {
+      const waiting = q.ready;
+      q.ready = [];
+      if (q.open !== null) waiting.push(this.#seal(q, false));
+      for (const batch of waiting) {
+        batch.fail(err);
+        this.#release(batch);
+      }
+      if (q.idle) this.#active.delete(q);
+    }
+    this.#onRoom();
+  }
+
+  /** Stops the timers; batches are left as they are. */
+  stop(): void {
+    if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
+    this.#retryTimer = null;
+  }
+
+  #queue(topic: string, partition: number): PartitionQueue {
+    let byPartition = this.#queues.get(topic);
+    if (byPartition === undefined) this.#queues.set(topic, (byPartition = new Map()));
+    let q = byPartition.get(partition);
+    if (q === undefined) byPartition.set(partition, (q = new PartitionQueue(topic, partition)));
+    return q;
+  }
+
+  #openBatch(q: PartitionQueue): ProducerBatch {
+    q.builder ??= new BatchBuilder({ slabBytes: q.busy ? 2 * this.#batchBytes : SMALL_SLAB_BYTES });
+    const batch = new ProducerBatch(q.topic, q.partition, q.nextSeq++);
+    // The batch's own header counts against memory as well as its records.
+    batch.bytes = BATCH_RECORDS_AT;
+    this.#usedBytes += BATCH_RECORDS_AT;
+    q.open = batch;
+    this.#active.add(q);
+    this.#unsettled.add(batch);
+    this.#armLinger();
+    return batch;
+  }
+
+  /** Seals the open batch; `forSize` ones join the ready list, others are returned to send now. */
+  #seal(q: PartitionQueue, forSize: boolean): ProducerBatch {
+    const batch = q.open!;
+    batch.records = q.builder!.finish();
+    batch.sealed = true;
+    batch.sealedAt = performance.now();
+    q.open = null;
+    q.due = false;
+    if (forSize) {
+      q.ready.push(batch);
+      if (!q.busy) {
+        q.busy = true;
+        q.builder = null;
+      }
+    }
+    return batch;
+  }
+
+  #release(batch: ProducerBatch): void {
+    this.#usedBytes -= batch.bytes;
+    batch.bytes = 0;
+    this.#unsettled.delete(batch);
+    const q = this.#queue(batch.topic, batch.partition);
+    if (q.idle) {
+      this.#active.delete(q);
+      // A burst is over: give the big slab back; the next burst earns it again.
+      if (q.busy) {
+        q.busy = false;
+        q.builder = null;
+      }
+    }
+  }
+
+  #drainAll(): void {
+    for (const q of this.#active) this.#drain(q);
+  }
+
+  #drain(q: PartitionQueue): void {
+    while (q.inFlight < this.#maxInFlight) {
+      if (q.pausedUntil !== 0) {
+        if (performance.now() < q.pausedUntil) {
+          this.#armRetry(q.pausedUntil);
+          return;
+        }
+        q.pausedUntil = 0;
+      }
+      let batch = q.ready.shift();
+      if (batch === undefined) {
+        if (q.open === null || !(q.due || this.#pressure)) return;
+        batch = this.#seal(q, false);
+      }
+      q.inFlight++;
+      batch.attempts++;
+      this.#send(batch);
+    }
+  }
+
+  #armLinger(): void {
+    if (this.#lingerArmed) return;
+    this.#lingerArmed = true;
+    if (this.#lingerMs <= 0) queueMicrotask(this.#lingerExpired);
+    else setTimeout(this.#lingerExpired, this.#lingerMs);
+  }
+
+  #lingerExpired = (): void => {
+    this.#lingerArmed = false;
+    this.sealAll();
+  };
+
+  #armRetry(at: number): void {
+    if (this.#retryTimer !== null && this.#retryAt <= at) return;
+    if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
+    this.#retryAt = at;
+    this.#retryTimer = setTimeout(
+      () => {
+        this.#retryTimer = null;
+        this.#drainAll();
+      },
+      Math.max(1, Math.ceil(at - performance.now())),
+    );
+  }
+}
+
+function noop(): void {}
