@@ -1,0 +1,139 @@
+/**
+ * The broker's settings, one row each: its key in BrokerConfig, its command-line flag, its
+ * environment variable, what it means, its default and its parser. This table is the one source of
+ * truth: `loadBrokerConfig` reads it, and `conch broker` builds its options from it, so a setting is
+ * added here and nowhere else.
+ */
+import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
+import { booleanValue, enumValue, integerValue, textValue, type ValueParser } from "./config-values.js";
+
+export interface BrokerSetting<K extends keyof BrokerConfig = keyof BrokerConfig> {
+  readonly key: K;
+  /** The long flag, e.g. "--data-dir"; commander names the parsed option `key`. */
+  readonly flag: string;
+  /** Commander's option syntax: "--data-dir <path>"; a boolean setting takes no value. */
+  readonly option: string;
+  /** The environment variable, e.g. "CONCH_DATA_DIR". */
+  readonly env: string;
+  readonly description: string;
+  readonly defaultValue: BrokerConfig[K];
+  readonly parse: ValueParser<BrokerConfig[K]>;
+}
+
+export type AnyBrokerSetting = { [K in keyof BrokerConfig]: BrokerSetting<K> }[keyof BrokerConfig];
+
+const MiB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** setTimeout's ceiling: a longer interval would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_SEGMENT_BYTES = 1024 * MiB;
+
+export const FLUSH_POLICIES: readonly FlushPolicy[] = ["sync", "interval", "none"];
+
+function setting<K extends keyof BrokerConfig>(
+  key: K,
+  valueName: string | null,
+  description: string,
+  defaultValue: BrokerConfig[K],
+  parse: ValueParser<BrokerConfig[K]>,
+): BrokerSetting<K> {
+  const words = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const flag = `--${words}`;
+  return {
+    key,
+    flag,
+    option: valueName === null ? flag : `${flag} <${valueName}>`,
+    env: `CONCH_${words.replace(/-/g, "_").toUpperCase()}`,
+    description,
+    defaultValue,
+    parse,
+  };
+}
+
+export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
+  setting("dataDir", "path", "directory holding topics and their logs", "./data", textValue()),
+  setting("host", "host", "address to listen on", "127.0.0.1", textValue()),
+  setting("port", "number", "TCP port to listen on (0 picks a free one)", 7420, integerValue(0, 65535)),
+  setting(
+    "flush",
+    "policy",
+    "when appends are fsynced: sync (before acknowledging), interval, or none (left to the OS)",
+    "interval",
+    enumValue(FLUSH_POLICIES),
+  ),
+  setting(
+    "flushIntervalMs",
+    "ms",
+    "with flush=interval, how often logs are fsynced",
+    1000,
+    integerValue(1, MAX_TIMER_MS),
+  ),
+  setting(
+    "segmentBytes",
+    "bytes",
+    "size at which a partition rolls to a new segment file",
+    128 * MiB,
+    integerValue(1024, MAX_SEGMENT_BYTES),
+  ),
+  setting(
+    "segmentMs",
+    "ms",
+    "age at which a partition rolls to a new segment file",
+    7 * DAY_MS,
+    integerValue(1, Number.MAX_SAFE_INTEGER),
+  ),
+  setting(
+    "indexIntervalBytes",
+    "bytes",
+    "bytes of log between two offset index entries",
+    4096,
+    integerValue(1, MAX_SEGMENT_BYTES),
+  ),
+  setting(
+    "retentionMs",
+    "ms",
+    "delete closed segments older than this; -1 keeps them forever",
+    7 * DAY_MS,
+    integerValue(1, Number.MAX_SAFE_INTEGER, true),
+  ),
+  setting(
+    "retentionBytes",
+    "bytes",
+    "keep each partition under this many bytes; -1 for no limit",
+    -1,
+    integerValue(0, Number.MAX_SAFE_INTEGER, true),
+  ),
+  setting(
+    "maxBatchBytes",
+    "bytes",
+    "largest batch a producer may send",
+    4 * MiB,
+    integerValue(1024, MAX_SEGMENT_BYTES),
+  ),
+  setting(
+    "maxConnections",
+    "number",
+    "client connections accepted at once",
+    1000,
+    integerValue(1, 1_000_000),
+  ),
+  setting(
+    "autoCreateTopics",
+    null,
+    "create a topic on its first produce or fetch instead of failing with UNKNOWN_TOPIC",
+    false,
+    booleanValue(),
+  ),
+  setting(
+    "defaultPartitions",
+    "number",
+    "partitions of an automatically created topic",
+    1,
+    integerValue(1, 10_000),
+  ),
+];
+
+/** The flag and environment variable that name a JSON config file. */
+export const CONFIG_FILE_FLAG = "--config";
+export const CONFIG_FILE_OPTION = "--config <path>";
+export const CONFIG_FILE_ENV = "CONCH_CONFIG";

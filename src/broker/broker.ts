@@ -1,0 +1,356 @@
+/**
+ * The broker: the topics of one data directory and the operations the server (and embedded mode)
+ * calls. Admin operations (create, delete, alter, add partitions) run one at a time so that two of
+ * them never interleave their disk steps; produce and fetch go straight to the partition logs.
+ */
+import { resolve } from "node:path";
+import { type Logger, pino } from "pino";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import type { AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
+import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
+import { fetchWithWait } from "./long-poll.js";
+import { Topic, type TopicDescription } from "./topic.js";
+import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
+import { checkTopicName } from "./topic-name.js";
+import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
+
+export type Acks = 0 | 1 | 2;
+
+/** ListOffsets specs (docs/protocol.md). */
+export const OffsetSpec = { EARLIEST: 0, LATEST: 1, BY_TIMESTAMP: 2 } as const;
+
+export interface OffsetLookup {
+  found: boolean;
+  offset: number;
+}
+
+/** Shared so that a durable produce allocates no options object. */
+const DURABLE = { durable: true } as const;
+
+export class Broker {
+  readonly config: BrokerConfig;
+  /** The data directory, absolute. */
+  readonly dataDir: string;
+  #logger: Logger;
+  #store: TopicStore;
+  #topics = new Map<string, Topic>();
+  /** Automatic creates in progress, so concurrent produces to a new topic share one. */
+  #autoCreating = new Map<string, Promise<Topic>>();
+  #adminTail: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | null = null;
+
+  private constructor(config: BrokerConfig, dataDir: string, store: TopicStore, logger: Logger) {
+    this.config = config;
+    this.dataDir = dataDir;
+    this.#store = store;
+    this.#logger = logger;
+  }
+
+  /**
+   * Opens the data directory: removes leftovers of interrupted creates and deletes, then opens every
+   * topic. `config` is validated and completed with defaults.
+   */
+  static async open(config: Partial<BrokerConfig> = {}, logger?: Logger): Promise<Broker> {
+    const resolved = resolveBrokerConfig(config);
+    const dataDir = resolve(resolved.dataDir);
+    const log = (logger ?? pino({ enabled: false })).child({ component: "broker" });
+    const store = new TopicStore(dataDir, log);
+    const broker = new Broker(resolved, dataDir, store, log);
+    try {
+      for (const meta of await store.scan()) {
+        broker.#topics.set(meta.name, await Topic.open(store, meta, resolved, log));
+      }
+    } catch (err) {
+      await broker.close().catch(() => {});
+      throw err;
+    }
+    log.info({ dataDir, topics: broker.#topics.size }, "broker opened");
+    return broker;
+  }
+
+  // ---- admin ---------------------------------------------------------------------------------
+
+  async createTopic(name: string, partitions: number, configs: Record<string, string> = {}): Promise<void> {
+    this.#checkOpen();
+    checkTopicName(name);
+    checkPartitionCount(partitions);
+    const overrides = parseTopicConfigs(configs);
+    await this.#admin(async () => {
+      if (this.#topics.has(name)) {
+        throw new ConchError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic "${name}" already exists`);
+      }
+      await this.#create(name, partitions, overrides);
+    });
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    this.#checkOpen();
+    checkTopicName(name);
+    await this.#admin(async () => {
+      const topic = this.#existing(name);
+      // Out of the map first: from here on the topic is unknown to produce and fetch.
+      this.#topics.delete(name);
+      await topic
+        .close(new ConchError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" was deleted`))
+        .catch((err: unknown) => this.#logger.warn({ err, topic: name }, "error closing a deleted topic"));
+      await this.#store.remove(name);
+      this.#logger.info({ topic: name }, "topic deleted");
+    });
+  }
+
+  /** Changes config overrides; an empty value removes the override (back to the broker's setting). */
+  async alterTopic(name: string, configs: Record<string, string>): Promise<void> {
+    this.#checkOpen();
+    checkTopicName(name);
+    const changes = parseTopicConfigs(configs, true);
+    await this.#admin(async () => {
+      const topic = this.#existing(name);
+      const overrides = mergeOverrides(topic.overrides, changes);
+      await this.#store.update({ ...topic.meta(), configs: overrides });
+      topic.reconfigure(overrides, this.config);
+      this.#logger.info({ topic: name, configs: overrides }, "topic config changed");
+    });
+  }
+
+  /** Grows a topic to `partitions` partitions in all. Existing partitions keep their data. */
+  async addPartitions(name: string, partitions: number): Promise<void> {
+    this.#checkOpen();
+    checkTopicName(name);
+    checkPartitionCount(partitions);
+    await this.#admin(async () => {
+      const topic = this.#existing(name);
+      const before = topic.meta();
+      if (partitions <= before.partitions) {
+        throw new ConchError(
+          ErrorCode.INVALID_PARTITIONS,
+          `topic "${name}" has ${before.partitions} partition(s); it can only grow (asked for ${partitions})`,
+        );
+      }
+      // The count is made durable first: a crash before the logs exist leaves partitions that
+      // simply open empty on the next start.
+      await this.#store.update({ ...before, partitions });
+      try {
+        await topic.grow(this.#store, partitions, this.config, this.#logger);
+      } catch (err) {
+        await this.#store.update(before).catch(() => {});
+        throw err;
+      }
+      this.#logger.info({ topic: name, partitions }, "partitions added");
+    });
+  }
+
+  /** Names of every topic, internal ones included, sorted. */
+  listTopics(): string[] {
+    this.#checkOpen();
+    return [...this.#topics.keys()].sort();
+  }
+
+  describeTopic(name: string): TopicDescription {
+    this.#checkOpen();
+    return this.#existing(name).describe();
+  }
+
+  /** The log of one partition: UNKNOWN_TOPIC or UNKNOWN_PARTITION if there is none. */
+  partition(topic: string, partition: number): PartitionLog {
+    this.#checkOpen();
+    return this.#existing(topic).partition(partition);
+  }
+
+  /**
+   * Opens an internal topic ("__" prefix), creating it if needed. Internal topics cannot be created,
+   * altered, deleted or produced to through the client-facing operations; their owner (the group
+   * coordinator, say) appends to `topic.partition(n)` directly.
+   */
+  async ensureInternalTopic(
+    name: string,
+    partitions: number,
+    configs: Record<string, string> = {},
+  ): Promise<Topic> {
+    this.#checkOpen();
+    checkTopicName(name, { internal: true });
+    checkPartitionCount(partitions);
+    const overrides = parseTopicConfigs(configs);
+    return this.#admin(
+      async () => this.#topics.get(name) ?? (await this.#create(name, partitions, overrides)),
+    );
+  }
+
+  // ---- data ----------------------------------------------------------------------------------
+
+  /**
+   * Appends `records` (one or more whole batches). For a known topic, PartitionLog.append is called
+   * before this function first yields, so the order of produce calls is the order of offsets.
+   */
+  async produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
+    this.#checkOpen();
+    if (acks !== 0 && acks !== 1 && acks !== 2) {
+      throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+    }
+    const t = this.#topics.get(topic) ?? (await this.#autoCreate(topic));
+    if (t.internal) {
+      throw new ConchError(
+        ErrorCode.INVALID_TOPIC_NAME,
+        `topic "${topic}" is internal; clients cannot write to it`,
+      );
+    }
+    const log = t.partition(partition);
+    return acks === 2 ? log.append(records, DURABLE) : log.append(records);
+  }
+
+  /**
+   * Reads whole batches from `offset`; while fewer than `minBytes` are available, waits up to
+   * `maxWaitMs` for more. Aborting `signal` ends the wait and resolves with what is there.
+   */
+  async fetch(
+    topic: string,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    maxWaitMs: number,
+    minBytes: number,
+    signal?: AbortSignal,
+  ): Promise<ReadResult> {
+    this.#checkOpen();
+    checkCount("offset", offset);
+    checkCount("maxBytes", maxBytes);
+    checkCount("maxWaitMs", maxWaitMs);
+    checkCount("minBytes", minBytes);
+    const t = this.#topics.get(topic) ?? (await this.#autoCreate(topic));
+    return fetchWithWait(
+      t.partition(partition),
+      offset,
+      maxBytes,
+      maxWaitMs,
+      minBytes,
+      signal,
+      t.closedSignal,
+    );
+  }
+
+  async listOffsets(
+    topic: string,
+    partition: number,
+    spec: number,
+    timestampMs: number,
+  ): Promise<OffsetLookup> {
+    this.#checkOpen();
+    const log = this.#existing(topic).partition(partition);
+    switch (spec) {
+      case OffsetSpec.EARLIEST:
+        return { found: true, offset: log.logStartOffset };
+      case OffsetSpec.LATEST:
+        return { found: true, offset: log.highWatermark };
+      case OffsetSpec.BY_TIMESTAMP: {
+        checkCount("timestampMs", timestampMs);
+        const offset = await log.offsetForTimestamp(timestampMs);
+        const hw = log.highWatermark;
+        // An offset at or past the high watermark is not visible to readers yet.
+        if (offset === null || offset >= hw) return { found: false, offset: hw };
+        return { found: true, offset: Math.max(offset, log.logStartOffset) };
+      }
+      default:
+        throw new ConchError(ErrorCode.INVALID_REQUEST, `offset spec must be 0, 1 or 2, got ${spec}`);
+    }
+  }
+
+  /**
+   * Stops the broker: waits for the admin operation in progress, wakes every long poll (they fail
+   * with SHUTTING_DOWN), then flushes and closes every log. Every later call fails with
+   * SHUTTING_DOWN; calling close again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#adminTail;
+    const reason = new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down");
+    const topics = [...this.#topics.values()];
+    this.#topics.clear();
+    const results = await Promise.allSettled(topics.map((t) => t.close(reason)));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed !== undefined) {
+      this.#logger.error({ err: failed.reason }, "error closing partition logs");
+      throw failed.reason;
+    }
+    this.#logger.info("broker closed");
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  #checkOpen(): void {
+    if (this.#closing !== null) {
+      throw new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down");
+    }
+  }
+
+  #existing(name: string): Topic {
+    const topic = this.#topics.get(name);
+    if (topic === undefined) throw new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
+    return topic;
+  }
+
+  /** Runs admin operations one after another, each failing fast once the broker is closing. */
+  #admin<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#adminTail.then(() => {
+      this.#checkOpen();
+      return operation();
+    });
+    this.#adminTail = run.catch(() => {});
+    return run;
+  }
+
+  /** Must run inside #admin. */
+  async #create(name: string, partitions: number, overrides: TopicOverrides): Promise<Topic> {
+    const meta = { name, partitions, configs: overrides };
+    await this.#store.create(meta);
+    let topic: Topic;
+    try {
+      topic = await Topic.open(this.#store, meta, this.config, this.#logger);
+    } catch (err) {
+      await this.#store.remove(name).catch(() => {});
+      throw err;
+    }
+    this.#topics.set(name, topic);
+    this.#logger.info({ topic: name, partitions, configs: overrides }, "topic created");
+    return topic;
+  }
+
+  /**
+   * The topic, created with the default partition count if automatic creation is on. Callers that
+   * wait on the same create resume in the order they called, so their appends keep that order.
+   */
+  #autoCreate(name: string): Promise<Topic> {
+    if (!this.config.autoCreateTopics) {
+      return Promise.reject(new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`));
+    }
+    let pending = this.#autoCreating.get(name);
+    if (pending === undefined) {
+      checkTopicName(name);
+      const partitions = this.config.defaultPartitions;
+      pending = this.#admin(async () => this.#topics.get(name) ?? (await this.#create(name, partitions, {})));
+      this.#autoCreating.set(name, pending);
+      const forget = (): void => {
+        this.#autoCreating.delete(name);
+      };
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
+}
+
+function checkPartitionCount(partitions: number): void {
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
+    throw new ConchError(
+      ErrorCode.INVALID_PARTITIONS,
+      `partition count must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
+    );
+  }
+}
+
+function checkCount(what: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ConchError(ErrorCode.INVALID_REQUEST, `${what} must be a non-negative integer, got ${value}`);
+  }
+}

@@ -1,0 +1,7 @@
+export * from "./broker.js";
+export * from "./broker-config.js";
+export * from "./broker-settings.js";
+export * from "./topic.js";
+export * from "./topic-config.js";
+export * from "./topic-name.js";
+export { MAX_PARTITIONS, type TopicMeta } from "./topic-store.js";

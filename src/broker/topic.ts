@@ -1,0 +1,184 @@
+/**
+ * One open topic: its partition logs, its config overrides and the effective config they run with.
+ * A topic also owns a signal that fires when it closes (deleted, or the broker stopping), which is
+ * what wakes the long polls waiting on its partitions.
+ */
+import { mkdir } from "node:fs/promises";
+import type { Logger } from "pino";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { type LogConfig, PartitionLog } from "../storage/partition-log.js";
+import type { BrokerConfig } from "./broker-config.js";
+import {
+  describeTopicConfig,
+  effectiveTopicConfig,
+  type TopicConfig,
+  type TopicOverrides,
+} from "./topic-config.js";
+import { isInternalTopicName } from "./topic-name.js";
+import type { TopicMeta, TopicStore } from "./topic-store.js";
+
+export interface PartitionDescription {
+  partition: number;
+  logStartOffset: number;
+  highWatermark: number;
+}
+
+export interface TopicDescription {
+  name: string;
+  internal: boolean;
+  partitions: PartitionDescription[];
+  /** The effective config, every key present. */
+  configs: Record<string, string>;
+}
+
+/** Partition logs opened at once: each open reads and may recover segment files. */
+const OPEN_CONCURRENCY = 8;
+
+/** What a partition log of a topic runs with: the topic's effective config over the broker's. */
+export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfig {
+  return {
+    segmentBytes: topic.segmentBytes,
+    segmentMs: broker.segmentMs,
+    indexIntervalBytes: broker.indexIntervalBytes,
+    flush: topic.flush,
+    flushIntervalMs: topic.flushIntervalMs,
+    retentionMs: topic.retentionMs,
+    retentionBytes: topic.retentionBytes,
+    maxBatchBytes: broker.maxBatchBytes,
+  };
+}
+
+export class Topic {
+  readonly name: string;
+  readonly internal: boolean;
+  #logs: PartitionLog[];
+  #overrides: TopicOverrides;
+  #config: TopicConfig;
+  #closed = new AbortController();
+
+  private constructor(name: string, logs: PartitionLog[], overrides: TopicOverrides, config: TopicConfig) {
+    this.name = name;
+    this.internal = isInternalTopicName(name);
+    this.#logs = logs;
+    this.#overrides = overrides;
+    this.#config = config;
+  }
+
+  /** Opens every partition log of a topic whose metadata is on disk. */
+  static async open(
+    store: TopicStore,
+    meta: TopicMeta,
+    broker: BrokerConfig,
+    logger: Logger,
+  ): Promise<Topic> {
+    const config = effectiveTopicConfig(meta.configs, broker);
+    const logs = await openLogs(store, meta.name, 0, meta.partitions, logConfigFor(config, broker), logger);
+    return new Topic(meta.name, logs, meta.configs, config);
+  }
+
+  get partitionCount(): number {
+    return this.#logs.length;
+  }
+
+  get overrides(): Readonly<TopicOverrides> {
+    return this.#overrides;
+  }
+
+  get config(): Readonly<TopicConfig> {
+    return this.#config;
+  }
+
+  /** Aborted, with a ConchError as its reason, once the topic is closed. */
+  get closedSignal(): AbortSignal {
+    return this.#closed.signal;
+  }
+
+  meta(): TopicMeta {
+    return { name: this.name, partitions: this.#logs.length, configs: { ...this.#overrides } };
+  }
+
+  partition(partition: number): PartitionLog {
+    const log = Number.isInteger(partition) ? this.#logs[partition] : undefined;
+    if (log === undefined) {
+      throw new ConchError(
+        ErrorCode.UNKNOWN_PARTITION,
+        `topic "${this.name}" has ${this.#logs.length} partition(s); there is no partition ${partition}`,
+      );
+    }
+    return log;
+  }
+
+  describe(): TopicDescription {
+    return {
+      name: this.name,
+      internal: this.internal,
+      partitions: this.#logs.map((log, partition) => ({
+        partition,
+        logStartOffset: log.logStartOffset,
+        highWatermark: log.highWatermark,
+      })),
+      configs: describeTopicConfig(this.#config),
+    };
+  }
+
+  /** Takes new overrides (already stored) and hands the resulting log config to every partition. */
+  reconfigure(overrides: TopicOverrides, broker: BrokerConfig): void {
+    this.#overrides = overrides;
+    this.#config = effectiveTopicConfig(overrides, broker);
+    const logConfig = logConfigFor(this.#config, broker);
+    for (const log of this.#logs) log.updateConfig(logConfig);
+  }
+
+  /** Opens partitions [partitionCount, count) (their count is already stored). */
+  async grow(store: TopicStore, count: number, broker: BrokerConfig, logger: Logger): Promise<void> {
+    const from = this.#logs.length;
+    const added = await openLogs(store, this.name, from, count, logConfigFor(this.#config, broker), logger);
+    this.#logs.push(...added);
+  }
+
+  /**
+   * Wakes everything waiting on the topic with `reason`, then flushes and closes every log. All logs
+   * are closed even if one fails; the first failure is rethrown afterwards.
+   */
+  async close(reason: ConchError): Promise<void> {
+    this.#closed.abort(reason);
+    const results = await Promise.allSettled(this.#logs.map((log) => log.close()));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+  }
+}
+
+async function openLogs(
+  store: TopicStore,
+  name: string,
+  from: number,
+  to: number,
+  config: LogConfig,
+  logger: Logger,
+): Promise<PartitionLog[]> {
+  const logs: PartitionLog[] = new Array(to - from);
+  let next = from;
+  let failure: unknown = null;
+  const worker = async (): Promise<void> => {
+    while (failure === null && next < to) {
+      const partition = next++;
+      const dir = store.partitionDir(name, partition);
+      try {
+        await mkdir(dir, { recursive: true });
+        logs[partition - from] = await PartitionLog.open(
+          dir,
+          config,
+          logger.child({ topic: name, partition }),
+        );
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, to - from) }, worker));
+  if (failure !== null) {
+    await Promise.allSettled(logs.filter((log) => log !== undefined).map((log) => log.close()));
+    throw failure;
+  }
+  return logs;
+}
