@@ -1,0 +1,170 @@
+/**
+ * Golden byte fixtures of every protocol message, in the annotated form docs/protocol.md shows them:
+ * a block per message, a `# name: description` line, then hex with `;` comments. The same blocks
+ * appear in the docs (a test checks they agree), so the docs can never drift from the bytes.
+ *
+ * Both fixture batches hold one record: key "k", value "hi", timestamp 1700000000000 ms.
+ */
+
+export const FIXTURE_TEXT = `
+# handshake-request: correlationId 1, minVersion 1, maxVersion 1, clientId "conch-js"
+00000016 0000 0001 00000001         ; size 22, apiKey 0, apiVersion 1, correlationId 1
+0001 0001                           ; minVersion 1, maxVersion 1
+0008 636f6e63682d6a73               ; clientId "conch-js"
+
+# handshake-response: correlationId 1, version 1, maxFrameBytes 4 MiB + 64 KiB, maxBatchBytes 4 MiB
+00000010 00000001 0000              ; size 16, correlationId 1, errorCode 0
+0001                                ; version 1
+00410000                            ; maxFrameBytes 4259840
+00400000                            ; maxBatchBytes 4194304
+
+# create-topic-request: correlationId 2, topic "orders", 3 partitions, retention.ms=86400000
+00000030 0001 0001 00000002         ; size 48, apiKey 1, apiVersion 1, correlationId 2
+0006 6f7264657273                   ; topic "orders"
+00000003                            ; partitions 3
+00000001                            ; configs: 1 entry
+000c 726574656e74696f6e2e6d73       ; key "retention.ms"
+0008 3836343030303030               ; value "86400000"
+
+# create-topic-response: correlationId 2
+00000006 00000002 0000              ; size 6, correlationId 2, errorCode 0
+
+# delete-topic-request: correlationId 3, topic "orders"
+00000010 0002 0001 00000003         ; size 16, apiKey 2, apiVersion 1, correlationId 3
+0006 6f7264657273                   ; topic "orders"
+
+# delete-topic-response: correlationId 3
+00000006 00000003 0000              ; size 6, correlationId 3, errorCode 0
+
+# list-topics-request: correlationId 4
+00000008 0003 0001 00000004         ; size 8, apiKey 3, apiVersion 1, correlationId 4
+
+# list-topics-response: correlationId 4, topics "events" and "orders"
+0000001a 00000004 0000              ; size 26, correlationId 4, errorCode 0
+00000002                            ; 2 topics
+0006 6576656e7473                   ; "events"
+0006 6f7264657273                   ; "orders"
+
+# describe-topic-request: correlationId 5, topic "orders"
+00000010 0004 0001 00000005         ; size 16, apiKey 4, apiVersion 1, correlationId 5
+0006 6f7264657273                   ; topic "orders"
+
+# describe-topic-response: correlationId 5, topic "orders", 2 partitions, flush=sync
+0000004b 00000005 0000              ; size 75, correlationId 5, errorCode 0
+0006 6f7264657273                   ; topic "orders"
+00000002                            ; 2 partitions
+00000000                            ; partition 0
+0000000000000000                    ;   logStartOffset 0
+000000000000002b                    ;   highWatermark 43
+00000001                            ; partition 1
+000000000000000a                    ;   logStartOffset 10
+0000000000000011                    ;   highWatermark 17
+00000001                            ; configs: 1 entry
+0005 666c757368                     ; key "flush"
+0004 73796e63                       ; value "sync"
+
+# produce-request: correlationId 6, topic "orders", partition 0, acks 1, timeoutMs 30000, one batch
+0000006e 0005 0001 00000006         ; size 110, apiKey 5, apiVersion 1, correlationId 6
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+01                                  ; acks 1 (leader)
+00007530                            ; timeoutMs 30000
+00000051                            ; records: 81 bytes
+c1 17979cfe362a0000                 ;   batch: magic, timestamp (ns)
+0000000000000000                    ;   base offset (0: the broker stamps it)
+00000014 00000020 00000001          ;   metadata size 20, payload size 32, record count 1
+043337e6 0000 0000                  ;   CRC32C, attributes, reserved
+ffffffffffffffff 00000000           ;   producer id (none), base sequence
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000000                    ;   offset delta 0
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+
+# produce-response: correlationId 6, baseOffset 42, lastOffset 42
+00000016 00000006 0000              ; size 22, correlationId 6, errorCode 0
+000000000000002a                    ; baseOffset 42
+000000000000002a                    ; lastOffset 42
+
+# fetch-request: correlationId 7, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1
+00000028 0006 0001 00000007         ; size 40, apiKey 6, apiVersion 1, correlationId 7
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+000000000000002a                    ; offset 42
+00100000                            ; maxBytes 1048576
+000001f4                            ; maxWaitMs 500
+00000001                            ; minBytes 1
+
+# fetch-response: correlationId 7, highWatermark 43, logStartOffset 0, the produced batch as stored
+0000006b 00000007 0000              ; size 107, correlationId 7, errorCode 0
+000000000000002b                    ; highWatermark 43
+0000000000000000                    ; logStartOffset 0
+00000051                            ; records: 81 bytes
+c1 17979cfe362a0000                 ;   batch: magic, timestamp (ns)
+000000000000002a                    ;   base offset 42, as stamped by the broker
+00000014 00000020 00000001          ;   metadata size 20, payload size 32, record count 1
+043337e6 0000 0000                  ;   CRC32C (unchanged by the stamp), attributes, reserved
+ffffffffffffffff 00000000           ;   producer id (none), base sequence
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000000                    ;   offset delta 0
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+
+# list-offsets-request: correlationId 8, topic "orders", partition 0, spec 2 (by timestamp), timestampMs 1700000000000
+0000001d 0007 0001 00000008         ; size 29, apiKey 7, apiVersion 1, correlationId 8
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+02                                  ; spec 2 (by timestamp)
+0000018bcfe56800                    ; timestampMs 1700000000000
+
+# list-offsets-response: correlationId 8, found, offset 42
+0000000f 00000008 0000              ; size 15, correlationId 8, errorCode 0
+01                                  ; found
+000000000000002a                    ; offset 42
+
+# alter-topic-request: correlationId 9, topic "orders", retention.ms=3600000
+0000002b 0008 0001 00000009         ; size 43, apiKey 8, apiVersion 1, correlationId 9
+0006 6f7264657273                   ; topic "orders"
+00000001                            ; configs: 1 entry
+000c 726574656e74696f6e2e6d73       ; key "retention.ms"
+0007 33363030303030                 ; value "3600000"
+
+# alter-topic-response: correlationId 9
+00000006 00000009 0000              ; size 6, correlationId 9, errorCode 0
+
+# error-response: correlationId 10, UNKNOWN_TOPIC (8), "unknown topic orders"
+0000001c 0000000a 0008              ; size 28, correlationId 10, errorCode 8
+0014 756e6b6e6f776e20746f706963206f7264657273 ; message "unknown topic orders"
+`;
+
+/** Name -> bytes of every `# name: ...` block in annotated fixture text (a file or the docs). */
+export function parseFixtures(text: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  let name: string | null = null;
+  let hex = "";
+  const flush = (): void => {
+    if (name !== null) {
+      if (out.has(name)) throw new Error(`fixture ${name} appears twice`);
+      out.set(name, Buffer.from(hex, "hex"));
+    }
+    name = null;
+    hex = "";
+  };
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const title = /^# ([a-z-]+):/.exec(line);
+    if (title) {
+      flush();
+      name = title[1]!;
+      continue;
+    }
+    if (name === null) continue;
+    const data = (line.split(";")[0] ?? "").replace(/\s+/g, "");
+    if (data === "" || !/^([0-9a-f]{2})+$/.test(data)) {
+      flush();
+      continue;
+    }
+    hex += data;
+  }
+  flush();
+  return out;
+}

@@ -1,0 +1,244 @@
+/**
+ * Every golden fixture decodes to the expected message and re-encodes byte for byte, and the docs
+ * show exactly these fixtures.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { BatchBuilder, ConchError, ErrorCode, stampBaseOffset } from "../../src/format/index.js";
+import * as p from "../../src/protocol/index.js";
+import { FIXTURE_TEXT, parseFixtures } from "./fixtures.js";
+
+const fixtures = parseFixtures(FIXTURE_TEXT);
+
+function fixture(name: string): Buffer {
+  const b = fixtures.get(name);
+  assert.ok(b, `fixture ${name} exists`);
+  return b;
+}
+
+const builder = new BatchBuilder();
+builder.add("hi", "k", 1_700_000_000_000);
+const batch = Buffer.from(builder.finish());
+const storedBatch = Buffer.from(batch);
+stampBaseOffset(storedBatch, 0, 42);
+
+interface Case {
+  apiKey?: number;
+  correlationId: number;
+  value: unknown;
+  encode(correlationId: number, value: never): Buffer;
+  decode(frame: Buffer): unknown;
+}
+
+const configs = (o: Record<string, string>): Record<string, string> => Object.assign(Object.create(null), o);
+
+const cases: Record<string, Case> = {
+  "handshake-request": {
+    apiKey: p.ApiKey.HANDSHAKE,
+    correlationId: 1,
+    value: { minVersion: 1, maxVersion: 1, clientId: "conch-js" },
+    encode: p.encodeHandshakeRequest,
+    decode: p.decodeHandshakeRequest,
+  },
+  "handshake-response": {
+    correlationId: 1,
+    value: { version: 1, maxFrameBytes: 4_259_840, maxBatchBytes: 4_194_304 },
+    encode: p.encodeHandshakeResponse,
+    decode: p.decodeHandshakeResponse,
+  },
+  "create-topic-request": {
+    apiKey: p.ApiKey.CREATE_TOPIC,
+    correlationId: 2,
+    value: { topic: "orders", partitions: 3, configs: configs({ "retention.ms": "86400000" }) },
+    encode: p.encodeCreateTopicRequest,
+    decode: p.decodeCreateTopicRequest,
+  },
+  "create-topic-response": {
+    correlationId: 2,
+    value: undefined,
+    encode: (id: number) => p.encodeCreateTopicResponse(id),
+    decode: p.decodeCreateTopicResponse,
+  },
+  "delete-topic-request": {
+    apiKey: p.ApiKey.DELETE_TOPIC,
+    correlationId: 3,
+    value: { topic: "orders" },
+    encode: p.encodeDeleteTopicRequest,
+    decode: p.decodeDeleteTopicRequest,
+  },
+  "delete-topic-response": {
+    correlationId: 3,
+    value: undefined,
+    encode: (id: number) => p.encodeDeleteTopicResponse(id),
+    decode: p.decodeDeleteTopicResponse,
+  },
+  "list-topics-request": {
+    apiKey: p.ApiKey.LIST_TOPICS,
+    correlationId: 4,
+    value: undefined,
+    encode: (id: number) => p.encodeListTopicsRequest(id),
+    decode: p.decodeListTopicsRequest,
+  },
+  "list-topics-response": {
+    correlationId: 4,
+    value: { topics: ["events", "orders"] },
+    encode: p.encodeListTopicsResponse,
+    decode: p.decodeListTopicsResponse,
+  },
+  "describe-topic-request": {
+    apiKey: p.ApiKey.DESCRIBE_TOPIC,
+    correlationId: 5,
+    value: { topic: "orders" },
+    encode: p.encodeDescribeTopicRequest,
+    decode: p.decodeDescribeTopicRequest,
+  },
+  "describe-topic-response": {
+    correlationId: 5,
+    value: {
+      topic: "orders",
+      partitions: [
+        { partition: 0, logStartOffset: 0, highWatermark: 43 },
+        { partition: 1, logStartOffset: 10, highWatermark: 17 },
+      ],
+      configs: configs({ flush: "sync" }),
+    },
+    encode: p.encodeDescribeTopicResponse,
+    decode: p.decodeDescribeTopicResponse,
+  },
+  "produce-request": {
+    apiKey: p.ApiKey.PRODUCE,
+    correlationId: 6,
+    value: { topic: "orders", partition: 0, acks: 1, timeoutMs: 30_000, records: batch },
+    encode: p.encodeProduceRequest,
+    decode: p.decodeProduceRequest,
+  },
+  "produce-response": {
+    correlationId: 6,
+    value: { baseOffset: 42, lastOffset: 42 },
+    encode: p.encodeProduceResponse,
+    decode: p.decodeProduceResponse,
+  },
+  "fetch-request": {
+    apiKey: p.ApiKey.FETCH,
+    correlationId: 7,
+    value: { topic: "orders", partition: 0, offset: 42, maxBytes: 1_048_576, maxWaitMs: 500, minBytes: 1 },
+    encode: p.encodeFetchRequest,
+    decode: p.decodeFetchRequest,
+  },
+  "fetch-response": {
+    correlationId: 7,
+    value: { highWatermark: 43, logStartOffset: 0, records: storedBatch },
+    encode: p.encodeFetchResponse,
+    decode: p.decodeFetchResponse,
+  },
+  "list-offsets-request": {
+    apiKey: p.ApiKey.LIST_OFFSETS,
+    correlationId: 8,
+    value: { topic: "orders", partition: 0, spec: 2, timestampMs: 1_700_000_000_000 },
+    encode: p.encodeListOffsetsRequest,
+    decode: p.decodeListOffsetsRequest,
+  },
+  "list-offsets-response": {
+    correlationId: 8,
+    value: { found: true, offset: 42 },
+    encode: p.encodeListOffsetsResponse,
+    decode: p.decodeListOffsetsResponse,
+  },
+  "alter-topic-request": {
+    apiKey: p.ApiKey.ALTER_TOPIC,
+    correlationId: 9,
+    value: { topic: "orders", configs: configs({ "retention.ms": "3600000" }) },
+    encode: p.encodeAlterTopicRequest,
+    decode: p.decodeAlterTopicRequest,
+  },
+  "alter-topic-response": {
+    correlationId: 9,
+    value: undefined,
+    encode: (id: number) => p.encodeAlterTopicResponse(id),
+    decode: p.decodeAlterTopicResponse,
+  },
+};
+
+test("there is a golden fixture for every message, and a case for every fixture", () => {
+  assert.deepEqual([...fixtures.keys()].sort(), [...Object.keys(cases), "error-response"].sort());
+  const requests = Object.values(cases).filter((c) => c.apiKey !== undefined);
+  assert.deepEqual(requests.map((c) => c.apiKey).sort(), Object.values(p.ApiKey).sort());
+});
+
+for (const [name, c] of Object.entries(cases)) {
+  test(`golden ${name}: decodes to the expected message and re-encodes byte for byte`, () => {
+    const bytes = fixture(name);
+    const parser = new p.FrameParser({ maxFrameBytes: 1024 });
+    parser.push(bytes);
+    const frame = parser.next();
+    assert.ok(frame);
+    assert.equal(parser.next(), null);
+    if (c.apiKey !== undefined) {
+      assert.equal(p.requestApiKey(frame), c.apiKey);
+      assert.equal(p.requestApiVersion(frame), 1);
+      assert.equal(p.requestCorrelationId(frame), c.correlationId);
+    } else {
+      assert.equal(p.responseCorrelationId(frame), c.correlationId);
+      assert.equal(p.responseErrorCode(frame), 0);
+      assert.equal(p.responseError(frame), null);
+    }
+    const decoded = c.decode(frame);
+    assert.deepEqual(decoded, c.value);
+    assert.deepEqual(c.encode(c.correlationId, decoded as never), bytes);
+    assert.deepEqual(c.encode(c.correlationId, c.value as never), bytes);
+  });
+}
+
+test("golden produce-request: records decode as a view of the frame, and the header can be sent apart", () => {
+  const bytes = fixture("produce-request");
+  const frame = bytes.subarray(4);
+  const req = p.decodeProduceRequest(frame);
+  assert.equal(req.records.buffer, frame.buffer);
+  assert.equal(req.records.byteOffset, frame.byteOffset + frame.length - batch.length);
+  const header = p.encodeProduceRequestHeader(6, "orders", 0, p.Acks.LEADER, 30_000, batch.length);
+  assert.deepEqual(Buffer.concat([header, batch]), bytes);
+});
+
+test("golden fetch-response: header plus stored records, records decoded as a view", () => {
+  const bytes = fixture("fetch-response");
+  const header = p.encodeFetchResponseHeader(7, 43, 0, storedBatch.length);
+  assert.equal(header.length, 30);
+  assert.deepEqual(Buffer.concat([header, storedBatch]), bytes);
+  const frame = bytes.subarray(4);
+  const res = p.decodeFetchResponse(frame);
+  assert.equal(res.records.buffer, frame.buffer);
+  assert.equal(res.records.byteOffset, frame.byteOffset + 26);
+});
+
+test("golden error-response: decodes to the ConchError it carries, and re-encodes", () => {
+  const bytes = fixture("error-response");
+  const frame = bytes.subarray(4);
+  assert.equal(p.responseCorrelationId(frame), 10);
+  const err = p.decodeErrorResponse(frame);
+  assert.ok(err instanceof ConchError);
+  assert.equal(err.code, ErrorCode.UNKNOWN_TOPIC);
+  assert.equal(err.codeName, "UNKNOWN_TOPIC");
+  assert.equal(err.message, "unknown topic orders");
+  assert.deepEqual(p.responseError(frame), err);
+  assert.deepEqual(p.encodeErrorResponse(10, ErrorCode.UNKNOWN_TOPIC, "unknown topic orders"), bytes);
+  // Every response decoder throws the carried error instead of reading the message as a body.
+  for (const decode of [
+    p.decodeProduceResponse,
+    p.decodeFetchResponse,
+    p.decodeHandshakeResponse,
+    p.decodeEmptyResponse,
+  ]) {
+    assert.throws(
+      () => decode(frame),
+      (e: unknown) => e instanceof ConchError && e.code === ErrorCode.UNKNOWN_TOPIC,
+    );
+  }
+});
+
+test("docs/protocol.md lists exactly these golden fixtures", () => {
+  const docs = readFileSync(new URL("../../../docs/protocol.md", import.meta.url), "utf8");
+  const inDocs = parseFixtures(docs);
+  assert.deepEqual([...inDocs.keys()].sort(), [...fixtures.keys()].sort());
+  for (const [name, bytes] of fixtures) assert.deepEqual(inDocs.get(name), bytes, name);
+});
