@@ -132,7 +132,9 @@ async function main(): Promise<void> {
   await settle();
   observer.disconnect();
   const bytes = (list: Buffer[]) => list.reduce((n, b) => n + b.length, 0);
-  console.log(`encoded bytes: ${bytes(batches)} (Buffer value), ${bytes(stringBatches)} (string value + key)`);
+  console.log(
+    `encoded bytes: ${bytes(batches)} (Buffer value), ${bytes(stringBatches)} (string value + key)`,
+  );
   for (const step of steps) {
     const ms = (times.get(step.name) ?? []).sort((a, b) => a - b);
     const median = ms[Math.floor(ms.length / 2)] ?? Number.NaN;
