@@ -291,12 +291,12 @@ export class Broker {
     return topic;
   }
 
-  /** Runs admin operations one after another, each failing fast once the broker is closing. */
+  /**
+   * Runs admin operations one after another. Callers check that the broker is open just before, in
+   * the same tick, so everything queued here was accepted before close() and close() waits for it.
+   */
   #admin<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#adminTail.then(() => {
-      this.#checkOpen();
-      return operation();
-    });
+    const run = this.#adminTail.then(operation);
     this.#adminTail = run.catch(() => {});
     return run;
   }

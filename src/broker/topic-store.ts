@@ -70,6 +70,11 @@ export class TopicStore {
         this.#logger.warn({ path }, "ignoring an entry of the topics directory that is not a topic");
         continue;
       }
+      if (!(await exists(join(path, META_FILE)))) {
+        // Creates make a topic directory appear with its metadata, so this one is not ours.
+        this.#logger.warn({ path }, "ignoring a directory without topic metadata");
+        continue;
+      }
       const meta = await this.#readMeta(entry.name);
       await this.#removeStrays(meta);
       topics.push(meta);

@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ErrorCode } from "../../src/format/errors.js";
+import type { AppendResult } from "../../src/storage/partition-log.js";
+import { batchOf, conchError, openBroker, recordsOf } from "./helpers.js";
+
+test("produce then fetch returns the records with their offsets", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 2);
+  assert.deepEqual(await broker.produce("t", 1, batchOf(["a", "b", "c"]), 1), {
+    baseOffset: 0,
+    lastOffset: 2,
+  });
+  assert.deepEqual(await broker.produce("t", 1, batchOf(["d"]), 1), { baseOffset: 3, lastOffset: 3 });
+  const r = await broker.fetch("t", 1, 0, 1 << 20, 0, 1);
+  assert.equal(r.highWatermark, 4);
+  assert.equal(r.logStartOffset, 0);
+  assert.deepEqual(recordsOf(r.records), [
+    [0, "a"],
+    [1, "b"],
+    [2, "c"],
+    [3, "d"],
+  ]);
+  // From the middle of a batch: the batch comes whole, the reader skips what is below the offset.
+  assert.deepEqual(recordsOf((await broker.fetch("t", 1, 2, 1 << 20, 0, 1)).records, 2), [
+    [2, "c"],
+    [3, "d"],
+  ]);
+  const empty = await broker.fetch("t", 0, 0, 1 << 20, 0, 1);
+  assert.equal(empty.records.length, 0);
+  assert.equal(empty.highWatermark, 0);
+  await assert.rejects(broker.fetch("t", 1, 5, 1 << 20, 0, 1), conchError(ErrorCode.OFFSET_OUT_OF_RANGE));
+  await assert.rejects(broker.fetch("t", 1, -1, 1 << 20, 0, 1), conchError(ErrorCode.INVALID_REQUEST));
+  const d = broker.describeTopic("t").partitions;
+  assert.deepEqual(d[1], { partition: 1, logStartOffset: 0, highWatermark: 4 });
+});
+
+test("produce calls get offsets in call order, with no await between them", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const pending: Promise<AppendResult>[] = [];
+  for (let i = 0; i < 40; i++)
+    pending.push(broker.produce("t", 0, batchOf([`m${i}`, `n${i}`]), i % 2 === 0 ? 1 : 2));
+  const results = await Promise.all(pending);
+  for (const [i, r] of results.entries()) assert.deepEqual(r, { baseOffset: 2 * i, lastOffset: 2 * i + 1 });
+  const r = await broker.fetch("t", 0, 0, 1 << 20, 0, 1);
+  assert.equal(recordsOf(r.records)[79]?.[1], "n39");
+});
+
+test("produce errors: bad acks, unknown topic or partition, invalid batch", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  await assert.rejects(
+    broker.produce("t", 0, batchOf(["x"]), 3 as 1),
+    conchError(ErrorCode.INVALID_REQUEST, /acks/),
+  );
+  await assert.rejects(broker.produce("nope", 0, batchOf(["x"]), 1), conchError(ErrorCode.UNKNOWN_TOPIC));
+  await assert.rejects(broker.produce("t", 1, batchOf(["x"]), 1), conchError(ErrorCode.UNKNOWN_PARTITION));
+  const corrupt = batchOf(["x"]);
+  corrupt[corrupt.length - 1] ^= 0xff;
+  await assert.rejects(broker.produce("t", 0, corrupt, 1), conchError(ErrorCode.CORRUPT_BATCH));
+  assert.equal(broker.describeTopic("t").partitions[0]?.highWatermark, 0);
+});
+
+test("acks=2 asks the log for a durable append; acks 0 and 1 do not", async (t) => {
+  const { broker } = await openBroker(t, { flush: "none" });
+  await broker.createTopic("t", 1);
+  const log = broker.partition("t", 0);
+  const options: unknown[] = [];
+  const append = log.append.bind(log);
+  log.append = (batches, opts) => {
+    options.push(opts);
+    return append(batches, opts);
+  };
+  await broker.produce("t", 0, batchOf(["a"]), 0);
+  await broker.produce("t", 0, batchOf(["b"]), 1);
+  assert.deepEqual(await broker.produce("t", 0, batchOf(["c"]), 2), { baseOffset: 2, lastOffset: 2 });
+  assert.deepEqual(options, [undefined, undefined, { durable: true }]);
+});
+
+test("listOffsets: earliest, latest, by timestamp", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  assert.deepEqual(await broker.listOffsets("t", 0, 1, 0), { found: true, offset: 0 });
+  assert.deepEqual(await broker.listOffsets("t", 0, 2, 0), { found: false, offset: 0 });
+  await broker.produce("t", 0, batchOf(["a", "b"], 1_000), 1);
+  await broker.produce("t", 0, batchOf(["c"], 2_000), 1);
+  await broker.produce("t", 0, batchOf(["d"], 3_000), 1);
+  assert.deepEqual(await broker.listOffsets("t", 0, 0, 0), { found: true, offset: 0 });
+  assert.deepEqual(await broker.listOffsets("t", 0, 1, 0), { found: true, offset: 4 });
+  assert.deepEqual(await broker.listOffsets("t", 0, 2, 1_500), { found: true, offset: 2 });
+  assert.deepEqual(await broker.listOffsets("t", 0, 2, 3_000), { found: true, offset: 3 });
+  assert.deepEqual(await broker.listOffsets("t", 0, 2, 3_001), { found: false, offset: 4 });
+  await assert.rejects(broker.listOffsets("t", 0, 3, 0), conchError(ErrorCode.INVALID_REQUEST, /spec/));
+  await assert.rejects(broker.listOffsets("t", 1, 0, 0), conchError(ErrorCode.UNKNOWN_PARTITION));
+  await assert.rejects(broker.listOffsets("u", 0, 0, 0), conchError(ErrorCode.UNKNOWN_TOPIC));
+});
+
+test("autoCreateTopics: produce and fetch create an unknown topic, in call order", async (t) => {
+  const { broker } = await openBroker(t, { autoCreateTopics: true, defaultPartitions: 2 });
+  const pending = [0, 1, 2, 3].map((i) => broker.produce("fresh", 1, batchOf([`v${i}`]), 1));
+  const results = await Promise.all(pending);
+  assert.deepEqual(
+    results.map((r) => r.baseOffset),
+    [0, 1, 2, 3],
+  );
+  assert.equal(broker.describeTopic("fresh").partitions.length, 2);
+  const r = await broker.fetch("polled", 0, 0, 1024, 0, 1);
+  assert.equal(r.records.length, 0);
+  assert.deepEqual(broker.listTopics(), ["fresh", "polled"]);
+  await assert.rejects(
+    broker.produce("fresh", 2, batchOf(["x"]), 1),
+    conchError(ErrorCode.UNKNOWN_PARTITION),
+  );
+  await assert.rejects(
+    broker.produce("../x", 0, batchOf(["x"]), 1),
+    conchError(ErrorCode.INVALID_TOPIC_NAME),
+  );
+  await assert.rejects(broker.produce("__x", 0, batchOf(["x"]), 1), conchError(ErrorCode.INVALID_TOPIC_NAME));
+  assert.deepEqual(broker.listTopics(), ["fresh", "polled"]);
+});
+
+test("without autoCreateTopics an unknown topic stays unknown", async (t) => {
+  const { broker } = await openBroker(t);
+  await assert.rejects(broker.produce("x", 0, batchOf(["x"]), 1), conchError(ErrorCode.UNKNOWN_TOPIC));
+  await assert.rejects(broker.fetch("x", 0, 0, 1024, 0, 1), conchError(ErrorCode.UNKNOWN_TOPIC));
+  assert.deepEqual(broker.listTopics(), []);
+});

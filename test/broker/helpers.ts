@@ -1,0 +1,48 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+import { Broker } from "../../src/broker/broker.js";
+import type { BrokerConfig } from "../../src/broker/broker-config.js";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
+import { ConchError } from "../../src/format/errors.js";
+import { RecordCursor } from "../../src/format/record-cursor.js";
+
+/** A temp data directory removed when the test ends. */
+export async function tempDataDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "conch-broker-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A broker on a temp data directory, closed when the test ends (unless the test closed it). */
+export async function openBroker(
+  t: TestContext,
+  config: Partial<BrokerConfig> = {},
+): Promise<{ broker: Broker; dataDir: string }> {
+  const dataDir = config.dataDir ?? (await tempDataDir(t));
+  const broker = await Broker.open({ segmentBytes: 64 * 1024, ...config, dataDir });
+  t.after(() => broker.close().catch(() => {}));
+  return { broker, dataDir };
+}
+
+/** One batch holding `values`, as its own buffer (the log stamps its base offset in place). */
+export function batchOf(values: string[], timestampMs = Date.now()): Buffer {
+  const b = new BatchBuilder({ slabBytes: 4096 });
+  for (const v of values) b.add(v, null, timestampMs);
+  return Buffer.from(b.finish());
+}
+
+/** The offset and value of every record in fetched bytes at or after `from`. */
+export function recordsOf(bytes: Buffer, from = 0): [number, string][] {
+  const out: [number, string][] = [];
+  const c = new RecordCursor(bytes);
+  while (c.next()) if (c.offset >= from) out.push([c.offset, c.value().toString()]);
+  return out;
+}
+
+/** A predicate for assert.rejects/throws: a ConchError with this code (and message pattern). */
+export function conchError(code: number, message?: RegExp): (err: unknown) => boolean {
+  return (err) =>
+    err instanceof ConchError && err.code === code && (message === undefined || message.test(err.message));
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
+import { test } from "node:test";
+import { ErrorCode } from "../../src/format/errors.js";
+import { batchOf, conchError, openBroker, recordsOf } from "./helpers.js";
+
+// Waits long enough that a fetch which fails to wake would make its test fail on the data it
+// returns, not on a clock: the tests assert what came back, never how long it took.
+const LONG = 20_000;
+
+/** Resolves once a fetch has begun waiting: it listens on its signal only then. */
+async function waiting(signal: AbortSignal): Promise<void> {
+  for (let i = 0; i < 1000 && getEventListeners(signal, "abort").length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  assert.equal(getEventListeners(signal, "abort").length, 1, "the fetch is waiting");
+}
+
+test("a waiting fetch wakes when data arrives", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const signal = new AbortController().signal;
+  const fetching = broker.fetch("t", 0, 0, 1 << 20, LONG, 1, signal);
+  await waiting(signal);
+  await broker.produce("t", 0, batchOf(["hello"]), 1);
+  const r = await fetching;
+  assert.deepEqual(recordsOf(r.records), [[0, "hello"]]);
+  assert.equal(getEventListeners(signal, "abort").length, 0, "listener removed");
+});
+
+test("a waiting fetch times out with no records", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  await broker.produce("t", 0, batchOf(["old"]), 1);
+  const r = await broker.fetch("t", 0, 1, 1 << 20, 30, 1);
+  assert.equal(r.records.length, 0);
+  assert.equal(r.highWatermark, 1);
+});
+
+test("minBytes: the fetch keeps waiting until enough bytes are there", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const first = batchOf(["a"]);
+  await broker.produce("t", 0, first, 1);
+  const minBytes = 3 * first.length;
+  const signal = new AbortController().signal;
+  const fetching = broker.fetch("t", 0, 0, 1 << 20, LONG, minBytes, signal);
+  await waiting(signal);
+  let done = false;
+  void fetching.then(() => {
+    done = true;
+  });
+  await broker.produce("t", 0, batchOf(["b"]), 1);
+  // Give the fetch every chance to (wrongly) answer with two batches.
+  await broker.fetch("t", 0, 0, 1 << 20, 20, 1 << 20);
+  assert.equal(done, false, "two batches are fewer than minBytes");
+  await broker.produce("t", 0, batchOf(["c"]), 1);
+  const r = await fetching;
+  assert.ok(r.records.length >= minBytes);
+  assert.deepEqual(
+    recordsOf(r.records).map(([, v]) => v),
+    ["a", "b", "c"],
+  );
+});
+
+test("abort ends the wait, resolves empty and removes its listeners", async (t) => {
+  const { broker } = await openBroker(t);
+  const topic = await broker.ensureInternalTopic("__polled", 1);
+  const controller = new AbortController();
+  const before = getEventListeners(topic.closedSignal, "abort").length;
+  const fetching = broker.fetch("__polled", 0, 0, 1 << 20, LONG, 1, controller.signal);
+  await waiting(controller.signal);
+  assert.equal(getEventListeners(topic.closedSignal, "abort").length, before + 1, "the fetch is waiting");
+  controller.abort();
+  const r = await fetching;
+  assert.equal(r.records.length, 0);
+  assert.equal(getEventListeners(controller.signal, "abort").length, 0);
+  assert.equal(getEventListeners(topic.closedSignal, "abort").length, before);
+  // An already aborted signal does not wait at all.
+  const r2 = await broker.fetch("__polled", 0, 0, 1 << 20, LONG, 1, AbortSignal.abort());
+  assert.equal(r2.records.length, 0);
+  // The log still works for waiters after all that.
+  const again = broker.fetch("__polled", 0, 0, 1 << 20, LONG, 1);
+  await topic.partition(0).append(batchOf(["after"]));
+  assert.deepEqual(recordsOf((await again).records), [[0, "after"]]);
+});
+
+test("deleting a topic fails its waiting fetches with UNKNOWN_TOPIC", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const signal = new AbortController().signal;
+  const fetching = broker.fetch("t", 0, 0, 1 << 20, LONG, 1, signal);
+  await waiting(signal);
+  await broker.deleteTopic("t");
+  await assert.rejects(fetching, conchError(ErrorCode.UNKNOWN_TOPIC, /deleted/));
+});
+
+test("closing the broker fails waiting fetches with SHUTTING_DOWN", async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const signal = new AbortController().signal;
+  const fetching = broker.fetch("t", 0, 0, 1 << 20, LONG, 1, signal);
+  await waiting(signal);
+  await broker.close();
+  await assert.rejects(fetching, conchError(ErrorCode.SHUTTING_DOWN));
+});
