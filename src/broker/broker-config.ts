@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { FlushPolicy } from "../storage/config.js";
 import {
   type AnyBrokerSetting,
   BROKER_SETTINGS,
@@ -14,7 +15,7 @@ import {
   CONFIG_FILE_FLAG,
 } from "./broker-settings.js";
 
-export type FlushPolicy = "sync" | "interval" | "none";
+export type { FlushPolicy };
 
 export interface BrokerConfig {
   dataDir: string;

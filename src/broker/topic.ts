@@ -6,7 +6,8 @@
 import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { type LogConfig, PartitionLog } from "../storage/partition-log.js";
+import type { LogConfig } from "../storage/config.js";
+import { PartitionLog } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
 import {
   describeTopicConfig,

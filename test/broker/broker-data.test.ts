@@ -57,7 +57,8 @@ test("produce errors: bad acks, unknown topic or partition, invalid batch", asyn
   await assert.rejects(broker.produce("nope", 0, batchOf(["x"]), 1), conchError(ErrorCode.UNKNOWN_TOPIC));
   await assert.rejects(broker.produce("t", 1, batchOf(["x"]), 1), conchError(ErrorCode.UNKNOWN_PARTITION));
   const corrupt = batchOf(["x"]);
-  corrupt[corrupt.length - 1] ^= 0xff;
+  const last = corrupt.length - 1;
+  corrupt.writeUInt8(corrupt.readUInt8(last) ^ 0xff, last);
   await assert.rejects(broker.produce("t", 0, corrupt, 1), conchError(ErrorCode.CORRUPT_BATCH));
   assert.equal(broker.describeTopic("t").partitions[0]?.highWatermark, 0);
 });
