@@ -9,14 +9,15 @@
  */
 import { batchCrc } from "./crc.js";
 import {
+  BASE_SEQUENCE_AT,
   BATCH_META_SIZE,
   BATCH_RECORDS_AT,
-  BASE_SEQUENCE_AT,
   COUNT_AT,
   CRC_AT,
   HEADER_SIZE,
   KEY_SIZE_AT,
   MAGIC,
+  MAX_TIMESTAMP_MS,
   NO_PRODUCER_ID_HALF,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
@@ -61,10 +62,15 @@ export class BatchBuilder {
   }
 
   /**
-   * Appends one record. `timestampMs` defaults to now; it must be a non-negative integer.
-   * A `null` or absent key means no key. Strings are written as UTF-8.
+   * Appends one record. `timestampMs` defaults to now; it must be an integer in 0..2^42 - 1, else a
+   * RangeError is thrown (anything else would be stored as a wrong time that passes every check).
+   * A `null` or absent key means no key; so does an empty one, since key size 0 means "no key".
+   * Strings are written as UTF-8.
    */
   add(value: Bytes, key: Bytes | null = null, timestampMs: number = Date.now()): void {
+    if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
+      throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
+    }
     const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
     const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
     this.#ensure(HEADER_SIZE + keyLen + valueLen);

@@ -2,7 +2,15 @@
  * Reading and stamping a stored batch's header fields in place. These trust that the batch at `at`
  * was checked by `checkBatch` (validate.ts); they never allocate.
  */
-import { COUNT_AT, HEADER_SIZE, KEY_SIZE_AT, OFFSET_AT, PAYLOAD_SIZE_AT, TIMESTAMP_AT } from "./layout.js";
+import {
+  COUNT_AT,
+  HEADER_SIZE,
+  KEY_SIZE_AT,
+  MAX_OFFSET,
+  OFFSET_AT,
+  PAYLOAD_SIZE_AT,
+  TIMESTAMP_AT,
+} from "./layout.js";
 import { readTimestampMs } from "./timestamp.js";
 import { readU32, readU64, writeU64 } from "./u64.js";
 
@@ -29,7 +37,13 @@ export function batchTimestampMs(buf: Uint8Array, at: number): number {
   return readTimestampMs(buf, at + TIMESTAMP_AT);
 }
 
-/** Writes the broker-assigned base offset. The CRC does not cover this field. */
+/**
+ * Writes the broker-assigned base offset. The CRC does not cover this field. An offset that is not an
+ * integer in 0..2^53 - 1 would be written as garbage (or as a value checkBatch rejects), so it throws.
+ */
 export function stampBaseOffset(buf: Uint8Array, at: number, baseOffset: number): void {
+  if (!Number.isInteger(baseOffset) || baseOffset < 0 || baseOffset > MAX_OFFSET) {
+    throw new RangeError(`base offset ${baseOffset} is not an integer in 0..2^53-1`);
+  }
   writeU64(buf, at + OFFSET_AT, baseOffset);
 }

@@ -38,3 +38,9 @@ export const NO_PRODUCER_ID_HALF = 0xffffffff;
 
 /** The largest offset representable as a JavaScript number. */
 export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The largest timestamp, in milliseconds, that the API accepts (2^42 - 1, in the year 2109): below it
+ * the ms <-> ns conversions in timestamp.ts are exact without BigInt.
+ */
+export const MAX_TIMESTAMP_MS = 2 ** 42 - 1;

@@ -5,21 +5,42 @@
  *
  *   const c = new RecordCursor(fetched);
  *   while (c.next()) use(c.offset, c.timestampMs, c.value());
+ *
+ * The cursor does not check CRCs (the bytes were checked when stored, and checkBatch is there for
+ * callers that want it), but it checks every piece of framing it relies on, so that bytes that do
+ * not hold together throw INVALID_BATCH instead of yielding records read from the wrong place.
  */
 import { ConchError, ErrorCode } from "./errors.js";
-import { BATCH_RECORDS_AT, COUNT_AT, HEADER_SIZE, KEY_SIZE_AT, MAGIC, OFFSET_AT, PAYLOAD_SIZE_AT, TIMESTAMP_AT } from "./layout.js";
+import {
+  BATCH_META_SIZE,
+  BATCH_RECORDS_AT,
+  COUNT_AT,
+  HEADER_SIZE,
+  KEY_SIZE_AT,
+  MAGIC,
+  MAX_OFFSET,
+  OFFSET_AT,
+  PAYLOAD_SIZE_AT,
+  TIMESTAMP_AT,
+} from "./layout.js";
 import { readTimestampMs } from "./timestamp.js";
-import { readU32, readU64 } from "./u64.js";
+import { readU32, readU64Safe } from "./u64.js";
 
 export class RecordCursor {
   #buf: Buffer = Buffer.alloc(0);
   #end = 0;
+  /** Start of the current batch (for error messages). */
+  #batchAt = 0;
   /** Start of the next batch to enter. */
   #nextBatch = 0;
   /** End of the current batch's records. */
   #batchEnd = 0;
   /** Start of the next inner record in the current batch. */
   #next = 0;
+  /** Inner records of the current batch not yet read, per its header's count. */
+  #remaining = 0;
+  /** The offset delta the next inner record must carry. */
+  #delta = 0;
   #recordAt = -1;
 
   /** Base offset of the current record's batch. */
@@ -35,37 +56,64 @@ export class RecordCursor {
     if (buf) this.reset(buf, start, end);
   }
 
-  /** Points the cursor at a new run of whole batches, buf[start, end). */
+  /** Points the cursor at a new run of whole batches, buf[start, end) (end is capped at buf.length). */
   reset(buf: Buffer, start = 0, end = buf.length): this {
     this.#buf = buf;
-    this.#end = end;
+    this.#end = Math.min(end, buf.length);
+    this.#batchAt = start;
     this.#nextBatch = start;
     this.#batchEnd = start;
     this.#next = start;
+    this.#remaining = 0;
+    this.#delta = 0;
     this.#recordAt = -1;
+    this.baseOffset = 0;
     this.offset = -1;
     return this;
   }
 
   /**
    * Advances to the next record; false at the end. Throws INVALID_BATCH on framing that does not
-   * hold together (a well-behaved broker never sends it).
+   * hold together (a well-behaved broker never sends it): a batch cut short, a wrong magic or
+   * metadata size, a base or last offset past 2^53 - 1, an inner record that is not framed as one or
+   * carries the wrong offset delta, or a record count that disagrees with the inner records.
    */
   next(): boolean {
     const buf = this.#buf;
     while (this.#next >= this.#batchEnd) {
+      if (this.#remaining !== 0) throw malformed(this.#batchAt); // fewer inner records than its count
       const at = this.#nextBatch;
       if (at >= this.#end) return false;
-      if (this.#end - at < BATCH_RECORDS_AT || buf[at] !== MAGIC) throw malformed(at);
-      const size = HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
-      if (size > this.#end - at) throw malformed(at);
-      this.baseOffset = readU64(buf, at + OFFSET_AT);
-      this.#next = at + HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT);
+      if (
+        this.#end - at < BATCH_RECORDS_AT ||
+        buf[at] !== MAGIC ||
+        readU32(buf, at + KEY_SIZE_AT) !== BATCH_META_SIZE
+      ) {
+        throw malformed(at);
+      }
+      const size = BATCH_RECORDS_AT + readU32(buf, at + PAYLOAD_SIZE_AT);
+      const count = readU32(buf, at + COUNT_AT);
+      const baseOffset = readU64Safe(buf, at + OFFSET_AT);
+      if (size > this.#end - at || count === 0 || baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) {
+        throw malformed(at);
+      }
+      this.baseOffset = baseOffset;
+      this.#batchAt = at;
+      this.#remaining = count;
+      this.#delta = 0;
+      this.#next = at + BATCH_RECORDS_AT;
       this.#batchEnd = at + size;
       this.#nextBatch = at + size;
     }
     const p = this.#next;
-    if (this.#batchEnd - p < HEADER_SIZE || buf[p] !== MAGIC || readU32(buf, p + COUNT_AT) !== 1) {
+    if (
+      this.#remaining === 0 || // more inner records than its count
+      this.#batchEnd - p < HEADER_SIZE ||
+      buf[p] !== MAGIC ||
+      readU32(buf, p + COUNT_AT) !== 1 ||
+      readU32(buf, p + OFFSET_AT) !== 0 ||
+      readU32(buf, p + OFFSET_AT + 4) !== this.#delta
+    ) {
       throw malformed(p);
     }
     const keySize = readU32(buf, p + KEY_SIZE_AT);
@@ -73,7 +121,9 @@ export class RecordCursor {
     const end = p + HEADER_SIZE + keySize + valueSize;
     if (end > this.#batchEnd) throw malformed(p);
     this.#recordAt = p;
-    this.offset = this.baseOffset + readU32(buf, p + OFFSET_AT + 4);
+    this.offset = this.baseOffset + this.#delta;
+    this.#delta++;
+    this.#remaining--;
     this.keyStart = p + HEADER_SIZE;
     this.keyEnd = this.keyStart + keySize;
     this.valueStart = this.keyEnd;
@@ -82,9 +132,14 @@ export class RecordCursor {
     return true;
   }
 
-  /** The current record's timestamp in milliseconds. */
+  /** The current record's timestamp in milliseconds (valid once `next()` has returned true). */
   get timestampMs(): number {
     return readTimestampMs(this.#buf, this.#recordAt + TIMESTAMP_AT);
+  }
+
+  /** Whether the current record is a tombstone: it has a key and an empty value. */
+  get isTombstone(): boolean {
+    return this.keyEnd !== this.keyStart && this.valueEnd === this.valueStart;
   }
 
   /** The buffer the cursor reads; with keyStart..valueEnd, for callers that copy bytes themselves. */
@@ -92,7 +147,7 @@ export class RecordCursor {
     return this.#buf;
   }
 
-  /** A view of the current record's key, or null when it has none. */
+  /** A view of the current record's key, or null when it has none (key size 0). */
   key(): Buffer | null {
     return this.keyEnd === this.keyStart ? null : this.#buf.subarray(this.keyStart, this.keyEnd);
   }

@@ -17,6 +17,7 @@ import {
   HEADER_SIZE,
   KEY_SIZE_AT,
   MAGIC,
+  MAX_OFFSET,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
   RESERVED_AT,
@@ -41,7 +42,7 @@ export const BatchStatus = {
   TOO_LARGE: -8,
   /** The batch timestamp is not the largest inner timestamp. */
   BAD_TIMESTAMP: -9,
-  /** The base offset is past 2^53 - 1. */
+  /** The base offset, or the last offset (base + count - 1), is past 2^53 - 1. */
   BAD_OFFSET: -10,
 } as const;
 
@@ -66,9 +67,11 @@ export function batchStatusMessage(status: number): string {
 /**
  * Checks the batch that starts at `at` and must end at or before `end`. Returns its total size in
  * bytes when it is whole and valid, else a negative `BatchStatus`. Checks, in order: enough bytes
- * for a header, magic, metadata, size limits, enough bytes for the claimed size, every inner
- * record's framing (magic, count 1, offset delta i, sizes inside the payload), that they fill the
- * payload exactly and number `count`, the batch timestamp, and last the CRC.
+ * for a header, magic, metadata size, size limit, enough bytes for the claimed size, count not 0,
+ * base and last offset within 2^53 - 1, attributes and reserved field, compression, every inner
+ * record's framing (magic, count 1, offset delta i, timestamp not above the batch's, sizes inside
+ * the payload), that they fill the payload exactly and number `count`, that the batch timestamp
+ * is one of theirs, and last the CRC. It reads nothing outside buf[at, end).
  */
 export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchBytes: number): number {
   if (end - at < HEADER_SIZE) return BatchStatus.TRUNCATED;
@@ -79,9 +82,11 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   const size = HEADER_SIZE + BATCH_META_SIZE + payloadSize;
   if (size > maxBatchBytes) return BatchStatus.TOO_LARGE;
   if (size > end - at) return BatchStatus.TRUNCATED;
-  if (readU64Safe(buf, at + OFFSET_AT) < 0) return BatchStatus.BAD_OFFSET;
   const count = readU32(buf, at + COUNT_AT);
   if (count === 0) return BatchStatus.BAD_COUNT;
+  // Every record's offset (base + delta) must be an exact JavaScript number.
+  const baseOffset = readU64Safe(buf, at + OFFSET_AT);
+  if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
   if ((attributes & ~COMPRESSION_MASK) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
     return BatchStatus.BAD_METADATA;
