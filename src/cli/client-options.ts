@@ -1,0 +1,20 @@
+/**
+ * The option every client command shares: where the broker is.
+ */
+import { type Command, Option } from "commander";
+import { DEFAULT_BROKER, parseBrokerAddress } from "./options.js";
+
+export function brokerOption(): Option {
+  return new Option("-b, --broker <host:port>", "broker address")
+    .env("CONCH_BROKER")
+    .default(DEFAULT_BROKER)
+    .argParser((text) => {
+      parseBrokerAddress(text);
+      return text;
+    });
+}
+
+/** Adds --broker to a client command. */
+export function withBroker(command: Command): Command {
+  return command.addOption(brokerOption());
+}

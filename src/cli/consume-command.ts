@@ -1,0 +1,5 @@
+import type { Command } from "commander";
+
+export function registerConsumeCommand(program: Command): void {
+  void program;
+}

@@ -1,0 +1,134 @@
+/**
+ * `conch topic create|delete|list|describe|alter`: topic administration. Data (names, descriptions)
+ * goes to stdout; the confirmation of a change goes to stderr, so scripts can rely on stdout.
+ */
+import { type Command, Option } from "commander";
+import type { PartitionDescription } from "../protocol/describe-topic.js";
+import { withBroker } from "./client-options.js";
+import { withAdmin } from "./client-session.js";
+import { collectConfig, integerParser } from "./options.js";
+import { printLine, printStatus } from "./output.js";
+
+const CLEANUP_POLICIES = ["delete", "compact", "compact,delete"] as const;
+
+interface BrokerFlags {
+  broker: string;
+}
+
+export interface TopicView {
+  topic: string;
+  partitions: readonly PartitionDescription[];
+  configs: Readonly<Record<string, string>>;
+}
+
+export function registerTopicCommands(program: Command): void {
+  const topic = program.command("topic").description("create, delete, list, describe and alter topics");
+
+  withBroker(
+    topic
+      .command("create")
+      .description("create a topic")
+      .argument("<topic>", "topic name: 1-249 characters of [A-Za-z0-9._-]")
+      .addOption(
+        new Option("-p, --partitions <n>", "number of partitions")
+          .argParser(integerParser(1, 10_000))
+          .default(1),
+      )
+      .addOption(
+        new Option("--cleanup-policy <policy>", "cleanup.policy of the topic").choices(CLEANUP_POLICIES),
+      )
+      .addOption(configOption())
+      .addHelpText(
+        "after",
+        "\nExample:\n  conch topic create orders --partitions 3 --config retention.ms=86400000",
+      ),
+  ).action(
+    async (
+      name: string,
+      o: BrokerFlags & { partitions: number; cleanupPolicy?: string; config?: Record<string, string> },
+    ) => {
+      const configs = { ...o.config };
+      if (o.cleanupPolicy !== undefined) configs["cleanup.policy"] = o.cleanupPolicy;
+      await withAdmin(o.broker, (admin) => admin.createTopic(name, o.partitions, configs));
+      printStatus(`created topic ${name} with ${o.partitions} partition${o.partitions === 1 ? "" : "s"}`);
+    },
+  );
+
+  withBroker(
+    topic.command("delete").description("delete a topic and all its data").argument("<topic>"),
+  ).action(async (name: string, o: BrokerFlags) => {
+    await withAdmin(o.broker, (admin) => admin.deleteTopic(name));
+    printStatus(`deleted topic ${name}`);
+  });
+
+  withBroker(topic.command("list").description("print the names of all topics, one a line")).action(
+    async (o: BrokerFlags) => {
+      const names = await withAdmin(o.broker, (admin) => admin.listTopics());
+      for (const name of [...names].sort()) printLine(name);
+    },
+  );
+
+  withBroker(
+    topic
+      .command("describe")
+      .description("print a topic's configs and each partition's earliest and latest offsets")
+      .argument("<topic>")
+      .option("--json", "print one JSON object instead of a table"),
+  ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
+    const view = await withAdmin(o.broker, (admin) => admin.describeTopic(name));
+    if (o.json) printLine(JSON.stringify(describeJson(view)));
+    else for (const line of describeLines(view)) printLine(line);
+  });
+
+  withBroker(
+    topic
+      .command("alter")
+      .description("change topic configs")
+      .argument("<topic>")
+      .addOption(configOption().makeOptionMandatory())
+      .addHelpText(
+        "after",
+        "\nExample:\n  conch topic alter orders --config retention.ms=3600000 --config flush=sync",
+      ),
+  ).action(async (name: string, o: BrokerFlags & { config: Record<string, string> }) => {
+    await withAdmin(o.broker, (admin) => admin.alterTopic(name, o.config));
+    printStatus(`altered topic ${name}: ${Object.keys(o.config).join(", ")}`);
+  });
+}
+
+function configOption(): Option {
+  return new Option(
+    "-c, --config <key=value>",
+    "topic config (repeatable), e.g. retention.ms=3600000",
+  ).argParser(collectConfig);
+}
+
+/** The human form: a header, the configs, then one row per partition. */
+export function describeLines(view: TopicView): string[] {
+  const lines = [`topic: ${view.topic}`, `partitions: ${view.partitions.length}`];
+  const keys = Object.keys(view.configs).sort();
+  for (const key of keys) lines.push(`config: ${key}=${view.configs[key]}`);
+  const rows = [["PARTITION", "EARLIEST", "LATEST"]];
+  for (const p of view.partitions) rows.push([`${p.partition}`, `${p.logStartOffset}`, `${p.highWatermark}`]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows)
+    lines.push(
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    );
+  return lines;
+}
+
+export function describeJson(view: TopicView): object {
+  return {
+    topic: view.topic,
+    partitions: view.partitions.map((p) => ({
+      partition: p.partition,
+      earliest: p.logStartOffset,
+      latest: p.highWatermark,
+    })),
+    configs: view.configs,
+  };
+}
