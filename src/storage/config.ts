@@ -1,0 +1,95 @@
+/**
+ * A partition log's settings (the storage contract in docs/design.md), their defaults, and the one
+ * place they are checked. Every number is checked here so that the rest of storage can trust them.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { MIN_BATCH_SIZE } from "../format/layout.js";
+
+export type FlushPolicy = "sync" | "interval" | "none";
+
+export interface LogConfig {
+  /** Roll the active segment when full (default 128 MiB); the active file is preallocated to this size. */
+  segmentBytes: number;
+  /** Roll when older than this (default 7 days). */
+  segmentMs: number;
+  /** One index entry at least every N bytes (default 4096). */
+  indexIntervalBytes: number;
+  /** Default "interval". */
+  flush: FlushPolicy;
+  /** Default 1000. */
+  flushIntervalMs: number;
+  /** Delete closed segments whose newest record is older; -1 = forever (default 7 days). */
+  retentionMs: number;
+  /** Keep the partition under this many bytes; -1 = no limit (default). */
+  retentionBytes: number;
+  /** Default 4 MiB. */
+  maxBatchBytes: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
+  segmentBytes: 128 * 1024 * 1024,
+  segmentMs: 7 * DAY_MS,
+  indexIntervalBytes: 4096,
+  flush: "interval",
+  flushIntervalMs: 1000,
+  retentionMs: 7 * DAY_MS,
+  retentionBytes: -1,
+  maxBatchBytes: 4 * 1024 * 1024,
+});
+
+/**
+ * Index positions are u32, and a segment may exceed segmentBytes by one batch (a batch never
+ * straddles two segments), so both limits together stay well below 4 GiB.
+ */
+export const MAX_SEGMENT_BYTES = 2 * 1024 * 1024 * 1024;
+export const MIN_SEGMENT_BYTES = 512;
+export const MAX_BATCH_BYTES_LIMIT = 1024 * 1024 * 1024;
+/** setTimeout's limit: longer intervals would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The defaults with `overrides` applied, checked. */
+export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
+  return validateLogConfig({ ...DEFAULT_LOG_CONFIG, ...overrides });
+}
+
+/** Returns a checked copy of `config`, or throws INVALID_CONFIG naming the first bad setting. */
+export function validateLogConfig(config: LogConfig): LogConfig {
+  checkInt("segmentBytes", config.segmentBytes, MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES);
+  checkInt("segmentMs", config.segmentMs, 1, Number.MAX_SAFE_INTEGER);
+  checkInt("indexIntervalBytes", config.indexIntervalBytes, 0, MAX_SEGMENT_BYTES);
+  if (config.flush !== "sync" && config.flush !== "interval" && config.flush !== "none") {
+    throw invalid(`flush must be "sync", "interval" or "none", got ${String(config.flush)}`);
+  }
+  checkInt("flushIntervalMs", config.flushIntervalMs, 1, MAX_TIMER_MS);
+  checkLimit("retentionMs", config.retentionMs);
+  checkLimit("retentionBytes", config.retentionBytes);
+  checkInt("maxBatchBytes", config.maxBatchBytes, MIN_BATCH_SIZE, MAX_BATCH_BYTES_LIMIT);
+  return {
+    segmentBytes: config.segmentBytes,
+    segmentMs: config.segmentMs,
+    indexIntervalBytes: config.indexIntervalBytes,
+    flush: config.flush,
+    flushIntervalMs: config.flushIntervalMs,
+    retentionMs: config.retentionMs,
+    retentionBytes: config.retentionBytes,
+    maxBatchBytes: config.maxBatchBytes,
+  };
+}
+
+function checkInt(name: string, value: unknown, min: number, max: number): void {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(`${name} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+}
+
+/** -1 (no limit) or a non-negative integer. */
+function checkLimit(name: string, value: unknown): void {
+  if (value === -1) return;
+  checkInt(name, value, 0, Number.MAX_SAFE_INTEGER);
+}
+
+function invalid(message: string): ConchError {
+  return new ConchError(ErrorCode.INVALID_CONFIG, message);
+}

@@ -1,0 +1,85 @@
+/**
+ * The file operations whose outcome decides what a log acknowledges: writes, data syncs,
+ * truncation and preallocation. They go through this small interface so that tests can count
+ * fsyncs, hold them back, or make a write fail part-way, and watch the log keep its promises.
+ */
+import { spawn } from "node:child_process";
+import type { FileHandle } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
+
+export interface FileOps {
+  /** Writes `buffers` at `position`; resolves with the bytes written (short on a full disk). */
+  writev(file: FileHandle, buffers: Buffer[], position: number): Promise<number>;
+  /** fdatasync: the data, and the metadata needed to read it back, are on stable storage. */
+  datasync(file: FileHandle): Promise<void>;
+  truncate(file: FileHandle, length: number): Promise<void>;
+  /**
+   * Tries to reserve disk blocks for the first `bytes` of the file at `path` (already that long).
+   * Resolves true when blocks were reserved; never rejects.
+   */
+  preallocate(path: string, bytes: number): Promise<boolean>;
+}
+
+/**
+ * Below this, reserving blocks is not worth a process spawn: the file is only extended with
+ * ftruncate (a sparse file, blocks allocated as written).
+ */
+export const PREALLOCATE_MIN_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Node has no fallocate(2), so blocks are reserved by running util-linux's `fallocate -l N path`
+ * (mode 0: allocates unwritten extents, changes no data, keeps the size since the file is already
+ * N bytes long). Without the tool, or on a file system that refuses, the file stays sparse.
+ */
+function fallocate(path: string, bytes: number): Promise<boolean> {
+  if (bytes < PREALLOCATE_MIN_BYTES) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    try {
+      const child = spawn("fallocate", ["-l", String(bytes), path], { stdio: "ignore" });
+      child.once("error", () => resolve(false));
+      child.once("exit", (code) => resolve(code === 0));
+    } catch {
+      resolve(false);
+    }
+  });
+}
+
+export const defaultFileOps: FileOps = {
+  async writev(file, buffers, position) {
+    const { bytesWritten } = await file.writev(buffers, position);
+    return bytesWritten;
+  },
+  datasync: (file) => file.datasync(),
+  truncate: (file, length) => file.truncate(length),
+  preallocate: fallocate,
+};
+
+/** fsync of a directory, so that a create, rename or unlink in it survives a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Replaces the file at `path` with `data` so that a crash leaves either the old file or the new
+ * one, never a mix: write a temporary file, fsync it, rename it over, fsync the directory.
+ */
+export async function writeFileAtomically(path: string, dir: string, data: Uint8Array): Promise<void> {
+  const tmp = `${path}.tmp`;
+  const handle = await open(tmp, "w");
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (err) {
+    await handle.close();
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  await rename(tmp, path);
+  await syncDir(dir);
+}

@@ -1,0 +1,188 @@
+/**
+ * The read path: find the segment (binary search over base offsets), the index entry at or before
+ * the offset (binary search), then walk batch headers forward to the batch holding the offset, and
+ * return whole stored batches, never decoded. Bytes still in the tail cache are served from memory;
+ * the rest come from the file.
+ */
+import { batchBaseOffset, batchCount, batchLastOffset, recordSize } from "../format/batch-header.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import {
+  BATCH_RECORDS_AT,
+  HEADER_SIZE,
+  KEY_SIZE_AT,
+  MIN_BATCH_SIZE,
+  PAYLOAD_SIZE_AT,
+  TIMESTAMP_AT,
+} from "../format/layout.js";
+import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
+import { readU32 } from "../format/u64.js";
+import type { Segment } from "./segment.js";
+import type { SegmentList } from "./segment-list.js";
+import type { TailCache } from "./tail-cache.js";
+
+export const EMPTY = Buffer.alloc(0);
+/** Read beyond the index entry's distance so that one file read usually finds the batches. */
+const READ_SLACK = 64 * 1024;
+/** Chunk size of a timestamp lookup's forward scan. */
+const SCAN_BYTES = 256 * 1024;
+/** Timestamps are written from whole milliseconds below 2^42. */
+const MAX_TIMESTAMP_MS = 2 ** 42 - 1;
+
+export class LogReader {
+  readonly #segments: SegmentList;
+  readonly #tail: TailCache;
+  readonly #indexInterval: () => number;
+
+  constructor(segments: SegmentList, tail: TailCache, indexInterval: () => number) {
+    this.#segments = segments;
+    this.#tail = tail;
+    this.#indexInterval = indexInterval;
+  }
+
+  /**
+   * Whole batches from the one holding `offset` (which must be in [logStartOffset, hw)), at least
+   * one, then more while they fit in `maxBytes`, none at or past `hw`.
+   */
+  async read(offset: number, maxBytes: number, hw: number): Promise<Buffer> {
+    const seg = this.#segments.find(offset);
+    if (seg === undefined) throw outOfRange(offset);
+    const position = seg.index.positionFor(offset - seg.baseOffset);
+    try {
+      return await this.#batchesFrom(seg, position, offset, maxBytes, hw);
+    } catch (err) {
+      if (seg.deleted) throw outOfRange(offset);
+      throw err;
+    }
+  }
+
+  /** The first offset below `hw` whose record timestamp is >= `timestampMs`, or null. */
+  async offsetForTimestamp(timestampMs: number, hw: number): Promise<number | null> {
+    const ts = Buffer.alloc(8);
+    writeTimestampMs(ts, 0, Math.min(MAX_TIMESTAMP_MS, Math.max(0, Math.ceil(timestampMs))));
+    for (const seg of [...this.#segments.all]) {
+      if (seg.baseOffset >= hw) break;
+      if (seg.isEmpty || compareTimestamps(seg.maxTimestamp, 0, ts, 0) < 0) continue;
+      try {
+        const found = await this.#scanForTimestamp(seg, ts, hw);
+        if (found !== -1) return found < 0 ? null : found;
+      } catch (err) {
+        if (!seg.deleted) throw err;
+      }
+    }
+    return null;
+  }
+
+  /** An offset, -1 when the segment has none (look further), -2 when hw was reached (stop). */
+  async #scanForTimestamp(seg: Segment, ts: Buffer, hw: number): Promise<number> {
+    const index = seg.index;
+    const i = index.firstAtOrAfterTimestamp(ts, 0);
+    // Entry i - 1's batch and everything before it are older than ts.
+    let pos = i === 0 ? 0 : index.position(i - 1);
+    while (pos < seg.size) {
+      const buf = await this.#batchesFrom(seg, pos, -1, SCAN_BYTES, Number.MAX_SAFE_INTEGER);
+      for (let at = 0; at < buf.length; at += recordSize(buf, at)) {
+        if (batchBaseOffset(buf, at) >= hw) return -2;
+        if (compareTimestamps(buf, at + TIMESTAMP_AT, ts, 0) >= 0) return firstRecordAtOrAfter(buf, at, ts);
+      }
+      pos += buf.length;
+    }
+    return -1;
+  }
+
+  /** Whole batches of `seg` starting at the first batch at or after `position` whose last offset is >= `offset`. */
+  async #batchesFrom(
+    seg: Segment,
+    position: number,
+    offset: number,
+    maxBytes: number,
+    hw: number,
+  ): Promise<Buffer> {
+    const tail = this.#tail;
+    let run = tail.find(seg, position);
+    let at = run === undefined ? 0 : position - run.position;
+    if (run === undefined) {
+      const first = tail.first(seg);
+      if (first !== undefined && first.position > position && batchBaseOffset(first.bytes, 0) <= offset)
+        run = first;
+    }
+    let filePos = position;
+    while (run !== undefined) {
+      const bytes = run.bytes;
+      for (; at < bytes.length; at += recordSize(bytes, at)) {
+        if (batchLastOffset(bytes, at) >= offset) return take(bytes, at, bytes.length, maxBytes, hw);
+      }
+      filePos = run.end;
+      run = tail.find(seg, filePos);
+      at = 0;
+    }
+    return this.#readFile(seg, filePos, offset, maxBytes, hw);
+  }
+
+  async #readFile(
+    seg: Segment,
+    position: number,
+    offset: number,
+    maxBytes: number,
+    hw: number,
+  ): Promise<Buffer> {
+    const limit = seg.size;
+    let pos = position;
+    let want = maxBytes + this.#indexInterval() + READ_SLACK;
+    for (;;) {
+      const len = Math.min(want, limit - pos);
+      if (len < MIN_BATCH_SIZE) throw corrupt(seg, pos);
+      const buf = Buffer.allocUnsafe(len);
+      const n = await seg.read(buf, len, pos);
+      let at = 0;
+      let need = 0;
+      while (at + HEADER_SIZE <= n) {
+        const size = recordSize(buf, at);
+        if (size < MIN_BATCH_SIZE || pos + at + size > limit) throw corrupt(seg, pos + at);
+        if (at + size > n) {
+          need = size;
+          break;
+        }
+        if (batchLastOffset(buf, at) >= offset) return take(buf, at, n, maxBytes, hw);
+        at += size;
+      }
+      if (at === 0 && need === 0) throw corrupt(seg, pos);
+      pos += at;
+      want = Math.max(need, maxBytes + READ_SLACK);
+    }
+  }
+}
+
+/** buf[from, ...): the batch at `from`, then following whole batches below `end` while within maxBytes and below hw. */
+function take(buf: Buffer, from: number, end: number, maxBytes: number, hw: number): Buffer {
+  if (batchBaseOffset(buf, from) >= hw) return EMPTY;
+  let to = from + recordSize(buf, from);
+  while (to + HEADER_SIZE <= end) {
+    const size = recordSize(buf, to);
+    if (to + size > end || to + size - from > maxBytes || batchBaseOffset(buf, to) >= hw) break;
+    to += size;
+  }
+  return buf.subarray(from, to);
+}
+
+/** The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is). */
+function firstRecordAtOrAfter(buf: Buffer, at: number, ts: Buffer): number {
+  const base = batchBaseOffset(buf, at);
+  const count = batchCount(buf, at);
+  let p = at + BATCH_RECORDS_AT;
+  for (let i = 0; i < count; i++) {
+    if (compareTimestamps(buf, p + TIMESTAMP_AT, ts, 0) >= 0) return base + i;
+    p += HEADER_SIZE + readU32(buf, p + KEY_SIZE_AT) + readU32(buf, p + PAYLOAD_SIZE_AT);
+  }
+  return base + count - 1;
+}
+
+export function outOfRange(offset: number): ConchError {
+  return new ConchError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is not in the log`);
+}
+
+function corrupt(seg: Segment, position: number): ConchError {
+  return new ConchError(
+    ErrorCode.STORAGE_ERROR,
+    `corrupt batch header in ${seg.walPath} at byte ${position}`,
+  );
+}

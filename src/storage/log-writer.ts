@@ -1,0 +1,353 @@
+/**
+ * The write path of one partition log. The event loop is the only writer: `append` checks the
+ * batches, copies them into the append buffer and stamps their base offsets in the same tick (the
+ * only serialized step, so call order is offset order). One write runs at a time; everything
+ * appended while it runs goes out in the next single writev. The written end advances only when a
+ * write has completed in full; a failed or short write fails every append it carried and every
+ * append queued behind it, and the file is cut back to the last good position, so memory never
+ * runs ahead of the file.
+ */
+import type { Logger } from "pino";
+import { batchCount, recordSize, stampBaseOffset } from "../format/batch-header.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { MAX_OFFSET } from "../format/layout.js";
+import { validateBatches } from "../format/validate.js";
+import { AppendBuffer } from "./append-buffer.js";
+import type { LogConfig } from "./config.js";
+import { type FileOps, writeFileAtomically } from "./file-ops.js";
+import { GroupCommit } from "./flusher.js";
+import { PendingAppend } from "./pending-append.js";
+import { Segment } from "./segment.js";
+import type { SegmentList } from "./segment-list.js";
+import { walPath } from "./segment-name.js";
+import type { SegmentPreparer } from "./segment-preparer.js";
+import type { TailCache } from "./tail-cache.js";
+
+/** What the writer tells the log. */
+export interface WriterEvents {
+  /** The written log end moved (whole batches are in the OS). */
+  written(writtenOffset: number): void;
+  /** An fsync completed, covering the log up to `flushedOffset`. */
+  flushed(flushedOffset: number): void;
+}
+
+export interface WriterOptions {
+  dir: string;
+  segments: SegmentList;
+  tail: TailCache;
+  preparer: SegmentPreparer;
+  ops: FileOps;
+  config: () => LogConfig;
+  events: WriterEvents;
+  logger: Logger | undefined;
+  appendChunkBytes: number;
+}
+
+export class LogWriter {
+  readonly #o: WriterOptions;
+  readonly #buffer: AppendBuffer;
+  readonly #commit: GroupCommit;
+  #queue: PendingAppend[] = [];
+  #head = 0;
+  #nextOffset: number;
+  #writtenOffset: number;
+  #writing = false;
+  #drained: Promise<void> = Promise.resolve();
+  /** fdatasyncs of segments closed by a roll that no group fsync has waited for yet. */
+  #unsynced: Promise<void>[] = [];
+  #failure: ConchError | null = null;
+
+  constructor(options: WriterOptions) {
+    this.#o = options;
+    this.#buffer = new AppendBuffer(options.appendChunkBytes);
+    this.#nextOffset = options.segments.active.nextOffset;
+    this.#writtenOffset = this.#nextOffset;
+    this.#commit = new GroupCommit(
+      this.#writtenOffset,
+      () => this.#syncWritten(),
+      (offset) => options.events.flushed(offset),
+      (err) => this.#fatal(storageError("fsync failed", err)),
+    );
+  }
+
+  /** The next offset to assign. */
+  get nextOffset(): number {
+    return this.#nextOffset;
+  }
+
+  /** The end of what has been written to the file. */
+  get writtenOffset(): number {
+    return this.#writtenOffset;
+  }
+
+  get flushedOffset(): number {
+    return this.#commit.flushedOffset;
+  }
+
+  /** Set once the log can no longer write (a failed fsync, or a file that could not be cut back). */
+  get failure(): ConchError | null {
+    return this.#failure;
+  }
+
+  /**
+   * Validates `batches` (throwing before anything changes), copies and stamps them, and queues the
+   * write. Returns the pending append; its promise settles per the flush policy.
+   */
+  append(batches: Uint8Array, durable: boolean): PendingAppend {
+    const config = this.#o.config();
+    const { records } = validateBatches(batches, config.maxBatchBytes);
+    if (this.#failure !== null) throw this.#failure;
+    const base = this.#nextOffset;
+    if (base + records - 1 > MAX_OFFSET) {
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
+    }
+    const buffer = this.#buffer;
+    buffer.copyIn(batches);
+    const chunk = buffer.chunk;
+    const start = buffer.start;
+    const end = start + batches.length;
+    let offset = base;
+    for (let at = start; at < end; at += recordSize(chunk, at)) {
+      stampBaseOffset(chunk, at, offset);
+      offset += batchCount(chunk, at);
+    }
+    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable);
+    this.#nextOffset = offset;
+    this.#enqueue(pending);
+    return pending;
+  }
+
+  /** Resolves once an fsync covers everything appended before the call. */
+  flush(): Promise<unknown> {
+    if (this.#failure !== null) return Promise.reject(this.#failure);
+    const marker = new PendingAppend(this.#nextOffset, this.#nextOffset - 1, null, 0, 0, true);
+    this.#enqueue(marker);
+    return marker.promise;
+  }
+
+  /** Asks for an fsync of what is written, without waiting (the interval timer). */
+  requestSync(): void {
+    if (this.#writtenOffset > this.#commit.flushedOffset) this.#commit.request();
+  }
+
+  /** Resolves when the queue is empty, every roll's segment is sealed and no fsync runs. */
+  async idle(): Promise<void> {
+    await this.#drained;
+    await Promise.all(this.#o.segments.all.map((seg) => seg.sealing));
+    await this.#commit.idle();
+  }
+
+  #enqueue(pending: PendingAppend): void {
+    this.#queue.push(pending);
+    if (!this.#writing) {
+      this.#writing = true;
+      this.#drained = this.#drain();
+    }
+  }
+
+  async #drain(): Promise<void> {
+    // Appends made in the same tick as the first one join its write.
+    await undefined;
+    try {
+      while (this.#head < this.#queue.length && this.#failure === null) await this.#writeSome();
+    } catch (err) {
+      this.#fatal(storageError("unexpected write path failure", err));
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  /** One write: rolls first if the next append does not fit, then writes all queued appends that do. */
+  async #writeSome(): Promise<void> {
+    const o = this.#o;
+    const config = o.config();
+    let seg = o.segments.active;
+    const first = this.#queue[this.#head]!;
+    if (
+      first.byteLength > 0 &&
+      !seg.isEmpty &&
+      (seg.size + first.byteLength > config.segmentBytes || Date.now() - seg.rollStartMs >= config.segmentMs)
+    ) {
+      if (!(await this.#roll(config)) || this.#failure !== null) return;
+      seg = o.segments.active;
+    }
+
+    const queue = this.#queue;
+    const from = this.#head;
+    const iov: Buffer[] = [];
+    let bytes = 0;
+    let runChunk: Buffer | null = null;
+    let runStart = 0;
+    let runEnd = 0;
+    let to = from;
+    for (; to < queue.length; to++) {
+      const p = queue[to]!;
+      if (p.chunk === null) continue;
+      const n = p.byteLength;
+      if (seg.size + bytes > 0 && seg.size + bytes + n > config.segmentBytes) break;
+      if (p.chunk === runChunk && p.start === runEnd) {
+        runEnd = p.end;
+      } else {
+        if (runChunk !== null) iov.push(runChunk.subarray(runStart, runEnd));
+        runChunk = p.chunk;
+        runStart = p.start;
+        runEnd = p.end;
+      }
+      bytes += n;
+    }
+    if (runChunk !== null) iov.push(runChunk.subarray(runStart, runEnd));
+
+    const position = seg.size;
+    if (bytes > 0) {
+      const file = seg.openFile!;
+      try {
+        const written = await o.ops.writev(file, iov, position);
+        if (written !== bytes) {
+          throw new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
+        }
+      } catch (err) {
+        await this.#writeFailed(seg, err);
+        return;
+      }
+      // A failed fsync meanwhile already failed these appends.
+      if (this.#failure !== null) return;
+    }
+
+    let pos = position;
+    for (const run of iov) {
+      for (let at = 0; at < run.length; at += recordSize(run, at)) {
+        seg.noteBatch(run, at, pos + at, config.indexIntervalBytes);
+      }
+      o.tail.add(seg, pos, run);
+      pos += run.length;
+    }
+    seg.size = pos;
+    if (pos > seg.fileSize) seg.fileSize = pos;
+    this.#writtenOffset = seg.nextOffset;
+    this.#head = to;
+    o.events.written(this.#writtenOffset);
+
+    const sync = config.flush === "sync";
+    for (let i = from; i < to; i++) {
+      const p = queue[i]!;
+      if (sync || p.durable) this.#commit.add(p, this.#writtenOffset);
+      else p.acknowledge();
+    }
+    this.#compactQueue();
+    if (seg.size >= config.segmentBytes / 2) o.preparer.prepare(config.segmentBytes);
+  }
+
+  #compactQueue(): void {
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /** Fails the write and everything queued behind it (their offsets assumed it), then cuts the file back. */
+  async #writeFailed(seg: Segment, err: unknown): Promise<void> {
+    const error = storageError(`write to ${seg.walPath} failed`, err);
+    this.#failQueue(error);
+    this.#o.logger?.error({ err, segment: seg.walPath, position: seg.size }, "write failed; appends failed");
+    try {
+      await this.#o.ops.truncate(seg.openFile!, seg.size);
+      seg.fileSize = seg.size;
+    } catch (truncateErr) {
+      this.#fatal(
+        storageError(`cannot cut ${seg.walPath} back to ${seg.size} bytes after a failed write`, truncateErr),
+      );
+    }
+  }
+
+  /** Rejects every queued append and rewinds offset assignment to the written end. */
+  #failQueue(error: ConchError): void {
+    const queue = this.#queue;
+    for (let i = this.#head; i < queue.length; i++) queue[i]!.fail(error);
+    this.#queue = [];
+    this.#head = 0;
+    this.#nextOffset = this.#writtenOffset;
+  }
+
+  /**
+   * Starts a new active segment at the written end. The old one is sealed in the background:
+   * fdatasync, truncate to its data, write its index.
+   */
+  async #roll(config: LogConfig): Promise<boolean> {
+    const o = this.#o;
+    const old = o.segments.active;
+    const base = old.nextOffset;
+    let prepared: Awaited<ReturnType<SegmentPreparer["take"]>>;
+    try {
+      prepared = await o.preparer.take(config.segmentBytes, walPath(o.dir, base));
+    } catch (err) {
+      const error = storageError(`cannot create segment ${base}`, err);
+      o.logger?.error({ err, baseOffset: base }, "segment roll failed; appends failed");
+      this.#failQueue(error);
+      return false;
+    }
+    const seg = new Segment(o.dir, base, Date.now());
+    seg.setFile(prepared.file);
+    seg.fileSize = prepared.size;
+    o.segments.push(seg);
+    const synced = this.#syncClosed(old);
+    this.#unsynced.push(synced);
+    old.sealing = synced.then(() => this.#finishSeal(old));
+    o.logger?.debug({ baseOffset: base, closed: old.baseOffset }, "rolled to a new segment");
+    return true;
+  }
+
+  /** fdatasync of a segment just closed by a roll; never rejects (a failure is fatal). */
+  async #syncClosed(seg: Segment): Promise<void> {
+    try {
+      await seg.preallocation;
+      await this.#o.ops.datasync(seg.openFile!);
+    } catch (err) {
+      this.#fatal(storageError(`fsync of ${seg.walPath} failed`, err));
+    }
+  }
+
+  /** Truncates a closed segment to its data and writes its index; a failure only costs a rescan. */
+  async #finishSeal(seg: Segment): Promise<void> {
+    if (this.#failure !== null || seg.deleted) return;
+    try {
+      await this.#o.ops.truncate(seg.openFile!, seg.size);
+      seg.fileSize = seg.size;
+      await writeFileAtomically(seg.indexPath, this.#o.dir, seg.index.bytes());
+    } catch (err) {
+      this.#o.logger?.warn(
+        { err, segment: seg.walPath },
+        "could not finish closing a segment; it will be rescanned on open",
+      );
+    }
+  }
+
+  /** The group commit's fsync: the active file and any segment closed since the last one. */
+  async #syncWritten(): Promise<number> {
+    const target = this.#writtenOffset;
+    const file = this.#o.segments.active.openFile!;
+    const unsynced = this.#unsynced;
+    this.#unsynced = [];
+    await Promise.all([this.#o.ops.datasync(file), ...unsynced]);
+    if (this.#failure !== null) throw this.#failure;
+    return target;
+  }
+
+  /** The log cannot keep its promises any more: fail everything waiting, refuse new appends. */
+  #fatal(error: ConchError): void {
+    if (this.#failure !== null) return;
+    this.#failure = error;
+    this.#o.logger?.error({ err: error.cause ?? error }, `partition log failed: ${error.message}`);
+    this.#failQueue(error);
+    this.#commit.failAll(error);
+  }
+}
+
+/** A STORAGE_ERROR naming what failed, with the system error as its cause. */
+export function storageError(what: string, cause: unknown): ConchError {
+  if (cause instanceof ConchError) return cause;
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new ConchError(ErrorCode.STORAGE_ERROR, `${what}: ${detail}`, { cause });
+}

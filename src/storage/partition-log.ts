@@ -1,0 +1,327 @@
+/**
+ * A partition's log: the storage contract of docs/design.md. Ties together recovery on open, the
+ * write path (log-writer.ts), the read path (log-reader.ts), long polling, the flush timer and
+ * retention.
+ *
+ * `append` copies the caller's batches before it returns: the buffer is neither kept nor modified,
+ * so the caller may reuse it at once (a view into a socket frame is fine).
+ */
+import { mkdir, rm, unlink } from "node:fs/promises";
+import type { Logger } from "pino";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
+import { DataWaiters } from "./data-waiters.js";
+import { defaultFileOps, type FileOps } from "./file-ops.js";
+import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
+import { LogWriter, storageError } from "./log-writer.js";
+import type { AppendResult } from "./pending-append.js";
+import { recoverSegments } from "./recovery.js";
+import { segmentsToDelete } from "./retention.js";
+import { Segment } from "./segment.js";
+import { SegmentList } from "./segment-list.js";
+import { walPath } from "./segment-name.js";
+import { SegmentPreparer } from "./segment-preparer.js";
+import { TailCache } from "./tail-cache.js";
+
+export type { AppendResult, FlushPolicy, LogConfig };
+
+export interface ReadResult {
+  /** Whole stored batches; empty when none. */
+  records: Buffer;
+  /** The next offset that will be visible. */
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+/** Knobs beyond LogConfig, for tests and tuning; every one has a sensible default. */
+export interface LogOptions {
+  /** File operations to use (tests inject failures and count fsyncs). */
+  fileOps?: FileOps;
+  /** Bytes of recently written batches served from memory (default 8 MiB; 0 turns it off). */
+  tailCacheBytes?: number;
+  /** Size of the chunks appends are copied into (default 1 MiB). */
+  appendChunkBytes?: number;
+  /** How often retention runs in the background (default 60 s; 0 = never, call enforceRetention). */
+  retentionCheckMs?: number;
+}
+
+const DURABLE_DEFAULT = { durable: false };
+
+export class PartitionLog {
+  readonly dir: string;
+  #config: LogConfig;
+  readonly #logger: Logger | undefined;
+  readonly #ops: FileOps;
+  readonly #segments: SegmentList;
+  readonly #preparer: SegmentPreparer;
+  readonly #writer: LogWriter;
+  readonly #reader: LogReader;
+  readonly #tail: TailCache;
+  readonly #waiters = new DataWaiters();
+  #highWatermark: number;
+  #flushTimer: NodeJS.Timeout | null = null;
+  #retentionTimer: NodeJS.Timeout | null = null;
+  #retention: Promise<number> | null = null;
+  #closing: Promise<void> | null = null;
+
+  private constructor(
+    dir: string,
+    config: LogConfig,
+    logger: Logger | undefined,
+    segments: SegmentList,
+    options: LogOptions,
+  ) {
+    this.dir = dir;
+    this.#config = config;
+    this.#logger = logger;
+    this.#ops = options.fileOps ?? defaultFileOps;
+    this.#segments = segments;
+    this.#preparer = new SegmentPreparer(dir, this.#ops);
+    const tail = new TailCache(options.tailCacheBytes ?? 8 * 1024 * 1024);
+    this.#tail = tail;
+    this.#writer = new LogWriter({
+      dir,
+      segments,
+      tail,
+      preparer: this.#preparer,
+      ops: this.#ops,
+      config: () => this.#config,
+      events: {
+        written: (offset) => {
+          if (this.#config.flush !== "sync") this.#advance(offset);
+        },
+        flushed: (offset) => this.#advance(offset),
+      },
+      logger,
+      appendChunkBytes: options.appendChunkBytes ?? 1024 * 1024,
+    });
+    this.#reader = new LogReader(segments, tail, () => this.#config.indexIntervalBytes);
+    this.#highWatermark = segments.active.nextOffset;
+    this.#startFlushTimer();
+    const retentionCheckMs = options.retentionCheckMs ?? 60_000;
+    if (retentionCheckMs > 0) {
+      this.#retentionTimer = setInterval(() => {
+        this.enforceRetention().catch((err: unknown) => logger?.warn({ err }, "retention failed"));
+      }, retentionCheckMs);
+      this.#retentionTimer.unref();
+    }
+  }
+
+  /** Opens (creating if needed) the log in `dir`, recovering its last segment. */
+  static async open(
+    dir: string,
+    config: LogConfig,
+    logger?: Logger,
+    options: LogOptions = {},
+  ): Promise<PartitionLog> {
+    const checked = validateLogConfig(config);
+    const ops = options.fileOps ?? defaultFileOps;
+    await mkdir(dir, { recursive: true });
+    const now = Date.now();
+    let segments: Segment[];
+    try {
+      segments = await recoverSegments(dir, checked, logger, now);
+    } catch (err) {
+      throw storageError(`cannot open the log in ${dir}`, err);
+    }
+    if (segments.length === 0) {
+      const preparer = new SegmentPreparer(dir, ops);
+      const seg = new Segment(dir, 0, now);
+      try {
+        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0));
+        seg.setFile(prepared.file);
+        seg.fileSize = prepared.size;
+      } catch (err) {
+        throw storageError(`cannot create the first segment in ${dir}`, err);
+      }
+      segments.push(seg);
+    } else {
+      const active = segments.at(-1)!;
+      try {
+        // What recovery kept is made durable now, so the flushed end can start at the log end.
+        await ops.datasync(active.openFile!);
+        if (active.fileSize < checked.segmentBytes) {
+          await ops.truncate(active.openFile!, checked.segmentBytes);
+          active.fileSize = checked.segmentBytes;
+          active.preallocation = ops.preallocate(active.walPath, checked.segmentBytes);
+        }
+      } catch (err) {
+        await Promise.all(segments.map((s) => s.closeFile()));
+        throw storageError(`cannot prepare the active segment in ${dir}`, err);
+      }
+    }
+    const log = new PartitionLog(dir, checked, logger, new SegmentList(segments), options);
+    logger?.debug(
+      { logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, segments: segments.length },
+      "partition log opened",
+    );
+    return log;
+  }
+
+  get logStartOffset(): number {
+    return this.#segments.startOffset;
+  }
+
+  /** The first offset not yet visible to readers (per the flush policy). */
+  get highWatermark(): number {
+    return this.#highWatermark;
+  }
+
+  /** The next offset to assign. */
+  get logEndOffset(): number {
+    return this.#writer.nextOffset;
+  }
+
+  /** Bytes of batch data written to the log's segments. */
+  get sizeBytes(): number {
+    return this.#segments.sizeBytes;
+  }
+
+  get config(): Readonly<LogConfig> {
+    return this.#config;
+  }
+
+  /**
+   * Validates all batches (rejecting before anything is written), assigns and stamps offsets
+   * synchronously in call order, and resolves when acknowledged per the flush policy (with
+   * `durable`, after an fsync covering it whatever the policy).
+   */
+  append(batches: Uint8Array, options: { durable?: boolean } = DURABLE_DEFAULT): Promise<AppendResult> {
+    if (this.#closing !== null) return Promise.reject(shuttingDown());
+    try {
+      return this.#writer.append(batches, options.durable === true).promise;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
+  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    const hw = this.#highWatermark;
+    const start = this.logStartOffset;
+    if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
+    const records = offset === hw ? EMPTY : await this.#reader.read(offset, maxBytes, hw);
+    return { records, highWatermark: hw, logStartOffset: start };
+  }
+
+  /** The first offset whose record timestamp is >= `timestampMs`, or null when none is visible. */
+  offsetForTimestamp(timestampMs: number): Promise<number | null> {
+    return this.#reader.offsetForTimestamp(timestampMs, this.#highWatermark);
+  }
+
+  /** Resolves once highWatermark > offset, or when timeoutMs passes or the signal aborts; never rejects. */
+  waitForData(offset: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.#closing !== null) return Promise.resolve();
+    return this.#waiters.wait(offset, this.#highWatermark, timeoutMs, signal);
+  }
+
+  /** Waiters currently parked in waitForData. */
+  get waitingReaders(): number {
+    return this.#waiters.size;
+  }
+
+  /** New settings apply from now on: segment size at the next roll, retention at its next run. */
+  updateConfig(config: LogConfig): void {
+    const checked = validateLogConfig(config);
+    const before = this.#config;
+    this.#config = checked;
+    if (before.flush === "sync" && checked.flush !== "sync") this.#advance(this.#writer.writtenOffset);
+    if (before.flush !== checked.flush || before.flushIntervalMs !== checked.flushIntervalMs) {
+      this.#startFlushTimer();
+    }
+  }
+
+  /** Deletes closed segments past retention now; resolves with how many. Runs one at a time. */
+  enforceRetention(nowMs: number = Date.now()): Promise<number> {
+    if (this.#retention !== null) return this.#retention;
+    if (this.#closing !== null) return Promise.resolve(0);
+    this.#retention = this.#deleteExpired(nowMs).finally(() => {
+      this.#retention = null;
+    });
+    return this.#retention;
+  }
+
+  /** Resolves once an fsync covers everything appended before the call. */
+  async flush(): Promise<void> {
+    await this.#writer.flush();
+  }
+
+  /** Waits for queued appends, flushes, truncates the preallocated tail and closes the files. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Closes the log and removes its directory. */
+  async delete(): Promise<void> {
+    await this.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  async #close(): Promise<void> {
+    this.#stopTimers();
+    this.#waiters.wakeAll();
+    let failure: unknown = null;
+    if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));
+    await this.#writer.idle();
+    if (this.#retention !== null) await this.#retention.catch(() => {});
+    await this.#preparer.discard();
+    const active = this.#segments.active;
+    try {
+      await active.preallocation;
+      if (active.fileSize > active.size && active.openFile !== null) {
+        await this.#ops.truncate(active.openFile, active.size);
+        active.fileSize = active.size;
+      }
+    } catch (err) {
+      failure ??= err;
+    }
+    await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
+    if (failure !== null)
+      this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
+  }
+
+  #advance(offset: number): void {
+    if (offset <= this.#highWatermark) return;
+    this.#highWatermark = offset;
+    this.#waiters.notify(offset);
+  }
+
+  #startFlushTimer(): void {
+    if (this.#flushTimer !== null) clearInterval(this.#flushTimer);
+    this.#flushTimer = null;
+    if (this.#config.flush !== "interval") return;
+    this.#flushTimer = setInterval(() => this.#writer.requestSync(), this.#config.flushIntervalMs);
+    this.#flushTimer.unref();
+  }
+
+  #stopTimers(): void {
+    if (this.#flushTimer !== null) clearInterval(this.#flushTimer);
+    if (this.#retentionTimer !== null) clearInterval(this.#retentionTimer);
+    this.#flushTimer = null;
+    this.#retentionTimer = null;
+  }
+
+  async #deleteExpired(nowMs: number): Promise<number> {
+    const n = segmentsToDelete(this.#segments.all, this.#config, nowMs);
+    if (n === 0) return 0;
+    const removed = this.#segments.removeOldest(n);
+    for (const seg of removed) {
+      seg.deleted = true;
+      this.#tail.forget(seg);
+      await seg.sealing;
+      await seg.closeFile().catch(() => {});
+      await unlink(seg.walPath).catch(() => {});
+      await unlink(seg.indexPath).catch(() => {});
+    }
+    this.#logger?.info(
+      { deletedSegments: removed.length, logStartOffset: this.logStartOffset },
+      "retention deleted old segments",
+    );
+    return removed.length;
+  }
+}
+
+function shuttingDown(): ConchError {
+  return new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing");
+}

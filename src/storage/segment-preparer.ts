@@ -1,0 +1,82 @@
+/**
+ * Prepares the next segment's file ahead of a roll, so that a roll is a rename: the file is
+ * created under a name that is not a segment's, extended to segmentBytes with ftruncate and given
+ * real blocks with fallocate where possible. A roll then renames it to `<base offset>.wal` and
+ * fsyncs the directory.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { type FileOps, syncDir } from "./file-ops.js";
+import { PREPARED_NAME } from "./segment-name.js";
+
+export interface PreparedFile {
+  file: FileHandle;
+  size: number;
+}
+
+export class SegmentPreparer {
+  readonly #dir: string;
+  readonly #path: string;
+  readonly #ops: FileOps;
+  #pending: Promise<PreparedFile> | null = null;
+
+  constructor(dir: string, ops: FileOps) {
+    this.#dir = dir;
+    this.#path = join(dir, PREPARED_NAME);
+    this.#ops = ops;
+  }
+
+  /** Starts preparing a file of `bytes` unless one is already on its way. */
+  prepare(bytes: number): void {
+    if (this.#pending !== null) return;
+    this.#pending = this.#create(bytes);
+    this.#pending.catch(() => {}); // surfaces in take()
+  }
+
+  /** The prepared file (waiting for it if needed), renamed to `target` with the directory synced. */
+  async take(bytes: number, target: string): Promise<PreparedFile> {
+    this.prepare(bytes);
+    const pending = this.#pending!;
+    this.#pending = null;
+    const prepared = await pending;
+    try {
+      if (prepared.size !== bytes) {
+        await this.#ops.truncate(prepared.file, bytes);
+        prepared.size = bytes;
+      }
+      await rename(this.#path, target);
+      await syncDir(this.#dir);
+    } catch (err) {
+      await prepared.file.close().catch(() => {});
+      throw err;
+    }
+    return prepared;
+  }
+
+  /** Closes and removes a prepared file nobody took. */
+  async discard(): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = null;
+    if (pending === null) return;
+    try {
+      const prepared = await pending;
+      await prepared.file.close();
+    } catch {
+      // nothing was created, or it is gone already
+    }
+    await unlink(this.#path).catch(() => {});
+  }
+
+  async #create(bytes: number): Promise<PreparedFile> {
+    const file = await open(this.#path, "w+");
+    try {
+      await this.#ops.truncate(file, bytes);
+      await this.#ops.preallocate(this.#path, bytes);
+    } catch (err) {
+      await file.close().catch(() => {});
+      throw err;
+    }
+    return { file, size: bytes };
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * One segment of a partition log: a `.wal` file of whole batches starting at `baseOffset`, its
+ * in-memory index, and what the log needs to know without reading the file (size, next offset,
+ * newest timestamp). The active segment keeps its file open for writing; closed segments open
+ * theirs for reading on first use.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { open } from "node:fs/promises";
+import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
+import { TIMESTAMP_AT } from "../format/layout.js";
+import { compareTimestamps, readTimestampMs } from "../format/timestamp.js";
+import { SegmentIndex } from "./segment-index.js";
+import { indexPath, walPath } from "./segment-name.js";
+
+export class Segment {
+  readonly baseOffset: number;
+  readonly walPath: string;
+  readonly indexPath: string;
+  index = new SegmentIndex();
+  /** Bytes of whole, written batches: the next write goes here. */
+  size = 0;
+  /** The offset after the last batch. */
+  nextOffset: number;
+  /** Running maximum of batch timestamps (u64 ns), all zero while empty. */
+  readonly maxTimestamp = Buffer.alloc(8);
+  /** The first batch's timestamp in ms, or -1 while empty. */
+  firstTimestampMs = -1;
+  /** When this segment's age for segmentMs starts counting (ms since the epoch). */
+  rollStartMs: number;
+  /** Bytes the file has on disk; more than `size` while preallocated. */
+  fileSize = 0;
+  /** Set once retention removed the segment: reads that still hold it fail as out of range. */
+  deleted = false;
+  /** The running `fallocate`, awaited before the file is truncated. */
+  preallocation: Promise<unknown> | null = null;
+  /** After a roll: fdatasync, truncate to `size`, write the index. */
+  sealing: Promise<void> | null = null;
+  #file: FileHandle | null = null;
+  #opening: Promise<FileHandle> | null = null;
+
+  constructor(dir: string, baseOffset: number, nowMs: number) {
+    this.baseOffset = baseOffset;
+    this.nextOffset = baseOffset;
+    this.walPath = walPath(dir, baseOffset);
+    this.indexPath = indexPath(dir, baseOffset);
+    this.rollStartMs = nowMs;
+  }
+
+  get isEmpty(): boolean {
+    return this.size === 0;
+  }
+
+  /** The newest record's timestamp in ms (0 while empty). */
+  get maxTimestampMs(): number {
+    return readTimestampMs(this.maxTimestamp, 0);
+  }
+
+  /**
+   * Accounts for the whole, checked batch at `buf[at]`, stored at file `position`: index entry
+   * (for the first batch, then once indexIntervalBytes have passed), running timestamp, next offset.
+   * Does not change `size`.
+   */
+  noteBatch(buf: Uint8Array, at: number, position: number, indexIntervalBytes: number): void {
+    const tsAt = at + TIMESTAMP_AT;
+    if (this.firstTimestampMs < 0) this.firstTimestampMs = readTimestampMs(buf, tsAt);
+    if (compareTimestamps(buf, tsAt, this.maxTimestamp, 0) > 0) {
+      this.maxTimestamp.set(buf.subarray(tsAt, tsAt + 8), 0);
+    }
+    const last = this.index.lastPosition;
+    if (last < 0 || (position > last && position - last >= indexIntervalBytes)) {
+      this.index.append(batchBaseOffset(buf, at) - this.baseOffset, position, this.maxTimestamp, 0);
+    }
+    this.nextOffset = batchLastOffset(buf, at) + 1;
+  }
+
+  /** Adopts an open file handle (the active segment's, opened for writing). */
+  setFile(file: FileHandle): void {
+    this.#file = file;
+  }
+
+  /** The open file handle, which only the active segment is sure to have. */
+  get openFile(): FileHandle | null {
+    return this.#file;
+  }
+
+  /** The file for reading, opened on first use. */
+  file(): Promise<FileHandle> {
+    if (this.#file !== null) return Promise.resolve(this.#file);
+    if (this.#opening === null) {
+      this.#opening = open(this.walPath, "r").then(
+        (file) => {
+          this.#opening = null;
+          if (this.deleted) {
+            void file.close();
+            throw new Error(`segment ${this.walPath} was deleted`);
+          }
+          this.#file = file;
+          return file;
+        },
+        (err: unknown) => {
+          this.#opening = null;
+          throw err;
+        },
+      );
+    }
+    return this.#opening;
+  }
+
+  /** Reads up to `length` bytes at file `position` into `buf[0..]`; resolves with the bytes read. */
+  async read(buf: Buffer, length: number, position: number): Promise<number> {
+    const file = await this.file();
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await file.read(buf, done, length - done, position + done);
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    return done;
+  }
+
+  /** Closes the file; Node lets operations already running on it finish first. */
+  async closeFile(): Promise<void> {
+    const opening = this.#opening;
+    if (opening !== null) await opening.catch(() => {});
+    const file = this.#file;
+    this.#file = null;
+    if (file !== null) await file.close();
+  }
+}
