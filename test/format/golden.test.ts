@@ -1,0 +1,185 @@
+/**
+ * Golden byte fixtures of format version 1, the same ones docs/format.md shows. Each is written out
+ * field by field from the byte tables (its CRC computed by the bitwise reference in helpers.ts, not
+ * by src/format), decoded field by field, and must be exactly what BatchBuilder writes.
+ * If one of these changes, the on-disk and wire format has changed: that needs a new magic byte.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  BatchBuilder,
+  batchBaseOffset,
+  batchCount,
+  batchCrc,
+  batchLastOffset,
+  batchTimestampMs,
+  checkBatch,
+  RecordCursor,
+  recordSize,
+  stampBaseOffset,
+  validateBatches,
+} from "../../src/format/index.js";
+import { hex, refBatchCrc } from "./helpers.js";
+
+const T = 1_700_000_000_000; // 2023-11-14T22:13:20Z, 0x17979cfe362a0000 ns
+
+/** One record, no key, value "hello", timestamp T. */
+const ONE_RECORD = hex(`
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000014 | 00000022 | 00000001
+  d7f72df9 | 0000 | 0000 | ffffffffffffffff | 00000000
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000000 | 00000005 | 00000001 | 68656c6c6f
+`);
+
+/**
+ * Three records: key "k1" value "v1" at T; key "k2" with an empty value (a tombstone) at T+1;
+ * key "ключ" (8 UTF-8 bytes) value "🐚 conch" (10 UTF-8 bytes) at T-1. The batch timestamp is
+ * T+1, the second record's: the largest, not the last.
+ */
+const THREE_RECORDS = hex(`
+  c1 | 17979cfe36394240 | 0000000000000000 | 00000014 | 0000006f | 00000003
+  fee72169 | 0000 | 0000 | ffffffffffffffff | 00000000
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000002 | 00000002 | 00000001 | 6b31 | 7631
+  c1 | 17979cfe36394240 | 0000000000000001 | 00000002 | 00000000 | 00000001 | 6b32
+  c1 | 17979cfe361abdc0 | 0000000000000002 | 00000008 | 0000000a | 00000001 | d0bad0bbd18ed187 | f09f909a20636f6e6368
+`);
+
+/** The largest timestamp the API accepts, 2^42 - 1 ms = 4398046511103000000 ns; key "t", value 00 ff. */
+const MAX_TIMESTAMP = hex(`
+  c1 | 3d08fffffff0bdc0 | 0000000000000000 | 00000014 | 00000020 | 00000001
+  360dcf72 | 0000 | 0000 | ffffffffffffffff | 00000000
+  c1 | 3d08fffffff0bdc0 | 0000000000000000 | 00000001 | 00000002 | 00000001 | 74 | 00ff
+`);
+
+interface Expected {
+  key: string | null;
+  value: Buffer;
+  timestampMs: number;
+}
+
+const fixtures: {
+  name: string;
+  bytes: Buffer;
+  records: Expected[];
+  batchTimestampMs: number;
+  crc: number;
+}[] = [
+  {
+    name: "one record without a key",
+    bytes: ONE_RECORD,
+    records: [{ key: null, value: Buffer.from("hello"), timestampMs: T }],
+    batchTimestampMs: T,
+    crc: 0xd7f72df9,
+  },
+  {
+    name: "three records with keys, an empty value and multi-byte UTF-8",
+    bytes: THREE_RECORDS,
+    records: [
+      { key: "k1", value: Buffer.from("v1"), timestampMs: T },
+      { key: "k2", value: Buffer.alloc(0), timestampMs: T + 1 },
+      { key: "ключ", value: Buffer.from("🐚 conch"), timestampMs: T - 1 },
+    ],
+    batchTimestampMs: T + 1,
+    crc: 0xfee72169,
+  },
+  {
+    name: "the largest timestamp",
+    bytes: MAX_TIMESTAMP,
+    records: [{ key: "t", value: Buffer.from([0x00, 0xff]), timestampMs: 2 ** 42 - 1 }],
+    batchTimestampMs: 2 ** 42 - 1,
+    crc: 0x360dcf72,
+  },
+];
+
+for (const f of fixtures) {
+  test(`golden: ${f.name} decodes field by field`, () => {
+    const b = f.bytes;
+    assert.equal(b.length, 49 + 29 * f.records.length + tail(f), "header + metadata + framed records");
+    // The 29-byte header, read with Node's own readers rather than src/format's.
+    assert.equal(b[0], 0xc1, "magic");
+    assert.equal(
+      b.readBigUInt64BE(1),
+      BigInt(f.batchTimestampMs) * 1_000_000n,
+      "timestamp: max inner, in ns",
+    );
+    assert.equal(b.readBigUInt64BE(9), 0n, "base offset: 0 until the broker stamps it");
+    assert.equal(b.readUInt32BE(17), 20, "key size: the metadata block");
+    assert.equal(b.readUInt32BE(21), b.length - 49, "payload size: the inner records");
+    assert.equal(b.readUInt32BE(25), f.records.length, "record count");
+    // The 20-byte metadata block.
+    assert.equal(b.readUInt32BE(29), f.crc, "crc");
+    assert.equal(refBatchCrc(b), f.crc, "the fixture's CRC is the reference CRC32C of the covered bytes");
+    assert.equal(b.readUInt16BE(33), 0, "attributes: no compression");
+    assert.equal(b.readUInt16BE(35), 0, "reserved");
+    assert.equal(b.readBigUInt64BE(37), 2n ** 64n - 1n, "producer id: none");
+    assert.equal(b.readUInt32BE(45), 0, "base sequence");
+    // The inner records.
+    let p = 49;
+    f.records.forEach((r, i) => {
+      const key = r.key === null ? Buffer.alloc(0) : Buffer.from(r.key);
+      assert.equal(b[p], 0xc1, `record ${i}: magic`);
+      assert.equal(b.readBigUInt64BE(p + 1), BigInt(r.timestampMs) * 1_000_000n, `record ${i}: timestamp`);
+      assert.equal(b.readBigUInt64BE(p + 9), BigInt(i), `record ${i}: offset delta`);
+      assert.equal(b.readUInt32BE(p + 17), key.length, `record ${i}: key size`);
+      assert.equal(b.readUInt32BE(p + 21), r.value.length, `record ${i}: payload size`);
+      assert.equal(b.readUInt32BE(p + 25), 1, `record ${i}: count`);
+      assert.deepEqual(b.subarray(p + 29, p + 29 + key.length), key, `record ${i}: key`);
+      p += 29 + key.length;
+      assert.deepEqual(b.subarray(p, p + r.value.length), r.value, `record ${i}: value`);
+      p += r.value.length;
+    });
+    assert.equal(p, b.length, "the inner records fill the payload exactly");
+  });
+
+  test(`golden: ${f.name} is exactly what BatchBuilder writes`, () => {
+    const builder = new BatchBuilder();
+    builder.add("some record that is cleared", "x", 1);
+    builder.clear();
+    for (const r of f.records) builder.add(r.value, r.key, r.timestampMs);
+    const built = builder.finish();
+    assert.equal(built.toString("hex"), f.bytes.toString("hex"));
+    // Values given as strings encode to the same bytes as their UTF-8 Buffers (00 ff is not UTF-8).
+    if (f.records.every((r) => Buffer.from(r.value.toString("utf8")).equals(r.value))) {
+      const fromStrings = new BatchBuilder();
+      for (const r of f.records) fromStrings.add(r.value.toString("utf8"), r.key, r.timestampMs);
+      assert.equal(fromStrings.finish().toString("hex"), f.bytes.toString("hex"));
+    }
+    // Keys given as Buffers too.
+    const fromBuffers = new BatchBuilder();
+    for (const r of f.records)
+      fromBuffers.add(r.value, r.key === null ? null : Buffer.from(r.key), r.timestampMs);
+    assert.equal(fromBuffers.finish().toString("hex"), f.bytes.toString("hex"));
+  });
+
+  test(`golden: ${f.name} passes the checks and reads back through src/format`, () => {
+    const b = Buffer.from(f.bytes);
+    assert.equal(checkBatch(b, 0, b.length, b.length), b.length);
+    assert.deepEqual(validateBatches(b, b.length), { batches: 1, records: f.records.length });
+    assert.equal(batchCrc(b, 0, b.length), f.crc);
+    assert.equal(recordSize(b, 0), b.length);
+    assert.equal(batchCount(b, 0), f.records.length);
+    assert.equal(batchTimestampMs(b, 0), f.batchTimestampMs);
+    stampBaseOffset(b, 0, 42);
+    assert.equal(b.readBigUInt64BE(9), 42n);
+    assert.deepEqual(b.subarray(17), f.bytes.subarray(17), "stamping changes only bytes 9-16");
+    assert.deepEqual(b.subarray(0, 9), f.bytes.subarray(0, 9));
+    assert.equal(checkBatch(b, 0, b.length, b.length), b.length, "the CRC still holds after stamping");
+    assert.equal(batchBaseOffset(b, 0), 42);
+    assert.equal(batchLastOffset(b, 0), 42 + f.records.length - 1);
+    const c = new RecordCursor(b);
+    f.records.forEach((r, i) => {
+      assert.ok(c.next());
+      assert.equal(c.offset, 42 + i);
+      assert.equal(c.baseOffset, 42);
+      assert.equal(c.timestampMs, r.timestampMs);
+      assert.equal(c.key()?.toString("utf8") ?? null, r.key);
+      assert.deepEqual(c.value(), r.value);
+      assert.equal(c.isTombstone, r.key !== null && r.value.length === 0);
+    });
+    assert.equal(c.next(), false);
+  });
+}
+
+/** Bytes of keys and values, for the length check. */
+function tail(f: { records: Expected[] }): number {
+  return f.records.reduce((n, r) => n + (r.key === null ? 0 : Buffer.byteLength(r.key)) + r.value.length, 0);
+}

@@ -1,0 +1,98 @@
+/**
+ * Test-only helpers for the format tests: an independent bitwise CRC32C, a way to re-seal a batch
+ * after tampering with it (so that the check under test, not the CRC, has to catch the change), and
+ * a bounds-checking view that records every read outside an allowed range.
+ */
+import { BatchBuilder, type Bytes } from "../../src/format/index.js";
+
+/** Bytes from hex written with spaces, newlines or `|` between fields for readability. */
+export function hex(text: string): Buffer {
+  return Buffer.from(text.replace(/[\s|]/g, ""), "hex");
+}
+
+/** Bitwise CRC32C (Castagnoli, reflected polynomial 0x82F63B78): slow, obviously right. */
+export function refCrc32c(bytes: Uint8Array, crc = 0): number {
+  let c = ~crc >>> 0;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+  }
+  return ~c >>> 0;
+}
+
+/**
+ * The batch CRC as docs/format.md describes it, computed without src/format/crc.ts: bytes 0-8
+ * (magic, timestamp), 17-28 (key size, payload size, count), and 33 to the end.
+ */
+export function refBatchCrc(batch: Uint8Array): number {
+  let crc = refCrc32c(batch.subarray(0, 9));
+  crc = refCrc32c(batch.subarray(17, 29), crc);
+  return refCrc32c(batch.subarray(33), crc);
+}
+
+/** Rewrites the CRC of the batch filling `batch` so that only the field changes made are wrong. */
+export function reseal(batch: Buffer): Buffer {
+  batch.writeUInt32BE(refBatchCrc(batch), 29);
+  return batch;
+}
+
+export interface TestRecord {
+  value: Bytes;
+  key: Bytes | null;
+  timestampMs: number;
+}
+
+/** One batch of `records`, copied out of the builder's slab so that tests may change it freely. */
+export function buildBatch(records: readonly TestRecord[], slabBytes?: number): Buffer {
+  const builder = new BatchBuilder(slabBytes === undefined ? {} : { slabBytes });
+  for (const r of records) builder.add(r.value, r.key, r.timestampMs);
+  return Buffer.from(builder.finish());
+}
+
+/** The bytes a key or value is stored as. */
+export function bytesOf(b: Bytes): Buffer {
+  return typeof b === "string" ? Buffer.from(b, "utf8") : Buffer.from(b);
+}
+
+/** A small valid batch of three records (keys, an empty value, a non-ASCII key) used by many tests. */
+export function smallBatch(): Buffer {
+  return buildBatch([
+    { value: "v1", key: "k1", timestampMs: 1_700_000_000_000 },
+    { value: "", key: "k2", timestampMs: 1_700_000_000_001 },
+    { value: "value", key: "ключ", timestampMs: 1_699_999_999_999 },
+  ]);
+}
+
+/** Where inner record `i` of `batch` starts. */
+export function innerRecordAt(batch: Buffer, i: number): number {
+  let p = 49;
+  for (let k = 0; k < i; k++) p += 29 + batch.readUInt32BE(p + 17) + batch.readUInt32BE(p + 21);
+  return p;
+}
+
+/**
+ * A proxy over `buf` that behaves like it for the code under test but records, in `violations`,
+ * every element read at an index outside [lo, hi) and every `subarray` reaching outside it.
+ * Out-of-range element reads on a plain Buffer return undefined silently; this makes them visible.
+ */
+export function boundedView(buf: Buffer, lo: number, hi: number): { view: Buffer; violations: string[] } {
+  const violations: string[] = [];
+  const view = new Proxy(buf, {
+    get(target, prop) {
+      if (typeof prop === "string" && prop !== "" && !Number.isNaN(Number(prop))) {
+        const i = Number(prop);
+        if (!Number.isInteger(i) || i < lo || i >= hi) violations.push(`read [${prop}]`);
+        return target[i];
+      }
+      if (prop === "subarray") {
+        return (start = 0, end = target.length) => {
+          if (start < lo || end > hi || start > end) violations.push(`subarray(${start}, ${end})`);
+          return target.subarray(start, end);
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { view, violations };
+}
