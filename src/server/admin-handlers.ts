@@ -1,0 +1,40 @@
+/** Topic administration: create, delete, alter, list, describe. */
+import { decodeAlterTopicRequest } from "../protocol/alter-topic.js";
+import { decodeCreateTopicRequest } from "../protocol/create-topic.js";
+import { decodeDeleteTopicRequest } from "../protocol/delete-topic.js";
+import { decodeDescribeTopicRequest, encodeDescribeTopicResponse } from "../protocol/describe-topic.js";
+import { encodeEmptyResponse } from "../protocol/empty-response.js";
+import { decodeListTopicsRequest, encodeListTopicsResponse } from "../protocol/list-topics.js";
+import type { Reply, RequestContext } from "./handler.js";
+
+export function createTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeCreateTopicRequest(frame);
+  return ctx.broker
+    .createTopic(req.topic, req.partitions, req.configs)
+    .then(() => encodeEmptyResponse(correlationId));
+}
+
+export function deleteTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeDeleteTopicRequest(frame);
+  return ctx.broker.deleteTopic(req.topic).then(() => encodeEmptyResponse(correlationId));
+}
+
+export function alterTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeAlterTopicRequest(frame);
+  return ctx.broker.alterTopic(req.topic, req.configs).then(() => encodeEmptyResponse(correlationId));
+}
+
+export function listTopics(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  decodeListTopicsRequest(frame);
+  return encodeListTopicsResponse(correlationId, { topics: ctx.broker.listTopics() });
+}
+
+export function describeTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  const req = decodeDescribeTopicRequest(frame);
+  const d = ctx.broker.describeTopic(req.topic);
+  return encodeDescribeTopicResponse(correlationId, {
+    topic: d.name,
+    partitions: d.partitions,
+    configs: d.configs,
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * The TCP listener: accepts connections (up to the limit), hands each to a Connection, and shuts
+ * down gracefully. It serves a Broker it does not own: whoever opened the broker closes it, after
+ * the server.
+ *
+ *   const server = new ConchServer(broker, { logger });
+ *   const { port } = await server.listen(0, "127.0.0.1");
+ *   ...
+ *   await server.close();
+ *   await broker.close();
+ */
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import { type Logger, pino } from "pino";
+import type { Broker } from "../broker/broker.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { Connection } from "./connection.js";
+import { defaultHandlers } from "./dispatch.js";
+import type { HandlerTable } from "./handler.js";
+import { type ConchServerOptions, resolveLimits, type ServerLimits } from "./server-options.js";
+
+/**
+ * Connections over the limit are kept just long enough to answer their first request with
+ * TOO_MANY_CONNECTIONS; beyond this many of those at once, they are dropped unanswered.
+ */
+const MAX_REFUSING = 64;
+
+export class ConchServer {
+  readonly limits: ServerLimits;
+  #broker: Broker;
+  #logger: Logger;
+  #handlers: HandlerTable;
+  #server: Server;
+  #connections = new Set<Connection>();
+  #refusing = 0;
+  #nextId = 1;
+  #closing: Promise<void> | null = null;
+
+  constructor(broker: Broker, options: ConchServerOptions = {}) {
+    this.#broker = broker;
+    this.limits = resolveLimits(broker.config, options);
+    this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "server" });
+    this.#handlers = options.handlers ?? defaultHandlers();
+    // allowHalfOpen: a client that ends its side still gets the answers to what it sent.
+    this.#server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.#accept(socket));
+    this.#server.on("error", (err) => this.#logger.error({ err }, "server error"));
+  }
+
+  /** Starts listening; port 0 picks a free port. Defaults to the broker config's host and port. */
+  listen(
+    port: number = this.#broker.config.port,
+    host: string = this.#broker.config.host,
+  ): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.#server.once("error", onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off("error", onError);
+        const address = this.address();
+        this.#logger.info({ host: address.address, port: address.port }, "listening");
+        resolve(address);
+      });
+    });
+  }
+
+  /** The address listened on. Throws before listen() has completed. */
+  address(): AddressInfo {
+    const address = this.#server.address();
+    if (address === null || typeof address === "string") throw new Error("the server is not listening");
+    return address;
+  }
+
+  /** Connections open now. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /** The open connections, for tests and diagnostics. */
+  connections(): Connection[] {
+    return [...this.#connections];
+  }
+
+  /**
+   * Stops accepting, lets the requests in flight finish (long polls are woken and answer with what
+   * they have), then closes the connections. Connections still busy after `shutdownTimeoutMs` are
+   * dropped. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    const connections = [...this.#connections];
+    this.#logger.info({ connections: connections.length }, "shutting down");
+    const drained = Promise.all(connections.map((c) => c.shutdown()));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), this.limits.shutdownTimeoutMs);
+    });
+    const late = await Promise.race([drained.then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (late) {
+      this.#logger.warn(
+        { connections: this.#connections.size },
+        "dropping connections still busy at shutdown",
+      );
+      for (const c of this.#connections) c.destroy();
+    }
+    await stopped;
+    this.#logger.info("server closed");
+  }
+
+  #accept(socket: Socket): void {
+    if (this.#closing !== null) {
+      socket.destroy();
+      return;
+    }
+    let refusal: ConchError | null = null;
+    if (this.#connections.size - this.#refusing >= this.limits.maxConnections) {
+      if (this.#refusing >= MAX_REFUSING) {
+        socket.destroy();
+        return;
+      }
+      refusal = new ConchError(
+        ErrorCode.TOO_MANY_CONNECTIONS,
+        `the broker serves at most ${this.limits.maxConnections} connections`,
+      );
+      this.#refusing++;
+    }
+    const conn = new Connection(
+      this.#nextId++,
+      socket,
+      this.#broker,
+      this.#handlers,
+      this.limits,
+      this.#logger,
+      refusal,
+    );
+    this.#connections.add(conn);
+    conn.closed.then(() => {
+      this.#connections.delete(conn);
+      if (refusal !== null) this.#refusing--;
+    });
+  }
+}

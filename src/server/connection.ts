@@ -1,0 +1,324 @@
+/**
+ * One client connection: frames in, responses out.
+ *
+ * - Requests are started one by one in arrival order; many may be in flight at once, and each is
+ *   answered with its correlation id whenever it completes.
+ * - The handshake comes first; any other request before it is answered HANDSHAKE_REQUIRED and the
+ *   connection closed.
+ * - Backpressure: bytes of requests in flight (plus the responses they may return) and bytes of
+ *   responses the socket still holds are bounded by `maxInflightBytes`. Over it, the connection
+ *   stops taking frames from its parser and pauses the socket, so a client that sends faster than
+ *   it reads is throttled by TCP instead of growing the broker's memory. It resumes when a request
+ *   completes or the socket drains.
+ * - Framing errors (a size over the maximum, a frame too short for a request header) close the
+ *   connection at once; request errors are answered and the connection stays.
+ * - When the socket closes, the connection's signal aborts, so its long polls end at once.
+ */
+import type { Socket } from "node:net";
+import type { Logger } from "pino";
+import type { Broker } from "../broker/broker.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { ApiKey, apiName } from "../protocol/api.js";
+import { encodeErrorResponse } from "../protocol/error-response.js";
+import {
+  hasRequestHeader,
+  requestApiKey,
+  requestApiVersion,
+  requestCorrelationId,
+} from "../protocol/frame.js";
+import { FrameParser } from "../protocol/frame-parser.js";
+import { type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import type { ServerLimits } from "./server-options.js";
+
+/** Codes at or above this are client-side only and never sent. */
+const FIRST_CLIENT_ONLY_CODE = 100;
+
+export class Connection {
+  readonly id: number;
+  readonly remote: string;
+  #socket: Socket;
+  #parser: FrameParser;
+  #handlers: HandlerTable;
+  #limits: ServerLimits;
+  #logger: Logger;
+  #abort = new AbortController();
+  #ctx: RequestContext;
+  /** Set when the connection is over the limit: its first request is refused, then it closes. */
+  #refusal: ConchError | null;
+  #handshaken = false;
+  #handshakeTimer: NodeJS.Timeout | null = null;
+  /** Requests started and not yet answered, and the bytes they count against the bound. */
+  #inflight = 0;
+  #inflightBytes = 0;
+  /** False once no more requests are taken: the client ended, the server stops, or a refusal. */
+  #reading = true;
+  #paused = false;
+  #closed = false;
+  #onIdle: (() => void) | null = null;
+  readonly closed: Promise<void>;
+
+  constructor(
+    id: number,
+    socket: Socket,
+    broker: Broker,
+    handlers: HandlerTable,
+    limits: ServerLimits,
+    logger: Logger,
+    refusal: ConchError | null = null,
+  ) {
+    this.id = id;
+    this.#socket = socket;
+    this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.#handlers = handlers;
+    this.#limits = limits;
+    this.#logger = logger.child({ conn: id, remote: this.remote });
+    this.#refusal = refusal;
+    this.#parser = new FrameParser({ maxFrameBytes: limits.maxFrameBytes });
+    this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal);
+    this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
+
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    socket.on("drain", () => this.#pump());
+    socket.on("end", () => this.#onEnd());
+    socket.on("error", (err) => this.#logger.debug({ err }, "socket error"));
+    socket.on("close", () => this.#onClose());
+    this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs);
+    this.#handshakeTimer.unref();
+  }
+
+  /** Requests in flight. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /** Bytes counted against the in-flight bound: requests in progress plus unsent responses. */
+  get pendingBytes(): number {
+    return this.#inflightBytes + this.#socket.writableLength;
+  }
+
+  /** Whether reading is paused by backpressure. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /**
+   * Stops taking requests, wakes the long polls, and closes once every request in flight is
+   * answered. Resolves when the socket has closed.
+   */
+  shutdown(): Promise<void> {
+    this.#stopReading();
+    this.#abort.abort(new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down"));
+    this.#endWhenIdle();
+    return this.closed;
+  }
+
+  /** Drops the connection at once. */
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  #onData(chunk: Buffer): void {
+    if (!this.#reading) return;
+    this.#parser.push(chunk);
+    this.#pump();
+  }
+
+  /** Takes frames from the parser and starts their requests while under the in-flight bound. */
+  #pump(): void {
+    while (this.#reading && !this.#closed) {
+      if (this.#inflightBytes + this.#socket.writableLength > this.#limits.maxInflightBytes) {
+        this.#setPaused(true);
+        return;
+      }
+      let frame: Buffer | null;
+      try {
+        frame = this.#parser.next();
+      } catch (err) {
+        this.#logger.warn({ err }, "closing the connection: frame over the maximum size");
+        this.#socket.destroy();
+        return;
+      }
+      if (frame === null) break;
+      this.#handleFrame(frame);
+    }
+    this.#setPaused(false);
+  }
+
+  #setPaused(paused: boolean): void {
+    if (paused === this.#paused || this.#closed) return;
+    this.#paused = paused;
+    if (paused) {
+      this.#socket.pause();
+      this.#logger.debug({ pendingBytes: this.pendingBytes }, "reading paused: responses pending");
+    } else if (this.#reading) {
+      this.#socket.resume();
+    }
+  }
+
+  #handleFrame(frame: Buffer): void {
+    if (!hasRequestHeader(frame)) {
+      this.#logger.warn(
+        { bytes: frame.length },
+        "closing the connection: frame too short for a request header",
+      );
+      this.#socket.destroy();
+      return;
+    }
+    const correlationId = requestCorrelationId(frame);
+    const apiKey = requestApiKey(frame);
+    if (this.#refusal !== null) {
+      this.#refuse(correlationId, this.#refusal);
+      return;
+    }
+    if (!this.#handshaken && apiKey !== ApiKey.HANDSHAKE) {
+      this.#refuse(
+        correlationId,
+        new ConchError(ErrorCode.HANDSHAKE_REQUIRED, `${apiName(apiKey)} before the handshake`),
+      );
+      return;
+    }
+    const entry = this.#handlers[apiKey];
+    if (entry === undefined) {
+      this.#writeError(
+        correlationId,
+        apiKey,
+        new ConchError(ErrorCode.UNKNOWN_API, `unknown apiKey ${apiKey}`),
+      );
+      return;
+    }
+    const version = requestApiVersion(frame);
+    if (version !== entry.version) {
+      const err = new ConchError(
+        ErrorCode.UNSUPPORTED_VERSION,
+        `${apiName(apiKey)} version ${version} is not supported (only ${entry.version})`,
+      );
+      this.#writeError(correlationId, apiKey, err);
+      return;
+    }
+
+    this.#ctx.responseBytes = 0;
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = entry.handle(this.#ctx, frame, correlationId);
+    } catch (err) {
+      this.#writeError(correlationId, apiKey, err);
+      return;
+    }
+    if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
+    if (!(reply instanceof Promise)) {
+      if (reply !== null) this.#write(reply);
+      return;
+    }
+    const cost = frame.length + this.#ctx.responseBytes;
+    this.#inflight++;
+    this.#inflightBytes += cost;
+    reply.then(
+      (r) => this.#settled(cost, r),
+      (err: unknown) => {
+        this.#writeError(correlationId, apiKey, err);
+        this.#settled(cost, null);
+      },
+    );
+  }
+
+  #settled(cost: number, reply: Reply): void {
+    if (reply !== null) this.#write(reply);
+    this.#inflight--;
+    this.#inflightBytes -= cost;
+    if (this.#inflight === 0 && this.#onIdle !== null) this.#onIdle();
+    else this.#pump();
+  }
+
+  /**
+   * Writes a reply. Several buffers go out corked, as one writev, never concatenated. write()'s
+   * return value is reflected in writableLength, which the in-flight bound counts; 'drain' resumes.
+   */
+  #write(reply: Buffer | readonly Buffer[]): void {
+    if (this.#closed) return;
+    const socket = this.#socket;
+    if (!isBufferList(reply)) {
+      socket.write(reply);
+      return;
+    }
+    socket.cork();
+    for (const b of reply) if (b.length > 0) socket.write(b);
+    socket.uncork();
+  }
+
+  #writeError(correlationId: number, apiKey: number, err: unknown): void {
+    let code: number = ErrorCode.INTERNAL;
+    let message = "internal broker error";
+    if (err instanceof ConchError && err.code > ErrorCode.NONE && err.code < FIRST_CLIENT_ONLY_CODE) {
+      code = err.code;
+      message = err.message;
+      this.#logger.debug({ api: apiName(apiKey), code: err.codeName, msg: err.message }, "request failed");
+    } else {
+      this.#logger.error({ err, api: apiName(apiKey), correlationId }, "request failed unexpectedly");
+    }
+    this.#write(encodeErrorResponse(correlationId, code, message));
+  }
+
+  /** Answers one request with an error, then closes once the rest are answered. */
+  #refuse(correlationId: number, err: ConchError): void {
+    this.#logger.info({ code: err.codeName }, `closing the connection: ${err.message}`);
+    this.#writeError(correlationId, ApiKey.HANDSHAKE, err);
+    this.#stopReading();
+    this.#endWhenIdle();
+  }
+
+  #handshakeDone(): void {
+    this.#handshaken = true;
+    if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+    this.#logger.debug({ clientId: this.#ctx.clientId }, "handshake");
+  }
+
+  #handshakeTimedOut(): void {
+    this.#handshakeTimer = null;
+    if (this.#handshaken || this.#closed) return;
+    this.#logger.info("closing the connection: no handshake in time");
+    this.#socket.destroy();
+  }
+
+  /** The client finished sending: answer what is in flight, then close. */
+  #onEnd(): void {
+    if (this.#reading && this.#parser.midFrame) this.#logger.debug("client ended mid frame");
+    this.#stopReading();
+    this.#endWhenIdle();
+  }
+
+  #stopReading(): void {
+    if (!this.#reading) return;
+    this.#reading = false;
+    this.#paused = true;
+    if (!this.#closed) this.#socket.pause();
+  }
+
+  /** Ends the socket (after its pending writes) once no request is in flight. */
+  #endWhenIdle(): void {
+    if (this.#closed) return;
+    if (this.#inflight > 0) {
+      this.#onIdle = () => this.#endWhenIdle();
+      return;
+    }
+    this.#onIdle = null;
+    // destroySoon: end our side after the pending writes, then close even if the client keeps its side open.
+    this.#socket.destroySoon();
+  }
+
+  #onClose(): void {
+    this.#closed = true;
+    this.#reading = false;
+    if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+    if (!this.#abort.signal.aborted) {
+      this.#abort.abort(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
+    }
+    this.#logger.debug({ inflight: this.#inflight }, "connection closed");
+  }
+}
+
+function isBufferList(reply: Buffer | readonly Buffer[]): reply is readonly Buffer[] {
+  return Array.isArray(reply);
+}

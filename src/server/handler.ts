@@ -1,0 +1,50 @@
+/**
+ * What a request handler is. A handler decodes its request from the frame, calls the broker and
+ * returns the response bytes, or a promise of them when the broker answers later. It is called in
+ * the order requests arrive on the connection, and whatever it calls synchronously happens in that
+ * order (so a produce reaches the partition log in arrival order). It may throw or reject: a
+ * ConchError is answered with its code, anything else with INTERNAL.
+ */
+import type { Logger } from "pino";
+import type { Broker } from "../broker/broker.js";
+import type { ServerLimits } from "./server-options.js";
+
+/**
+ * Response bytes: one buffer, several buffers written together (a fetch response's header and its
+ * stored records, never concatenated), or null for no response (a produce with acks = 0).
+ */
+export type Reply = Buffer | readonly Buffer[] | null;
+
+export type Handler = (ctx: RequestContext, frame: Buffer, correlationId: number) => Reply | Promise<Reply>;
+
+export interface HandlerEntry {
+  /** The apiVersion the handler speaks; any other is answered UNSUPPORTED_VERSION. */
+  version: number;
+  handle: Handler;
+}
+
+/** Handlers by apiKey. */
+export type HandlerTable = ReadonlyArray<HandlerEntry | undefined>;
+
+/** One per connection, handed to every handler of its requests. */
+export class RequestContext {
+  readonly broker: Broker;
+  readonly limits: ServerLimits;
+  readonly logger: Logger;
+  /** Aborted when the connection closes or the server shuts down: long polls end at once. */
+  readonly signal: AbortSignal;
+  /** Set by the handshake, for logs. */
+  clientId = "";
+  /**
+   * A handler whose response may be large (a fetch) sets this, before it returns, to the bytes it
+   * may answer with; they count against the connection's in-flight bound until it answers.
+   */
+  responseBytes = 0;
+
+  constructor(broker: Broker, limits: ServerLimits, logger: Logger, signal: AbortSignal) {
+    this.broker = broker;
+    this.limits = limits;
+    this.logger = logger;
+    this.signal = signal;
+  }
+}
