@@ -179,18 +179,29 @@ export class Broker {
 
   /**
    * Appends `records` (one or more whole batches). For a known topic, PartitionLog.append is called
-   * before this function first yields, so the order of produce calls is the order of offsets.
+   * before this function returns, so the order of produce calls is the order of offsets. Not
+   * `async`: a produce is one request on the hot path and needs no promise of its own.
    */
-  async produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
-    this.#checkOpen();
-    if (acks !== 0 && acks !== 1 && acks !== 2) {
-      throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+  produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
+    try {
+      this.#checkOpen();
+      if (acks !== 0 && acks !== 1 && acks !== 2) {
+        throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+      }
+      const t = this.#topics.get(topic);
+      if (t !== undefined) return this.#append(t, partition, records, acks);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const t = this.#topics.get(topic) ?? (await this.#autoCreate(topic));
+    // Everyone waiting on the same create resumes in call order, so their appends keep it.
+    return this.#autoCreate(topic).then((t) => this.#append(t, partition, records, acks));
+  }
+
+  #append(t: Topic, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
     if (t.internal) {
       throw new ConchError(
         ErrorCode.INVALID_TOPIC_NAME,
-        `topic "${topic}" is internal; clients cannot write to it`,
+        `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
     const log = t.partition(partition);
@@ -327,7 +338,11 @@ export class Broker {
     }
     let pending = this.#autoCreating.get(name);
     if (pending === undefined) {
-      checkTopicName(name);
+      try {
+        checkTopicName(name);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       const partitions = this.config.defaultPartitions;
       pending = this.#admin(async () => this.#topics.get(name) ?? (await this.#create(name, partitions, {})));
       this.#autoCreating.set(name, pending);
