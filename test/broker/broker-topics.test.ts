@@ -24,6 +24,8 @@ test("create, list, describe, delete", async (t) => {
   assert.equal(d.configs["retention.ms"], "1000");
   assert.equal(d.configs.flush, "interval");
   assert.equal(broker.describeTopic("audit").configs["retention.ms"], "60000");
+  assert.equal(broker.partition("orders", 2).config.retentionMs, 1000, "the override reaches the log");
+  assert.equal(broker.partition("audit", 0).config.retentionMs, 60_000);
 
   const meta = JSON.parse(await readFile(join(dataDir, "topics", "orders", "topic.json"), "utf8"));
   assert.deepEqual(meta, { version: 1, name: "orders", partitions: 3, configs: { "retention.ms": "1000" } });
