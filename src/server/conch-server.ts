@@ -56,7 +56,7 @@ export class ConchServer {
       this.#server.listen(port, host, () => {
         this.#server.off("error", onError);
         const address = this.address();
-        this.#logger.info({ host: address.address, port: address.port }, "listening");
+        this.#logger.debug({ host: address.address, port: address.port }, "listening");
         resolve(address);
       });
     });
