@@ -5,8 +5,11 @@
  */
 import { type Command, Option } from "commander";
 import pino from "pino";
+import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, loadBrokerConfig } from "../broker/broker-config.js";
 import { BROKER_SETTINGS, CONFIG_FILE_ENV, CONFIG_FILE_OPTION } from "../broker/broker-settings.js";
+import { ConchServer } from "../server/conch-server.js";
+import { EXIT_ERROR } from "./exit-codes.js";
 import { PrettyLogDestination } from "./pretty-log.js";
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -69,8 +72,39 @@ export function listeningMessage(config: BrokerConfig, host: string, port: numbe
   return `conch broker listening on ${where} (data ${config.dataDir}, flush ${config.flush})`;
 }
 
+/**
+ * Opens the broker, serves it until SIGINT or SIGTERM, then shuts down in order: the server stops
+ * accepting and lets requests in flight finish, then the broker flushes and closes its files.
+ * A second signal during shutdown exits at once.
+ */
 async function runBroker(config: BrokerConfig, logger: pino.Logger): Promise<void> {
-  void config;
-  void logger;
-  throw new Error("the broker server is not available in this build");
+  const broker = await Broker.open(config, logger);
+  const server = new ConchServer(broker, { logger });
+  let address: { address: string; port: number };
+  try {
+    address = await server.listen(config.port, config.host);
+  } catch (err) {
+    await broker.close().catch(() => {});
+    throw err;
+  }
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+    logger.info(
+      { host: address.address, port: address.port },
+      listeningMessage(config, address.address, address.port),
+    );
+  });
+  const force = (again: NodeJS.Signals): void => {
+    logger.warn({ signal: again }, "second signal during shutdown: exiting now");
+    process.exit(EXIT_ERROR);
+  };
+  process.on("SIGINT", force).on("SIGTERM", force);
+  logger.info({ signal }, `conch broker stopping (${signal})`);
+  try {
+    await server.close();
+  } finally {
+    await broker.close();
+  }
+  logger.info("conch broker stopped");
 }

@@ -1,7 +1,24 @@
 /**
  * Opens a client for one command and always closes it, whatever the command's outcome.
  */
+import {
+  Producer,
+  type ProducerMessage,
+  type ProducerOptions,
+  type SendBatchResult,
+} from "../client/producer.js";
 import type { PartitionDescription } from "../protocol/describe-topic.js";
+
+export interface SendBatchApi {
+  sendBatch(topic: string, messages: readonly ProducerMessage[]): Promise<SendBatchResult>;
+  readonly hasRoom: boolean;
+  waitForRoom(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function openProducer(broker: string, options: ProducerOptions): SendBatchApi {
+  return new Producer({ brokers: [broker], clientId: "conch-cli" }, options);
+}
 
 export interface AdminApi {
   createTopic(name: string, partitions: number, configs: Record<string, string>): Promise<void>;

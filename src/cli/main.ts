@@ -8,12 +8,9 @@ import { ConchError } from "../format/errors.js";
 import { registerBenchCommands } from "./bench-commands.js";
 import { registerBrokerCommand } from "./broker-command.js";
 import { registerConsumeCommand } from "./consume-command.js";
+import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import { registerProduceCommand } from "./produce-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
-
-export const EXIT_OK = 0;
-export const EXIT_ERROR = 1;
-export const EXIT_USAGE = 2;
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {

@@ -1,5 +1,125 @@
-import type { Command } from "commander";
+/**
+ * `conch produce TOPIC`: one message per line of stdin. stdin is read a chunk at a time and the
+ * next chunk is read only when the producer has room again, so a stream of any size flows through
+ * in bounded memory; each chunk's lines go out as one `sendBatch` call whose values are views of
+ * the chunk (no copy, no string per line).
+ */
+import { type Command, Option } from "commander";
+import type { ProducerMessage } from "../client/producer.js";
+import { withBroker } from "./client-options.js";
+import { openProducer, type SendBatchApi } from "./client-session.js";
+import { indexOfIn, LineSplitter } from "./line-splitter.js";
+import { ACKS, type AcksName, integerParser, parseSeparator } from "./options.js";
+import { printLine } from "./output.js";
+
+interface ProduceFlags {
+  broker: string;
+  keySeparator?: Buffer;
+  partition?: number;
+  acks: AcksName;
+  lingerMs: number;
+}
 
 export function registerProduceCommand(program: Command): void {
-  void program;
+  withBroker(
+    program
+      .command("produce")
+      .description("send each line of stdin as one message; print how many were acknowledged")
+      .argument("<topic>")
+      .addOption(
+        new Option(
+          "-k, --key-separator <sep>",
+          "split each line at the first SEP into key and value (\\t for a tab)",
+        ).argParser(parseSeparator),
+      )
+      .addOption(
+        new Option(
+          "-p, --partition <n>",
+          "send every message to this partition (default: by key, or spread)",
+        ).argParser(integerParser(0)),
+      )
+      .addOption(
+        new Option("-a, --acks <acks>", "when the broker acknowledges").choices(ACKS).default("leader"),
+      )
+      .addOption(
+        new Option("--linger-ms <ms>", "wait this long for a batch to fill")
+          .argParser(integerParser(0, 60_000))
+          .default(0),
+      )
+      .addHelpText(
+        "after",
+        "\nA line ends at \\n (a \\r before it is dropped); an empty line is an empty message.\n" +
+          "Without --key-separator messages have no key. With it, a line that lacks SEP has no key.\n\n" +
+          "Examples:\n  seq 1 1000 | conch produce numbers\n  printf 'user1\\tlogin\\n' | conch produce events --key-separator '\\t'",
+      ),
+  ).action(async (topic: string, o: ProduceFlags) => {
+    const producer = openProducer(o.broker, { acks: o.acks, lingerMs: o.lingerMs });
+    let acknowledged = 0;
+    try {
+      acknowledged = await produceLines(producer, topic, process.stdin, o);
+    } finally {
+      await producer.close();
+    }
+    printLine(
+      `${acknowledged} message${acknowledged === 1 ? "" : "s"} ${o.acks === "none" ? "sent" : "acknowledged"}`,
+    );
+  });
+}
+
+/** Sends every line of `input`; resolves with the number acknowledged, or rejects with the first failure. */
+export async function produceLines(
+  producer: SendBatchApi,
+  topic: string,
+  input: AsyncIterable<Buffer>,
+  o: Pick<ProduceFlags, "keySeparator" | "partition">,
+): Promise<number> {
+  const splitter = new LineSplitter();
+  const sep = o.keySeparator;
+  const partition = o.partition;
+  let batch: ProducerMessage[] = [];
+  let acknowledged = 0;
+  let failure: unknown = null;
+  const inFlight = new Set<Promise<void>>();
+
+  const onLine = (buf: Buffer, start: number, end: number): void => {
+    let key: Buffer | null = null;
+    let valueStart = start;
+    if (sep !== undefined) {
+      const at = indexOfIn(buf, sep, start, end);
+      if (at >= 0) {
+        key = buf.subarray(start, at);
+        valueStart = at + sep.length;
+      }
+    }
+    batch.push({ key, value: buf.subarray(valueStart, end), partition });
+  };
+  const send = (): void => {
+    if (batch.length === 0) return;
+    const count = batch.length;
+    const p = producer.sendBatch(topic, batch).then(
+      () => {
+        acknowledged += count;
+        inFlight.delete(p);
+      },
+      (err: unknown) => {
+        failure ??= err;
+        inFlight.delete(p);
+      },
+    );
+    inFlight.add(p);
+    batch = [];
+  };
+
+  for await (const chunk of input) {
+    splitter.push(chunk, onLine);
+    send();
+    if (failure !== null) break;
+    // Backpressure: stdin is not read again until the producer has buffer room.
+    if (!producer.hasRoom) await producer.waitForRoom();
+  }
+  splitter.end(onLine);
+  if (failure === null) send();
+  await Promise.all(inFlight);
+  if (failure !== null) throw failure;
+  return acknowledged;
 }
