@@ -1,0 +1,340 @@
+/**
+ * One TCP connection to a broker: the handshake, then many requests in flight at once, each
+ * matched to its response by correlation id (responses to waiting requests may come back out of
+ * order). The connection knows frames and correlation ids, nothing of topics.
+ *
+ * - Writes are queued and flushed once per microtask inside cork/uncork, so everything issued in
+ *   one tick leaves in one writev. When `write()` returns false the rest waits for 'drain'.
+ * - Responses go through the protocol's FrameParser, bounded by the handshake's maxFrameBytes.
+ * - One coarse timer per connection sweeps requests that outlived their deadline; a broker that
+ *   stops answering is treated as gone: the connection is closed and every request on it fails.
+ * - When the connection closes, every request in flight fails with a retriable CONNECTION_CLOSED.
+ */
+import net from "node:net";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { PROTOCOL_MAX_VERSION, PROTOCOL_MIN_VERSION } from "../protocol/api.js";
+import { hasResponseHeader, responseCorrelationId } from "../protocol/frame.js";
+import { FrameParser } from "../protocol/frame-parser.js";
+import {
+  decodeHandshakeResponse,
+  encodeHandshakeRequest,
+  type HandshakeResponse,
+} from "../protocol/handshake.js";
+import { type BrokerAddress, formatAddress } from "./address.js";
+import { abortedError, asConchError, connectionClosedError } from "./errors.js";
+
+export interface ConnectionOptions {
+  clientId: string;
+  /** Time allowed for TCP connect + handshake. */
+  connectTimeoutMs: number;
+  /** Time a request may wait for its response (plus its own `extraWaitMs`). */
+  requestTimeoutMs: number;
+}
+
+/** Writes a whole request message for a correlation id; module functions, so no closure per request. */
+export type Encoder<A> = (correlationId: number, arg: A) => Buffer;
+/** Decodes a response frame; an error response throws the ConchError it carries. */
+export type Decoder<T> = (frame: Buffer) => T;
+
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  /** Bytes sent right after the encoded message (a produce request's batches), uncopied. */
+  tail?: Buffer | undefined;
+  /** Time the broker may legitimately hold the request (a long poll), added to the timeout. */
+  extraWaitMs?: number | undefined;
+}
+
+interface Pending {
+  decode: Decoder<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: ConchError) => void;
+  deadline: number;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/** The handshake response is tiny; nothing larger is accepted before it. */
+const HANDSHAKE_MAX_FRAME_BYTES = 64 * 1024;
+const MAX_CORRELATION_ID = 0xffffffff;
+const NO_OPTIONS: RequestOptions = {};
+
+export class Connection {
+  readonly address: BrokerAddress;
+  #socket: net.Socket;
+  #options: ConnectionOptions;
+  #parser = new FrameParser({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #out: Buffer[] = [];
+  #flushQueued = false;
+  #blocked = false;
+  #closeError: ConchError | null = null;
+  #sweep: NodeJS.Timeout;
+  #onClose: Array<(err: ConchError) => void> = [];
+  #handshake: HandshakeResponse | null = null;
+
+  /** Connects, handshakes and resolves with a ready connection. */
+  static async open(
+    address: BrokerAddress,
+    options: ConnectionOptions,
+    signal?: AbortSignal,
+  ): Promise<Connection> {
+    const socket = await connectSocket(address, options.connectTimeoutMs, signal);
+    const conn = new Connection(address, socket, options);
+    const timer = setTimeout(
+      () =>
+        conn.close(new ConchError(ErrorCode.TIMEOUT, `handshake with ${formatAddress(address)} timed out`)),
+      options.connectTimeoutMs,
+    );
+    try {
+      const hs = await conn.request(
+        encodeHandshakeRequest,
+        { minVersion: PROTOCOL_MIN_VERSION, maxVersion: PROTOCOL_MAX_VERSION, clientId: options.clientId },
+        decodeHandshakeResponse,
+        signal === undefined ? NO_OPTIONS : { signal },
+      );
+      if (hs.version < PROTOCOL_MIN_VERSION || hs.version > PROTOCOL_MAX_VERSION) {
+        throw new ConchError(ErrorCode.UNSUPPORTED_VERSION, `broker chose protocol version ${hs.version}`);
+      }
+      conn.#startSession(hs);
+      return conn;
+    } catch (err) {
+      conn.close(asConchError(err));
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private constructor(address: BrokerAddress, socket: net.Socket, options: ConnectionOptions) {
+    this.address = address;
+    this.#socket = socket;
+    this.#options = options;
+    socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    socket.on("drain", () => {
+      this.#blocked = false;
+      this.#flush();
+    });
+    socket.on("error", (err) => this.close(connectionClosedError(err.message, err)));
+    socket.on("close", () => this.close(connectionClosedError(`${formatAddress(address)} went away`)));
+    this.#sweep = setInterval(
+      () => this.#expire(),
+      Math.min(1000, Math.max(10, options.requestTimeoutMs / 4)),
+    );
+    this.#sweep.unref();
+  }
+
+  /** The broker's limits from the handshake. */
+  get maxFrameBytes(): number {
+    return this.#handshake?.maxFrameBytes ?? HANDSHAKE_MAX_FRAME_BYTES;
+  }
+
+  get maxBatchBytes(): number {
+    return this.#handshake?.maxBatchBytes ?? 0;
+  }
+
+  get version(): number {
+    return this.#handshake?.version ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.#closeError !== null;
+  }
+
+  /** Requests waiting for a response. */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /** Registers a listener called once, with the reason, when the connection closes. */
+  onClose(listener: (err: ConchError) => void): void {
+    if (this.#closeError !== null) listener(this.#closeError);
+    else this.#onClose.push(listener);
+  }
+
+  /** Sends a request and resolves with its decoded response. */
+  request<A, T>(
+    encode: Encoder<A>,
+    arg: A,
+    decode: Decoder<T>,
+    options: RequestOptions = NO_OPTIONS,
+  ): Promise<T> {
+    if (this.#closeError !== null) return Promise.reject(this.#closeError);
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortedError(signal, "request"));
+    const id = this.#allocateId();
+    let frame: Buffer;
+    try {
+      frame = encode(id, arg);
+    } catch (err) {
+      return Promise.reject(asConchError(err));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = {
+        decode,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        deadline: performance.now() + this.#options.requestTimeoutMs + (options.extraWaitMs ?? 0),
+        signal,
+        onAbort: undefined,
+      };
+      if (signal !== undefined) {
+        pending.onAbort = () => {
+          this.#pending.delete(id);
+          reject(abortedError(signal, "request"));
+        };
+        signal.addEventListener("abort", pending.onAbort, { once: true });
+      }
+      this.#pending.set(id, pending);
+      this.#enqueue(frame, options.tail);
+    });
+  }
+
+  /** Sends a request that gets no response (produce with acks = none). */
+  send<A>(encode: Encoder<A>, arg: A, tail?: Buffer): void {
+    if (this.#closeError !== null) throw this.#closeError;
+    this.#enqueue(encode(this.#allocateId(), arg), tail);
+  }
+
+  /** Closes the connection; every request in flight fails with `reason` (CONNECTION_CLOSED by default). */
+  close(reason: ConchError = connectionClosedError("closed by the client")): void {
+    if (this.#closeError !== null) return;
+    this.#closeError = reason;
+    clearInterval(this.#sweep);
+    this.#socket.destroy();
+    this.#out = [];
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) this.#settle(p, reason);
+    for (const listener of this.#onClose) listener(reason);
+    this.#onClose = [];
+  }
+
+  #startSession(hs: HandshakeResponse): void {
+    this.#handshake = hs;
+    // Nothing but the handshake response can have arrived yet: the broker only ever answers.
+    if (this.#parser.midFrame)
+      throw new ConchError(ErrorCode.MALFORMED_REQUEST, "unexpected bytes after the handshake");
+    this.#parser = new FrameParser({ maxFrameBytes: hs.maxFrameBytes });
+  }
+
+  #allocateId(): number {
+    const id = this.#nextId;
+    this.#nextId = id === MAX_CORRELATION_ID ? 1 : id + 1;
+    return id;
+  }
+
+  #enqueue(frame: Buffer, tail: Buffer | undefined): void {
+    this.#out.push(frame);
+    if (tail !== undefined && tail.length > 0) this.#out.push(tail);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flushTask);
+    }
+  }
+
+  #flushTask = (): void => {
+    this.#flushQueued = false;
+    this.#flush();
+  };
+
+  #flush(): void {
+    const out = this.#out;
+    if (this.#blocked || out.length === 0 || this.#closeError !== null) return;
+    const socket = this.#socket;
+    socket.cork();
+    let i = 0;
+    while (i < out.length) {
+      if (!socket.write(out[i++]!)) {
+        this.#blocked = true;
+        break;
+      }
+    }
+    socket.uncork();
+    this.#out = i === out.length ? [] : out.slice(i);
+  }
+
+  #onData(chunk: Buffer): void {
+    const parser = this.#parser;
+    try {
+      parser.push(chunk);
+      for (let frame = parser.next(); frame !== null; frame = this.#parser.next()) this.#dispatch(frame);
+    } catch (err) {
+      this.close(connectionClosedError(`bad response stream from ${formatAddress(this.address)}`, err));
+    }
+  }
+
+  #dispatch(frame: Buffer): void {
+    if (!hasResponseHeader(frame))
+      throw new ConchError(ErrorCode.MALFORMED_REQUEST, "response frame too short");
+    const id = responseCorrelationId(frame);
+    const p = this.#pending.get(id);
+    if (p === undefined) return; // its request was aborted or timed out
+    this.#pending.delete(id);
+    let value: unknown;
+    try {
+      value = p.decode(frame);
+    } catch (err) {
+      this.#settle(p, asConchError(err));
+      return;
+    }
+    if (p.onAbort !== undefined) p.signal!.removeEventListener("abort", p.onAbort);
+    p.resolve(value);
+  }
+
+  #settle(p: Pending, err: ConchError): void {
+    if (p.onAbort !== undefined) p.signal!.removeEventListener("abort", p.onAbort);
+    p.reject(err);
+  }
+
+  #expire(): void {
+    if (this.#pending.size === 0) return;
+    const now = performance.now();
+    for (const [id, p] of this.#pending) {
+      if (p.deadline > now) continue;
+      this.#pending.delete(id);
+      const ms = this.#options.requestTimeoutMs;
+      this.#settle(
+        p,
+        new ConchError(ErrorCode.TIMEOUT, `no response from ${formatAddress(this.address)} in ${ms} ms`),
+      );
+      this.close(connectionClosedError(`${formatAddress(this.address)} stopped answering`));
+      return;
+    }
+  }
+}
+
+/** A connected socket, or a rejection after the timeout or abort. */
+function connectSocket(address: BrokerAddress, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+  return new Promise<net.Socket>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortedError(signal, "connect"));
+      return;
+    }
+    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
+    const fail = (err: ConchError): void => {
+      cleanup();
+      socket.destroy();
+      reject(err);
+    };
+    const onError = (err: Error): void =>
+      fail(connectionClosedError(`cannot connect to ${formatAddress(address)}: ${err.message}`, err));
+    const onAbort = (): void => fail(abortedError(signal, "connect"));
+    const timer = setTimeout(
+      () =>
+        fail(connectionClosedError(`connect to ${formatAddress(address)} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      socket.off("error", onError);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    socket.once("error", onError);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    socket.once("connect", () => {
+      cleanup();
+      resolve(socket);
+    });
+  });
+}

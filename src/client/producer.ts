@@ -1,0 +1,424 @@
+/**
+ * The producer: places each message on a partition, batches per partition in the
+ * RecordAccumulator, keeps up to `maxInFlight` produce requests per partition on the wire, and
+ * retries retriable failures.
+ *
+ * Delivery is at-least-once: a batch whose connection dropped before its response came may or may
+ * not have been stored, and is sent again, so it may be stored twice. Order within a partition
+ * holds across a lost connection (all its in-flight batches are resent in order); a batch retried
+ * after another retriable error may land after batches sent behind it unless `maxInFlight` is 1.
+ *
+ * Messages that cannot be appended yet — the buffer is full, or the topic's partition count is
+ * still being learned — wait in a FIFO of parallel arrays (no object per message) and everything
+ * sent after them waits behind them, so order is kept.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { HEADER_SIZE } from "../format/layout.js";
+import { Acks, type AcksValue } from "../protocol/api.js";
+import {
+  decodeProduceResponse,
+  encodeProduceRequestHeader,
+  type ProduceResponse,
+} from "../protocol/produce.js";
+import { ConnectionManager } from "./connection-manager.js";
+import { asConchError } from "./errors.js";
+import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import { partitionForKey, StickyPartitioner } from "./partitioner.js";
+import {
+  type ProducerBatch,
+  type RecordMetadata,
+  type Reject,
+  type Resolve,
+  type SendBatchResult,
+  SendGroup,
+} from "./producer-batch.js";
+import { RecordAccumulator } from "./record-accumulator.js";
+import { TopicMetadata } from "./topic-metadata.js";
+
+export type { RecordMetadata, SendBatchResult } from "./producer-batch.js";
+
+export type AcksSetting = "none" | "leader" | "durable";
+
+export interface ProducerOptions {
+  /** When the broker answers: "none" (never; offsets are -1), "leader" (stored), "durable" (fsynced). Default "leader". */
+  acks?: AcksSetting;
+  /** A partition's batch is sealed at this size. Default 256 KiB (capped by the broker's maxBatchBytes). */
+  batchBytes?: number;
+  /** Longest time a record waits for more to join its batch. Default 0: only records sent in the same tick are coalesced. */
+  lingerMs?: number;
+  /** Produce requests in flight per partition. Default 5. */
+  maxInFlight?: number;
+  /** Memory for records not yet acknowledged; past it `send` waits. Default 32 MiB. */
+  bufferBytes?: number;
+  /** Retries of a batch after retriable errors. Default: unlimited within `deliveryTimeoutMs`. */
+  retries?: number;
+  /** First retry backoff step, doubling up to `retryBackoffMaxMs`. Defaults 100 ms and 1 s. */
+  retryBackoffMs?: number;
+  retryBackoffMaxMs?: number;
+  /** A batch not acknowledged this long after it was sealed fails with its last error. Default 60 s. */
+  deliveryTimeoutMs?: number;
+}
+
+export interface ProducerMessage {
+  key?: Uint8Array | string | null | undefined;
+  value: Uint8Array | string;
+  /** Milliseconds since the epoch; default now. */
+  timestamp?: number | undefined;
+  /** Overrides the partitioner. */
+  partition?: number | undefined;
+}
+
+const ACKS: Record<AcksSetting, AcksValue> = { none: Acks.NONE, leader: Acks.LEADER, durable: Acks.DURABLE };
+
+// One executor for every promise: it hands out the resolvers without a closure per message.
+let capturedResolve: unknown = null;
+let capturedReject: unknown = null;
+function capture(resolve: unknown, reject: unknown): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+export class Producer {
+  #manager: ConnectionManager;
+  #metadata: TopicMetadata;
+  #acc: RecordAccumulator;
+  #acks: AcksValue;
+  #requestTimeoutMs: number;
+  #retries: number;
+  #retryBackoffMs: number;
+  #retryBackoffMaxMs: number;
+  #deliveryTimeoutMs: number;
+  #bufferBytes: number;
+  #sticky = new Map<string, StickyPartitioner>();
+  // The FIFO of parked messages, as parallel arrays from #parkHead on.
+  #parkTopics: string[] = [];
+  #parkMessages: ProducerMessage[] = [];
+  #parkA: Array<Resolve | SendGroup> = [];
+  #parkB: Array<Reject | number> = [];
+  #parkHead = 0;
+  #parkedEver = 0;
+  #unparkedEver = 0;
+  /** Why the head of the FIFO could not be appended. */
+  #blockedOnMemory = false;
+  #progressWaiters: Array<() => void> = [];
+  #closing = false;
+  #closed: Promise<void> | null = null;
+
+  constructor(client: ClientOptions, options: ProducerOptions = {}) {
+    const conn = connectionManagerOptions(client);
+    this.#requestTimeoutMs = conn.requestTimeoutMs;
+    this.#acks = ACKS[options.acks ?? "leader"];
+    if (this.#acks === undefined)
+      throw invalid(`acks must be "none", "leader" or "durable", not ${options.acks}`);
+    this.#retries = integerOption("retries", options.retries, Number.MAX_SAFE_INTEGER);
+    this.#retryBackoffMs = integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
+    this.#retryBackoffMaxMs = integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
+    this.#deliveryTimeoutMs = integerOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 60_000, 1);
+    this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
+    this.#acc = new RecordAccumulator(
+      {
+        batchBytes: integerOption("batchBytes", options.batchBytes, 256 << 10, 1024),
+        lingerMs: integerOption("lingerMs", options.lingerMs, 0, 0, 60_000),
+        maxInFlight: integerOption("maxInFlight", options.maxInFlight, 5, 1, 1000),
+        bufferBytes: this.#bufferBytes,
+      },
+      this.#sendBatch,
+    );
+    this.#acc.onRoom = () => {
+      this.#unpark();
+      this.#wakeProgress();
+    };
+    this.#manager = new ConnectionManager({
+      ...conn,
+      onConnect: (c) => {
+        this.#acc.maxBatchBytes = c.maxBatchBytes;
+      },
+    });
+    this.#metadata = new TopicMetadata(
+      this.#manager,
+      { learned: () => this.#unpark(), failed: (topic, err) => this.#dropParked(topic, err) },
+      this.#deliveryTimeoutMs,
+    );
+  }
+
+  /** Bytes of records buffered and not yet acknowledged. */
+  get bufferedBytes(): number {
+    return this.#acc.usedBytes;
+  }
+
+  /** Whether a send now would be appended at once rather than wait for memory or metadata. */
+  get hasRoom(): boolean {
+    return this.#parkHead === this.#parkTopics.length && this.#acc.usedBytes < this.#bufferBytes;
+  }
+
+  /** Resolves when `hasRoom` is true: lets a fire-and-forget sender bound its own memory too. */
+  async waitForRoom(): Promise<void> {
+    while (!this.hasRoom && !this.#closing) await this.#nextProgress();
+  }
+
+  /** Sends one message; resolves with where it was stored once acknowledged per `acks`. */
+  send(topic: string, message: ProducerMessage): Promise<RecordMetadata> {
+    const promise = new Promise<RecordMetadata>(capture);
+    const resolve = capturedResolve as Resolve;
+    const reject = capturedReject as Reject;
+    if (this.#closing) reject(closedError());
+    else this.#enqueue(topic, message, resolve, reject);
+    return promise;
+  }
+
+  /** Sends many messages with one promise; cheaper than `send` per message. */
+  sendBatch(topic: string, messages: readonly ProducerMessage[]): Promise<SendBatchResult> {
+    const promise = new Promise<SendBatchResult>(capture);
+    const group = new SendGroup(
+      messages.length,
+      capturedResolve as (r: SendBatchResult) => void,
+      capturedReject as Reject,
+    );
+    if (this.#closing) group.fail(closedError());
+    else if (messages.length === 0) return Promise.resolve(group);
+    else for (let i = 0; i < messages.length; i++) this.#enqueue(topic, messages[i]!, group, i);
+    return promise;
+  }
+
+  /**
+   * Sends every buffered message now and resolves once all messages sent before the call are
+   * acknowledged or failed. Failures are reported to their senders, not here.
+   */
+  async flush(): Promise<void> {
+    const parkedBefore = this.#parkedEver;
+    for (;;) {
+      const parkedDone = this.#unparkedEver >= parkedBefore;
+      this.#acc.sealAll();
+      const batches = this.#acc.unsettled();
+      if (batches.length > 0) await Promise.all(batches.map((b) => b.whenSettled()));
+      if (parkedDone) return;
+      if (batches.length === 0) await this.#nextProgress();
+    }
+  }
+
+  /** Flushes, then closes the connection. Sends after close fail with ABORTED. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#closing = true;
+      try {
+        await this.flush();
+      } finally {
+        this.#acc.failUnsent(closedError());
+        this.#acc.stop();
+        this.#metadata.close();
+        this.#manager.close();
+        this.#wakeProgress();
+      }
+    })();
+    return this.#closed;
+  }
+
+  #enqueue(topic: string, m: ProducerMessage, a: Resolve | SendGroup, b: Reject | number): void {
+    if (this.#parkHead < this.#parkTopics.length || !this.#tryAppend(topic, m, a, b)) {
+      this.#parkTopics.push(topic);
+      this.#parkMessages.push(m);
+      this.#parkA.push(a);
+      this.#parkB.push(b);
+      this.#parkedEver++;
+      if (this.#blockedOnMemory) this.#acc.pressure = true;
+    }
+  }
+
+  /** Appends the message (or rejects it if invalid); false if it must wait. */
+  #tryAppend(topic: string, m: ProducerMessage, a: Resolve | SendGroup, b: Reject | number): boolean {
+    const value = m.value;
+    const key = m.key ?? null;
+    const ts = m.timestamp;
+    const valueBytes = byteLength(value);
+    const keyBytes = key === null ? 0 : byteLength(key);
+    if (valueBytes < 0 || keyBytes < 0)
+      return fail(a, b, invalid("value must be a string or bytes; key also, or null"));
+    if (ts !== undefined && !(Number.isSafeInteger(ts) && ts >= 0)) {
+      return fail(a, b, invalid(`timestamp must be a non-negative integer of ms, not ${ts}`));
+    }
+    const bytes = HEADER_SIZE + keyBytes + valueBytes;
+    if (!this.#acc.fitsInBatch(bytes)) {
+      const max = this.#acc.maxBatchBytes;
+      return fail(
+        a,
+        b,
+        new ConchError(ErrorCode.BATCH_TOO_LARGE, `a ${bytes}-byte record cannot fit a ${max}-byte batch`),
+      );
+    }
+    let partition = m.partition;
+    let sticky: StickyPartitioner | undefined;
+    if (partition === undefined) {
+      const n = this.#metadata.partitionCount(topic);
+      if (n === undefined) {
+        this.#blockedOnMemory = false;
+        return false;
+      }
+      if (key === null) {
+        sticky = this.#sticky.get(topic);
+        if (sticky === undefined) this.#sticky.set(topic, (sticky = new StickyPartitioner()));
+        partition = sticky.next(n);
+      } else {
+        partition = partitionForKey(key, n);
+      }
+    } else if (!Number.isInteger(partition) || partition < 0 || partition > 0xffffffff) {
+      return fail(a, b, invalid(`partition must be a non-negative integer, not ${partition}`));
+    }
+    if (!this.#acc.hasRoom(bytes)) {
+      this.#blockedOnMemory = true;
+      return false;
+    }
+    const batch = this.#acc.append(topic, partition, value, key, ts, bytes, a, b);
+    sticky?.stick(batch);
+    return true;
+  }
+
+  #unpark(): void {
+    const topics = this.#parkTopics;
+    let head = this.#parkHead;
+    const start = head;
+    while (
+      head < topics.length &&
+      this.#tryAppend(topics[head]!, this.#parkMessages[head]!, this.#parkA[head]!, this.#parkB[head]!)
+    ) {
+      head++;
+    }
+    this.#unparkedEver += head - start;
+    this.#setHead(head);
+    if (head !== start) this.#wakeProgress();
+  }
+
+  /** The topic's partition count cannot be learned: its waiting messages fail. */
+  #dropParked(topic: string, err: ConchError): void {
+    const keep = {
+      topics: [] as string[],
+      messages: [] as ProducerMessage[],
+      a: [] as Array<Resolve | SendGroup>,
+      b: [] as Array<Reject | number>,
+    };
+    for (let i = this.#parkHead; i < this.#parkTopics.length; i++) {
+      if (this.#parkTopics[i] === topic && this.#parkMessages[i]!.partition === undefined) {
+        fail(this.#parkA[i]!, this.#parkB[i]!, err);
+        this.#unparkedEver++;
+      } else {
+        keep.topics.push(this.#parkTopics[i]!);
+        keep.messages.push(this.#parkMessages[i]!);
+        keep.a.push(this.#parkA[i]!);
+        keep.b.push(this.#parkB[i]!);
+      }
+    }
+    this.#parkTopics = keep.topics;
+    this.#parkMessages = keep.messages;
+    this.#parkA = keep.a;
+    this.#parkB = keep.b;
+    this.#parkHead = 0;
+    this.#unpark();
+    this.#wakeProgress();
+  }
+
+  #setHead(head: number): void {
+    if (head === this.#parkTopics.length) {
+      this.#parkTopics = [];
+      this.#parkMessages = [];
+      this.#parkA = [];
+      this.#parkB = [];
+      this.#parkHead = 0;
+      this.#acc.pressure = false;
+      return;
+    }
+    // Drop the consumed front now and then so the arrays do not grow without bound.
+    if (head > 1024 && head * 2 > this.#parkTopics.length) {
+      this.#parkTopics = this.#parkTopics.slice(head);
+      this.#parkMessages = this.#parkMessages.slice(head);
+      this.#parkA = this.#parkA.slice(head);
+      this.#parkB = this.#parkB.slice(head);
+      head = 0;
+    }
+    this.#parkHead = head;
+  }
+
+  #nextProgress(): Promise<void> {
+    return new Promise<void>((resolve) => this.#progressWaiters.push(resolve));
+  }
+
+  #wakeProgress(): void {
+    const waiters = this.#progressWaiters;
+    if (waiters.length === 0) return;
+    this.#progressWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  #encodeProduce = (correlationId: number, batch: ProducerBatch): Buffer =>
+    encodeProduceRequestHeader(
+      correlationId,
+      batch.topic,
+      batch.partition,
+      this.#acks,
+      this.#requestTimeoutMs,
+      batch.records.length,
+    );
+
+  #sendBatch = (batch: ProducerBatch): void => {
+    if (this.#acks === Acks.NONE) {
+      this.#manager.send(this.#encodeProduce, batch, batch.records).then(
+        () => this.#settle(batch, -1),
+        (err: unknown) => this.#onError(batch, err),
+      );
+      return;
+    }
+    this.#manager.request(this.#encodeProduce, batch, decodeProduceResponse, { tail: batch.records }).then(
+      (res: ProduceResponse) => this.#settle(batch, res.baseOffset),
+      (err: unknown) => this.#onError(batch, err),
+    );
+  };
+
+  #settle(batch: ProducerBatch, baseOffset: number): void {
+    batch.complete(baseOffset);
+    this.#acc.done(batch);
+  }
+
+  #onError(batch: ProducerBatch, err: unknown): void {
+    const e = asConchError(err);
+    const retryable =
+      e.retriable &&
+      !this.#manager.closed &&
+      batch.attempts <= this.#retries &&
+      performance.now() - batch.sealedAt < this.#deliveryTimeoutMs;
+    if (retryable) {
+      this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
+      return;
+    }
+    if (e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) {
+      this.#metadata.invalidate(batch.topic);
+    }
+    batch.fail(e);
+    this.#acc.done(batch);
+  }
+
+  /** A lost connection is retried at once (the reconnect has its own backoff); other errors back off. */
+  #retryDelay(e: ConchError, attempts: number): number {
+    if (e.code === ErrorCode.CONNECTION_CLOSED && attempts === 1) return 0;
+    const step = Math.min(this.#retryBackoffMaxMs, this.#retryBackoffMs * 2 ** Math.min(attempts - 1, 20));
+    return step / 2 + Math.random() * (step / 2);
+  }
+}
+
+/** UTF-8 bytes of a string, length of bytes, or -1 for anything else. */
+function byteLength(v: unknown): number {
+  if (typeof v === "string") return Buffer.byteLength(v);
+  if (v instanceof Uint8Array) return v.length;
+  return -1;
+}
+
+function fail(a: Resolve | SendGroup, b: Reject | number, err: ConchError): true {
+  if (a instanceof SendGroup) a.fail(err);
+  else (b as Reject)(err);
+  return true;
+}
+
+function invalid(message: string): ConchError {
+  return new ConchError(ErrorCode.INVALID_REQUEST, message);
+}
+
+function closedError(): ConchError {
+  return new ConchError(ErrorCode.ABORTED, "the producer is closed");
+}

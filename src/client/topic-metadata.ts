@@ -1,0 +1,80 @@
+/**
+ * Partition counts of topics, learned with DescribeTopic and cached: the producer needs one to
+ * place a message by key or round-robin. A lookup that misses starts one DescribeTopic for the
+ * topic (never two at once) and tells the listener when it lands or fails for good.
+ */
+import type { ConchError } from "../format/errors.js";
+import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
+import { Backoff, delay } from "./backoff.js";
+import type { ConnectionManager } from "./connection-manager.js";
+import { asConchError } from "./errors.js";
+
+export interface TopicMetadataListener {
+  /** A topic's partition count is now known. */
+  learned(topic: string): void;
+  /** A topic's partition count could not be learned (unknown topic, or retries ran out). */
+  failed(topic: string, err: ConchError): void;
+}
+
+export class TopicMetadata {
+  #manager: ConnectionManager;
+  #listener: TopicMetadataListener;
+  #counts = new Map<string, number>();
+  #loading = new Set<string>();
+  #retryForMs: number;
+  #closed = new AbortController();
+
+  constructor(manager: ConnectionManager, listener: TopicMetadataListener, retryForMs: number) {
+    this.#manager = manager;
+    this.#listener = listener;
+    this.#retryForMs = retryForMs;
+  }
+
+  /** The cached partition count, or undefined after starting to learn it. */
+  partitionCount(topic: string): number | undefined {
+    const n = this.#counts.get(topic);
+    if (n === undefined && !this.#loading.has(topic)) void this.#load(topic);
+    return n;
+  }
+
+  /** Forgets a topic (it was deleted or re-created): the next lookup asks the broker again. */
+  invalidate(topic: string): void {
+    this.#counts.delete(topic);
+  }
+
+  close(): void {
+    this.#closed.abort();
+  }
+
+  async #load(topic: string): Promise<void> {
+    this.#loading.add(topic);
+    const backoff = new Backoff({ initialMs: 50, maxMs: 1000 });
+    const giveUpAt = performance.now() + this.#retryForMs;
+    const signal = this.#closed.signal;
+    try {
+      for (;;) {
+        try {
+          const res = await this.#manager.request(
+            encodeDescribeTopicRequest,
+            { topic },
+            decodeDescribeTopicResponse,
+            {
+              signal,
+            },
+          );
+          this.#counts.set(topic, res.partitions.length);
+          this.#loading.delete(topic);
+          this.#listener.learned(topic);
+          return;
+        } catch (err) {
+          const e = asConchError(err);
+          if (!e.retriable || signal.aborted || performance.now() >= giveUpAt) throw e;
+          await delay(backoff.next(), signal, () => e);
+        }
+      }
+    } catch (err) {
+      this.#loading.delete(topic);
+      this.#listener.failed(topic, asConchError(err));
+    }
+  }
+}
