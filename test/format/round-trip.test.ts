@@ -1,0 +1,154 @@
+/**
+ * Round trips, example-based and property-based: BatchBuilder -> validateBatches / checkBatch ->
+ * stampBaseOffset -> RecordCursor gives back every key, value, timestamp and offset.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import {
+  BatchBuilder,
+  type Bytes,
+  batchBaseOffset,
+  batchCount,
+  batchLastOffset,
+  batchTimestampMs,
+  checkBatch,
+  MAX_OFFSET,
+  MAX_TIMESTAMP_MS,
+  RecordCursor,
+  recordSize,
+  stampBaseOffset,
+  validateBatches,
+} from "../../src/format/index.js";
+import { bytesOf, refBatchCrc, type TestRecord } from "./helpers.js";
+
+const MAX = 64 << 20;
+
+const bytes: fc.Arbitrary<Bytes> = fc.oneof(
+  fc.constant(""),
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.uint8Array({ maxLength: 64 }),
+  fc.constant(new Uint8Array(0)),
+);
+const key: fc.Arbitrary<Bytes | null> = fc.oneof(fc.constant(null), fc.constant(""), bytes);
+const timestampMs = fc.oneof(
+  fc.constantFrom(0, 1, 2 ** 32, 1_700_000_000_000, MAX_TIMESTAMP_MS),
+  fc
+    .tuple(fc.integer({ min: 0, max: 2 ** 21 - 1 }), fc.integer({ min: 0, max: 2 ** 21 - 1 }))
+    .map(([hi, lo]) => hi * 2 ** 21 + lo),
+);
+const record: fc.Arbitrary<TestRecord> = fc.record({ value: bytes, key, timestampMs });
+/** 1..500 records, mostly small batches so that many runs stay quick. */
+const batchRecords = fc.oneof(
+  { weight: 4, arbitrary: fc.array(record, { minLength: 1, maxLength: 20 }) },
+  { weight: 1, arbitrary: fc.array(record, { minLength: 1, maxLength: 500 }) },
+);
+const baseOffset = fc.oneof(
+  fc.constantFrom(0, 1, 2 ** 32 - 1, 2 ** 32),
+  fc.maxSafeNat().map((n) => Math.min(n, MAX_OFFSET - 1000)),
+);
+
+/** What a record reads back as: an empty key is no key. */
+function expectedKey(k: Bytes | null): Buffer | null {
+  return k === null || k.length === 0 ? null : bytesOf(k);
+}
+
+/** Asserts that `cursor`'s next `records.length` records are `records`, numbered from `base`. */
+function expectRecords(cursor: RecordCursor, records: readonly TestRecord[], base: number): void {
+  records.forEach((r, i) => {
+    assert.ok(cursor.next(), `record ${i} is there`);
+    assert.equal(cursor.offset, base + i);
+    assert.equal(cursor.baseOffset, base);
+    assert.equal(cursor.timestampMs, r.timestampMs);
+    assert.deepEqual(cursor.key(), expectedKey(r.key));
+    assert.deepEqual(cursor.value(), bytesOf(r.value));
+    assert.equal(cursor.isTombstone, expectedKey(r.key) !== null && bytesOf(r.value).length === 0);
+  });
+}
+
+test("round trip: one batch, stamped, read back record by record", () => {
+  const records: TestRecord[] = [
+    { value: "first", key: null, timestampMs: 1_000 },
+    { value: Buffer.from([0, 1, 2, 255]), key: "user-1", timestampMs: 3_000 },
+    { value: "", key: "user-2", timestampMs: 2_000 },
+    { value: "😀 ok", key: Buffer.from("ключ"), timestampMs: 0 },
+  ];
+  const builder = new BatchBuilder();
+  for (const r of records) builder.add(r.value, r.key, r.timestampMs);
+  assert.equal(builder.count, 4);
+  const size = builder.sizeBytes;
+  const batch = builder.finish();
+  assert.equal(batch.length, size);
+  assert.equal(builder.count, 0);
+  assert.equal(checkBatch(batch, 0, batch.length, MAX), batch.length);
+  assert.deepEqual(validateBatches(batch, MAX), { batches: 1, records: 4 });
+  stampBaseOffset(batch, 0, 1_000_000);
+  assert.equal(checkBatch(batch, 0, batch.length, MAX), batch.length);
+  assert.equal(batchBaseOffset(batch, 0), 1_000_000);
+  assert.equal(batchLastOffset(batch, 0), 1_000_003);
+  assert.equal(batchCount(batch, 0), 4);
+  assert.equal(batchTimestampMs(batch, 0), 3_000);
+  assert.equal(recordSize(batch, 0), batch.length);
+  const c = new RecordCursor(batch);
+  expectRecords(c, records, 1_000_000);
+  assert.equal(c.next(), false);
+  assert.equal(c.next(), false, "stays at the end");
+});
+
+test("round trip, property: any keys, values, timestamps, 1..500 records, any base offset", () => {
+  fc.assert(
+    fc.property(batchRecords, baseOffset, (records, base) => {
+      const builder = new BatchBuilder();
+      for (const r of records) builder.add(r.value, r.key, r.timestampMs);
+      const batch = builder.finish();
+      assert.equal(batch.readUInt32BE(29), refBatchCrc(batch));
+      assert.deepEqual(validateBatches(batch, MAX), { batches: 1, records: records.length });
+      stampBaseOffset(batch, 0, base);
+      assert.equal(checkBatch(batch, 0, batch.length, MAX), batch.length);
+      assert.equal(batchTimestampMs(batch, 0), Math.max(...records.map((r) => r.timestampMs)));
+      assert.equal(batchLastOffset(batch, 0), base + records.length - 1);
+      const c = new RecordCursor(batch);
+      expectRecords(c, records, base);
+      assert.equal(c.next(), false);
+    }),
+    { numRuns: 150 },
+  );
+});
+
+test("round trip, property: several batches in one buffer, stamped one after another", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(record, { minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 6 }),
+      baseOffset,
+      fc.integer({ min: 0, max: 600 }),
+      (batches, base, slabBytes) => {
+        const builder = new BatchBuilder({ slabBytes });
+        const built = batches.map((records) => {
+          for (const r of records) builder.add(r.value, r.key, r.timestampMs);
+          return builder.finish();
+        });
+        const all = Buffer.concat(built);
+        const total = batches.reduce((n, b) => n + b.length, 0);
+        assert.deepEqual(validateBatches(all, MAX), { batches: batches.length, records: total });
+        // Stamp as the broker does: each batch's base offset follows the previous batch's last.
+        let at = 0;
+        let next = base;
+        for (const records of batches) {
+          stampBaseOffset(all, at, next);
+          next += records.length;
+          at += checkBatch(all, at, all.length, MAX);
+        }
+        assert.equal(at, all.length);
+        const c = new RecordCursor(all);
+        let expectedBase = base;
+        for (const records of batches) {
+          expectRecords(c, records, expectedBase);
+          expectedBase += records.length;
+        }
+        assert.equal(c.next(), false);
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
