@@ -102,14 +102,20 @@ export class LogReader {
     let at = run === undefined ? 0 : position - run.position;
     if (run === undefined) {
       const first = tail.first(seg);
-      if (first !== undefined && first.position > position && batchBaseOffset(first.bytes, 0) <= offset)
+      if (
+        first !== undefined &&
+        first.position > position &&
+        batchBaseOffset(first.chunk.buf, first.start) <= offset
+      ) {
         run = first;
+      }
     }
     let filePos = position;
     while (run !== undefined) {
-      const bytes = run.bytes;
-      for (; at < bytes.length; at += recordSize(bytes, at)) {
-        if (batchLastOffset(bytes, at) >= offset) return take(bytes, at, bytes.length, maxBytes, hw);
+      const buf = run.chunk.buf;
+      const end = run.start + run.length;
+      for (at += run.start; at < end; at += recordSize(buf, at)) {
+        if (batchLastOffset(buf, at) >= offset) return copyOf(buf, at, take(buf, at, end, maxBytes, hw));
       }
       filePos = run.end;
       run = tail.find(seg, filePos);
@@ -142,7 +148,7 @@ export class LogReader {
           need = size;
           break;
         }
-        if (batchLastOffset(buf, at) >= offset) return take(buf, at, n, maxBytes, hw);
+        if (batchLastOffset(buf, at) >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw));
         at += size;
       }
       if (at === 0 && need === 0) throw corrupt(seg, pos);
@@ -152,16 +158,28 @@ export class LogReader {
   }
 }
 
-/** buf[from, ...): the batch at `from`, then following whole batches below `end` while within maxBytes and below hw. */
-function take(buf: Buffer, from: number, end: number, maxBytes: number, hw: number): Buffer {
-  if (batchBaseOffset(buf, from) >= hw) return EMPTY;
+/**
+ * The end of the batches to return from buf[from]: the batch at `from`, then following whole
+ * batches below `end` while the total stays within maxBytes and their offsets below hw. Returns
+ * `from` when the first batch is at or past hw.
+ */
+function take(buf: Buffer, from: number, end: number, maxBytes: number, hw: number): number {
+  if (batchBaseOffset(buf, from) >= hw) return from;
   let to = from + recordSize(buf, from);
   while (to + HEADER_SIZE <= end) {
     const size = recordSize(buf, to);
     if (to + size > end || to + size - from > maxBytes || batchBaseOffset(buf, to) >= hw) break;
     to += size;
   }
-  return buf.subarray(from, to);
+  return to;
+}
+
+/** A copy of buf[from, to): cached chunks are reused, so no view of one may leave storage. */
+function copyOf(buf: Buffer, from: number, to: number): Buffer {
+  if (to === from) return EMPTY;
+  const out = Buffer.allocUnsafe(to - from);
+  buf.copy(out, 0, from, to);
+  return out;
 }
 
 /** The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is). */

@@ -12,7 +12,7 @@ import { batchCount, recordSize, stampBaseOffset } from "../format/batch-header.
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { validateBatches } from "../format/validate.js";
-import { AppendBuffer } from "./append-buffer.js";
+import type { AppendBuffer, Chunk } from "./append-buffer.js";
 import type { LogConfig } from "./config.js";
 import { type FileOps, writeFileAtomically } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
@@ -35,12 +35,12 @@ export interface WriterOptions {
   dir: string;
   segments: SegmentList;
   tail: TailCache;
+  chunks: AppendBuffer;
   preparer: SegmentPreparer;
   ops: FileOps;
   config: () => LogConfig;
   events: WriterEvents;
   logger: Logger | undefined;
-  appendChunkBytes: number;
 }
 
 export class LogWriter {
@@ -52,6 +52,8 @@ export class LogWriter {
   #nextOffset: number;
   #writtenOffset: number;
   #writing = false;
+  /** Queue index after the last append carried by the write running now (0 when none runs). */
+  #inFlightEnd = 0;
   #drained: Promise<void> = Promise.resolve();
   /** fdatasyncs of segments closed by a roll that no group fsync has waited for yet. */
   #unsynced: Promise<void>[] = [];
@@ -59,7 +61,7 @@ export class LogWriter {
 
   constructor(options: WriterOptions) {
     this.#o = options;
-    this.#buffer = new AppendBuffer(options.appendChunkBytes);
+    this.#buffer = options.chunks;
     this.#nextOffset = options.segments.active.nextOffset;
     this.#writtenOffset = this.#nextOffset;
     this.#commit = new GroupCommit(
@@ -106,10 +108,11 @@ export class LogWriter {
     const chunk = buffer.chunk;
     const start = buffer.start;
     const end = start + batches.length;
+    const buf = chunk.buf;
     let offset = base;
-    for (let at = start; at < end; at += recordSize(chunk, at)) {
-      stampBaseOffset(chunk, at, offset);
-      offset += batchCount(chunk, at);
+    for (let at = start; at < end; at += recordSize(buf, at)) {
+      stampBaseOffset(buf, at, offset);
+      offset += batchCount(buf, at);
     }
     const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable);
     this.#nextOffset = offset;
@@ -175,8 +178,10 @@ export class LogWriter {
     const queue = this.#queue;
     const from = this.#head;
     const iov: Buffer[] = [];
+    const runChunks: Chunk[] = [];
+    const runStarts: number[] = [];
     let bytes = 0;
-    let runChunk: Buffer | null = null;
+    let runChunk: Chunk | null = null;
     let runStart = 0;
     let runEnd = 0;
     let to = from;
@@ -188,43 +193,56 @@ export class LogWriter {
       if (p.chunk === runChunk && p.start === runEnd) {
         runEnd = p.end;
       } else {
-        if (runChunk !== null) iov.push(runChunk.subarray(runStart, runEnd));
+        if (runChunk !== null) addRun(iov, runChunks, runStarts, runChunk, runStart, runEnd);
         runChunk = p.chunk;
         runStart = p.start;
         runEnd = p.end;
       }
       bytes += n;
     }
-    if (runChunk !== null) iov.push(runChunk.subarray(runStart, runEnd));
+    if (runChunk !== null) addRun(iov, runChunks, runStarts, runChunk, runStart, runEnd);
 
     const position = seg.size;
     if (bytes > 0) {
       const file = seg.openFile!;
+      this.#inFlightEnd = to;
+      let error: unknown = null;
       try {
         const written = await o.ops.writev(file, iov, position);
-        if (written !== bytes) {
-          throw new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
-        }
+        if (written !== bytes) error = new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
       } catch (err) {
-        await this.#writeFailed(seg, err);
+        error = err;
+      }
+      this.#inFlightEnd = 0;
+      if (this.#queue !== queue || this.#failure !== null) {
+        // A failed fsync meanwhile already failed these appends and everything after them.
+        this.#release(queue, from, to);
         return;
       }
-      // A failed fsync meanwhile already failed these appends.
-      if (this.#failure !== null) return;
+      if (error !== null) {
+        const failure = storageError(`write to ${seg.walPath} failed`, error);
+        for (let i = from; i < to; i++) queue[i]!.fail(failure);
+        this.#release(queue, from, to);
+        this.#head = to;
+        await this.#writeFailed(seg, failure);
+        return;
+      }
     }
 
     let pos = position;
-    for (const run of iov) {
+    for (let r = 0; r < iov.length; r++) {
+      const run = iov[r]!;
       for (let at = 0; at < run.length; at += recordSize(run, at)) {
         seg.noteBatch(run, at, pos + at, config.indexIntervalBytes);
       }
-      o.tail.add(seg, pos, run);
+      o.tail.add(seg, pos, runChunks[r]!, runStarts[r]!, run.length);
       pos += run.length;
     }
     seg.size = pos;
     if (pos > seg.fileSize) seg.fileSize = pos;
     this.#writtenOffset = seg.nextOffset;
     this.#head = to;
+    this.#release(queue, from, to);
     o.events.written(this.#writtenOffset);
 
     const sync = config.flush === "sync";
@@ -248,10 +266,12 @@ export class LogWriter {
   }
 
   /** Fails the write and everything queued behind it (their offsets assumed it), then cuts the file back. */
-  async #writeFailed(seg: Segment, err: unknown): Promise<void> {
-    const error = storageError(`write to ${seg.walPath} failed`, err);
+  async #writeFailed(seg: Segment, error: ConchError): Promise<void> {
     this.#failQueue(error);
-    this.#o.logger?.error({ err, segment: seg.walPath, position: seg.size }, "write failed; appends failed");
+    this.#o.logger?.error(
+      { err: error.cause ?? error, segment: seg.walPath, position: seg.size },
+      "write failed; appends failed",
+    );
     try {
       await this.#o.ops.truncate(seg.openFile!, seg.size);
       seg.fileSize = seg.size;
@@ -262,10 +282,24 @@ export class LogWriter {
     }
   }
 
-  /** Rejects every queued append and rewinds offset assignment to the written end. */
+  /** The writer is done with the chunks of queue[from, to). */
+  #release(queue: PendingAppend[], from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const chunk = queue[i]!.chunk;
+      if (chunk === null) continue;
+      chunk.outstanding--;
+      this.#buffer.release(chunk);
+    }
+  }
+
+  /**
+   * Rejects every queued append and rewinds offset assignment to the written end. The chunks of a
+   * write still running stay referenced until it completes.
+   */
   #failQueue(error: ConchError): void {
     const queue = this.#queue;
     for (let i = this.#head; i < queue.length; i++) queue[i]!.fail(error);
+    this.#release(queue, Math.max(this.#head, this.#inFlightEnd), queue.length);
     this.#queue = [];
     this.#head = 0;
     this.#nextOffset = this.#writtenOffset;
@@ -350,4 +384,17 @@ export function storageError(what: string, cause: unknown): ConchError {
   if (cause instanceof ConchError) return cause;
   const detail = cause instanceof Error ? cause.message : String(cause);
   return new ConchError(ErrorCode.STORAGE_ERROR, `${what}: ${detail}`, { cause });
+}
+
+function addRun(
+  iov: Buffer[],
+  chunks: Chunk[],
+  starts: number[],
+  chunk: Chunk,
+  start: number,
+  end: number,
+): void {
+  iov.push(chunk.buf.subarray(start, end));
+  chunks.push(chunk);
+  starts.push(start);
 }

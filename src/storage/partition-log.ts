@@ -9,6 +9,7 @@
 import { mkdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { AppendBuffer } from "./append-buffer.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
@@ -46,6 +47,8 @@ export interface LogOptions {
 }
 
 const DURABLE_DEFAULT = { durable: false };
+const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+const DEFAULT_TAIL_CACHE_BYTES = 8 * 1024 * 1024;
 
 export class PartitionLog {
   readonly dir: string;
@@ -77,12 +80,17 @@ export class PartitionLog {
     this.#ops = options.fileOps ?? defaultFileOps;
     this.#segments = segments;
     this.#preparer = new SegmentPreparer(dir, this.#ops);
-    const tail = new TailCache(options.tailCacheBytes ?? 8 * 1024 * 1024);
+    const chunkBytes = options.appendChunkBytes ?? DEFAULT_CHUNK_BYTES;
+    const tailBytes = options.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES;
+    // Enough free chunks to refill the cache and a few writes' worth in flight without allocating.
+    const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + 8);
+    const tail = new TailCache(tailBytes, chunks);
     this.#tail = tail;
     this.#writer = new LogWriter({
       dir,
       segments,
       tail,
+      chunks,
       preparer: this.#preparer,
       ops: this.#ops,
       config: () => this.#config,
@@ -93,7 +101,6 @@ export class PartitionLog {
         flushed: (offset) => this.#advance(offset),
       },
       logger,
-      appendChunkBytes: options.appendChunkBytes ?? 1024 * 1024,
     });
     this.#reader = new LogReader(segments, tail, () => this.#config.indexIntervalBytes);
     this.#highWatermark = segments.active.nextOffset;

@@ -3,6 +3,8 @@
  * was given, and how to settle the caller's promise. A flush marker (`flush()`, `close()`) is a
  * pending append of no bytes that waits for an fsync covering everything queued before it.
  */
+import type { Chunk } from "./append-buffer.js";
+
 export interface AppendResult {
   baseOffset: number;
   lastOffset: number;
@@ -12,7 +14,7 @@ export class PendingAppend {
   readonly baseOffset: number;
   /** baseOffset - 1 for a flush marker. */
   readonly lastOffset: number;
-  readonly chunk: Buffer | null;
+  readonly chunk: Chunk | null;
   readonly start: number;
   readonly end: number;
   /** Waits for an fsync covering it before acknowledging. */
@@ -26,7 +28,7 @@ export class PendingAppend {
   constructor(
     baseOffset: number,
     lastOffset: number,
-    chunk: Buffer | null,
+    chunk: Chunk | null,
     start: number,
     end: number,
     durable: boolean,
