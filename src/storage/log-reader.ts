@@ -18,7 +18,7 @@ import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
 import { readU32 } from "../format/u64.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
-import type { TailCache } from "./tail-cache.js";
+import type { CachedRun, TailCache } from "./tail-cache.js";
 
 export const EMPTY = Buffer.alloc(0);
 /** Read beyond the index entry's distance so that one file read usually finds the batches. */
@@ -115,13 +115,45 @@ export class LogReader {
       const buf = run.chunk.buf;
       const end = run.start + run.length;
       for (at += run.start; at < end; at += recordSize(buf, at)) {
-        if (batchLastOffset(buf, at) >= offset) return copyOf(buf, at, take(buf, at, end, maxBytes, hw));
+        if (batchLastOffset(buf, at) >= offset) return this.#copyRuns(seg, run, at, maxBytes, hw);
       }
       filePos = run.end;
       run = tail.find(seg, filePos);
       at = 0;
     }
     return this.#readFile(seg, filePos, offset, maxBytes, hw);
+  }
+
+  /**
+   * Copies whole batches out of the cache, from chunk position `at` of `run` on, continuing into
+   * the runs that follow it in the file while maxBytes allows.
+   */
+  #copyRuns(seg: Segment, first: CachedRun, at: number, maxBytes: number, hw: number): Buffer {
+    const runs: CachedRun[] = [];
+    const ends: number[] = [];
+    let total = 0;
+    let run: CachedRun | undefined = first;
+    let from = at;
+    while (run !== undefined) {
+      const end = run.start + run.length;
+      const to = take(run.chunk.buf, from, end, maxBytes - total, hw, total === 0);
+      if (to === from) break;
+      runs.push(run);
+      ends.push(to);
+      total += to - from;
+      if (to < end) break;
+      run = this.#tail.find(seg, run.end);
+      if (run !== undefined) from = run.start;
+    }
+    if (total === 0) return EMPTY;
+    const out = Buffer.allocUnsafe(total);
+    let p = 0;
+    for (let i = 0; i < runs.length; i++) {
+      const r = runs[i]!;
+      const start = i === 0 ? at : r.start;
+      p += r.chunk.buf.copy(out, p, start, ends[i]!);
+    }
+    return out;
   }
 
   async #readFile(
@@ -148,7 +180,7 @@ export class LogReader {
           need = size;
           break;
         }
-        if (batchLastOffset(buf, at) >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw));
+        if (batchLastOffset(buf, at) >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw, true));
         at += size;
       }
       if (at === 0 && need === 0) throw corrupt(seg, pos);
@@ -159,27 +191,26 @@ export class LogReader {
 }
 
 /**
- * The end of the batches to return from buf[from]: the batch at `from`, then following whole
- * batches below `end` while the total stays within maxBytes and their offsets below hw. Returns
- * `from` when the first batch is at or past hw.
+ * The end of the batches to return from buf[from]: whole batches below `end` while the total stays
+ * within maxBytes (the first one regardless when `takeFirst`) and their offsets stay below hw.
+ * Returns `from` when there are none.
  */
-function take(buf: Buffer, from: number, end: number, maxBytes: number, hw: number): number {
-  if (batchBaseOffset(buf, from) >= hw) return from;
-  let to = from + recordSize(buf, from);
+function take(
+  buf: Buffer,
+  from: number,
+  end: number,
+  maxBytes: number,
+  hw: number,
+  takeFirst: boolean,
+): number {
+  let to = from;
   while (to + HEADER_SIZE <= end) {
     const size = recordSize(buf, to);
-    if (to + size > end || to + size - from > maxBytes || batchBaseOffset(buf, to) >= hw) break;
+    if (to + size > end || batchBaseOffset(buf, to) >= hw) break;
+    if (to + size - from > maxBytes && !(takeFirst && to === from)) break;
     to += size;
   }
   return to;
-}
-
-/** A copy of buf[from, to): cached chunks are reused, so no view of one may leave storage. */
-function copyOf(buf: Buffer, from: number, to: number): Buffer {
-  if (to === from) return EMPTY;
-  const out = Buffer.allocUnsafe(to - from);
-  buf.copy(out, 0, from, to);
-  return out;
 }
 
 /** The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is). */

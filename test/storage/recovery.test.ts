@@ -1,0 +1,197 @@
+import assert from "node:assert/strict";
+import { cp, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
+import { PartitionLog } from "../../src/storage/partition-log.js";
+import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
+
+const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 });
+
+/** Fills a log with `appends` batches of 3 records and closes it; returns the sorted segment names. */
+async function fill(dir: string, appends: number): Promise<string[]> {
+  const log = await PartitionLog.open(dir, config);
+  for (let i = 0; i < appends; i++) await log.append(makeBatch(`v${i}`, 3));
+  await log.close();
+  return (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort();
+}
+
+/** Start positions and base offsets of the batches in a segment file. */
+function batchesOf(file: Buffer): { at: number; base: number }[] {
+  const out = [];
+  for (let at = 0; at < file.length; at += recordSize(file, at))
+    out.push({ at, base: batchBaseOffset(file, at) });
+  return out;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test("a last segment cut at any byte inside its last batch reopens at the last whole batch", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 60);
+    const lastPath = join(dir, wals.at(-1)!);
+    const original = await readFile(lastPath);
+    const batches = batchesOf(original);
+    const last = batches.at(-1)!;
+    const end = last.base + 3;
+    for (let cut = last.at; cut < original.length; cut++) {
+      // The append below may roll to a new segment: start every round from the original files.
+      for (const name of await readdir(dir))
+        if (!wals.includes(name) && name.endsWith(".wal")) await unlink(join(dir, name));
+      await writeFile(lastPath, original.subarray(0, cut));
+      const log = await PartitionLog.open(dir, config);
+      assert.equal(log.logEndOffset, last.base, `cut at ${cut}`);
+      assert.equal(log.highWatermark, last.base);
+      if (cut === last.at + 1 || cut === original.length - 1) {
+        assert.deepEqual(offsetsOf(await readAll(log)), range(0, last.base));
+      }
+      const ack = await log.append(makeBatch("again", 1));
+      assert.equal(ack.baseOffset, last.base);
+      await log.close();
+    }
+    await writeFile(lastPath, original);
+    const whole = await PartitionLog.open(dir, config);
+    assert.equal(whole.logEndOffset, end);
+    await whole.close();
+  });
+});
+
+test("a flipped byte in the tail drops that batch and those after it, keeps the ones before", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 60);
+    const lastPath = join(dir, wals.at(-1)!);
+    const original = await readFile(lastPath);
+    const batches = batchesOf(original);
+    const random = mulberry32(20240611);
+    for (let trial = 0; trial < 25; trial++) {
+      const k = batches.length - 1 - Math.floor(random() * Math.min(4, batches.length));
+      const target = batches[k]!;
+      const size = (batches[k + 1]?.at ?? original.length) - target.at;
+      const pos = target.at + Math.floor(random() * size);
+      const damaged = Buffer.from(original);
+      damaged[pos] = damaged[pos]! ^ (1 + Math.floor(random() * 255));
+      await writeFile(lastPath, damaged);
+      const log = await PartitionLog.open(dir, config);
+      assert.equal(log.logEndOffset, target.base, `trial ${trial}: byte ${pos - target.at} of batch ${k}`);
+      const records = await readAll(log);
+      assert.deepEqual(offsetsOf(records), range(0, target.base));
+      assert.equal(records.at(-1)?.value, target.base > 0 ? `v${target.base / 3 - 1}-2` : undefined);
+      await log.close();
+      assert.equal((await stat(lastPath)).size, target.at, "the file is cut at the damaged batch");
+    }
+  });
+});
+
+test("a deleted index is rebuilt, and reads stay right", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 80);
+    assert.ok(wals.length >= 3);
+    const idx = join(dir, wals[1]!.replace(".wal", ".idx"));
+    const before = await readFile(idx);
+    await unlink(idx);
+    const log = await PartitionLog.open(dir, config);
+    assert.deepEqual(await readFile(idx), before, "the rebuilt index equals the one written at roll");
+    assert.deepEqual(offsetsOf(await readAll(log, 200)), range(0, 240));
+    await log.close();
+  });
+});
+
+test("an index that disagrees with its data is not trusted", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 80);
+    const idx = join(dir, wals[0]!.replace(".wal", ".idx"));
+    const good = await readFile(idx);
+    const damaged = [
+      Buffer.concat([good, Buffer.from([0, 0, 0, 99, 0, 0, 0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0])]), // points past the file
+      Buffer.concat([good.subarray(0, 16), Buffer.from([0, 0, 0, 1, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0])]), // wrong offset
+      good.subarray(0, 20), // not whole entries
+      Buffer.alloc(0),
+    ];
+    for (const bytes of damaged) {
+      await writeFile(idx, bytes);
+      const log = await PartitionLog.open(dir, config);
+      assert.deepEqual(offsetsOf(await readAll(log, 200)), range(0, 240));
+      await log.close();
+      assert.deepEqual(await readFile(idx), good);
+    }
+  });
+});
+
+test("corruption in a middle segment drops it from there on, and every segment after it", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 120);
+    assert.ok(wals.length >= 4);
+    const middle = join(dir, wals[1]!);
+    const bytes = await readFile(middle);
+    const batches = batchesOf(bytes);
+    const bad = batches[2]!;
+    bytes[bad.at + 60] = bytes[bad.at + 60]! ^ 0xff;
+    await writeFile(middle, bytes);
+    await unlink(middle.replace(".wal", ".idx")); // only a rescan can notice a flip inside a segment
+    const log = await PartitionLog.open(dir, config);
+    assert.equal(log.logEndOffset, bad.base);
+    assert.deepEqual(offsetsOf(await readAll(log)), range(0, bad.base));
+    const left = (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort();
+    assert.deepEqual(left, wals.slice(0, 2));
+    const ack = await log.append(makeBatch("resume", 2));
+    assert.equal(ack.baseOffset, bad.base);
+    await log.close();
+  });
+});
+
+test("a copy taken while the log is open (a crash) recovers without the preallocated zeros", async () => {
+  await withTempDir(async (dir) => {
+    const live = join(dir, "live");
+    const copy = join(dir, "copy");
+    const log = await PartitionLog.open(live, testConfig({ segmentBytes: 64 * 1024 }));
+    for (let i = 0; i < 50; i++) await log.append(makeBatch(`z${i}`, 3));
+    await cp(live, copy, { recursive: true });
+    await log.close();
+    const wal = join(copy, "00000000000000000000.wal");
+    assert.equal((await stat(wal)).size, 64 * 1024, "the copy has the zero-filled preallocated tail");
+    const recovered = await PartitionLog.open(copy, testConfig({ segmentBytes: 64 * 1024 }));
+    assert.equal(recovered.logEndOffset, 150);
+    assert.deepEqual(offsetsOf(await readAll(recovered)), range(0, 150));
+    await recovered.close();
+  });
+});
+
+test("a header claiming more bytes than the file holds is a torn write: cut, not an allocation", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 10);
+    const lastPath = join(dir, wals.at(-1)!);
+    const good = await readFile(lastPath);
+    const fake = Buffer.from(makeBatch("huge", 1).subarray(0, 29));
+    fake.writeUInt32BE(20, 17); // metadata size
+    fake.writeUInt32BE(0xfffffff0, 21); // payload size: ~4 GiB
+    await writeFile(lastPath, Buffer.concat([good, fake, Buffer.alloc(100, 7)]));
+    const log = await PartitionLog.open(dir, config);
+    assert.equal(log.logEndOffset, 30);
+    await log.close();
+    assert.equal((await stat(lastPath)).size, good.length);
+  });
+});
+
+test("leftover temporary and prepared files are removed on open", async () => {
+  await withTempDir(async (dir) => {
+    await fill(dir, 5);
+    await writeFile(join(dir, "next.wal.prepared"), Buffer.alloc(100));
+    await writeFile(join(dir, "00000000000000000000.idx.tmp"), Buffer.alloc(3));
+    await writeFile(join(dir, "00000000000000099999.idx"), Buffer.alloc(16));
+    const log = await PartitionLog.open(dir, config);
+    assert.equal(log.logEndOffset, 15);
+    const names = await readdir(dir);
+    assert.ok(!names.includes("next.wal.prepared"));
+    assert.ok(!names.includes("00000000000000000000.idx.tmp"));
+    assert.ok(!names.includes("00000000000000099999.idx"));
+    await log.close();
+  });
+});
