@@ -80,6 +80,12 @@ export class StickyPartitioner {
     return this.#partition;
   }
 
+  /** Moves to the next partition now (the current one's batch is full). */
+  advance(): void {
+    this.#partition++;
+    this.#target = null;
+  }
+
   /** Records the batch the last keyless message went into. */
   stick(target: StickyTarget): void {
     this.#target = target;

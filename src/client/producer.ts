@@ -141,6 +141,11 @@ export class Producer {
     );
   }
 
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.#closing;
+  }
+
   /** Bytes of records buffered and not yet acknowledged. */
   get bufferedBytes(): number {
     return this.#acc.usedBytes;
@@ -257,6 +262,11 @@ export class Producer {
         sticky = this.#sticky.get(topic);
         if (sticky === undefined) this.#sticky.set(topic, (sticky = new StickyPartitioner()));
         partition = sticky.next(n);
+        // A full batch here moves the sticky partition on, rather than start a tiny batch behind it.
+        if (n > 1 && this.#acc.wouldSeal(topic, partition, bytes)) {
+          sticky.advance();
+          partition = sticky.next(n);
+        }
       } else {
         partition = partitionForKey(key, n);
       }

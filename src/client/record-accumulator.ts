@@ -128,6 +128,13 @@ export class RecordAccumulator {
     return BATCH_RECORDS_AT + bytes <= this.#maxBatchBytes;
   }
 
+  /** Whether a record of `bytes` would not fit the partition's open batch (and so would start a new one). */
+  wouldSeal(topic: string, partition: number, bytes: number): boolean {
+    const q = this.#queues.get(topic)?.get(partition);
+    if (q === undefined || q.open === null) return false;
+    return q.builder!.sizeBytes + bytes > Math.min(this.#batchBytes, this.#maxBatchBytes);
+  }
+
   /**
    * Appends one record of `bytes` encoded bytes (header + key + value) with its completion pair
    * (see ProducerBatch) and returns the batch it went into.

@@ -1,0 +1,100 @@
+/**
+ * Topic administration: one request each, on the client's shared connection.
+ * Errors come back as ConchError with the broker's code (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC,
+ * INVALID_CONFIG, ...).
+ */
+
+import { decodeAlterTopicResponse, encodeAlterTopicRequest } from "../protocol/alter-topic.js";
+import { OffsetSpec } from "../protocol/api.js";
+import { decodeCreateTopicResponse, encodeCreateTopicRequest } from "../protocol/create-topic.js";
+import { decodeDeleteTopicResponse, encodeDeleteTopicRequest } from "../protocol/delete-topic.js";
+import {
+  type DescribeTopicResponse,
+  decodeDescribeTopicResponse,
+  encodeDescribeTopicRequest,
+} from "../protocol/describe-topic.js";
+import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
+import { decodeListTopicsResponse, encodeListTopicsRequest } from "../protocol/list-topics.js";
+import type { ConnectionManager } from "./connection-manager.js";
+import type { StartPosition } from "./partition-fetcher.js";
+
+export type { DescribeTopicResponse as TopicDescription } from "../protocol/describe-topic.js";
+
+/** Topic configs by key: cleanup.policy, retention.ms, retention.bytes, segment.bytes, flush, ... */
+export type TopicConfigs = Record<string, string>;
+
+export interface CreateTopicOptions {
+  /** Default 1. */
+  partitions?: number;
+  configs?: TopicConfigs;
+}
+
+export interface OffsetLookup {
+  /** False when a timestamp lookup found no record at or after the time; offset is then the end. */
+  found: boolean;
+  offset: number;
+}
+
+export interface AdminCallOptions {
+  signal?: AbortSignal;
+}
+
+export class Admin {
+  #manager: ConnectionManager;
+
+  constructor(manager: ConnectionManager) {
+    this.#manager = manager;
+  }
+
+  async createTopic(
+    topic: string,
+    options: CreateTopicOptions = {},
+    call: AdminCallOptions = {},
+  ): Promise<void> {
+    const req = { topic, partitions: options.partitions ?? 1, configs: options.configs ?? {} };
+    await this.#manager.request(encodeCreateTopicRequest, req, decodeCreateTopicResponse, call);
+  }
+
+  async deleteTopic(topic: string, call: AdminCallOptions = {}): Promise<void> {
+    await this.#manager.request(encodeDeleteTopicRequest, { topic }, decodeDeleteTopicResponse, call);
+  }
+
+  async listTopics(call: AdminCallOptions = {}): Promise<string[]> {
+    const res = await this.#manager.request(noBody, undefined, decodeListTopicsResponse, call);
+    return res.topics;
+  }
+
+  describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
+    return this.#manager.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, call);
+  }
+
+  /** Changes the given configs; others keep their values. */
+  async alterTopic(topic: string, configs: TopicConfigs, call: AdminCallOptions = {}): Promise<void> {
+    await this.#manager.request(encodeAlterTopicRequest, { topic, configs }, decodeAlterTopicResponse, call);
+  }
+
+  /**
+   * An offset of a partition: "earliest" (the log start), "latest" (the high watermark: the next
+   * offset to be written) or `{ timestamp }` (the first record at or after it, in ms).
+   */
+  listOffsets(
+    topic: string,
+    partition: number,
+    at: Exclude<StartPosition, { offset: number }>,
+    call: AdminCallOptions = {},
+  ): Promise<OffsetLookup> {
+    const spec =
+      at === "earliest" ? OffsetSpec.EARLIEST : at === "latest" ? OffsetSpec.LATEST : OffsetSpec.TIMESTAMP;
+    const timestampMs = typeof at === "object" ? at.timestamp : 0;
+    return this.#manager.request(
+      encodeListOffsetsRequest,
+      { topic, partition, spec, timestampMs },
+      decodeListOffsetsResponse,
+      call,
+    );
+  }
+}
+
+function noBody(correlationId: number): Buffer {
+  return encodeListTopicsRequest(correlationId);
+}

@@ -1,0 +1,101 @@
+/**
+ * The entry point: a client for a set of bootstrap brokers that makes producers, consumers and an
+ * admin, and closes them all at once.
+ *
+ *   const conch = createClient({ brokers: ["127.0.0.1:7420"] });
+ *   const producer = conch.producer({ acks: "durable" });
+ *   await producer.send("events", { key: "user-1", value: "hello" });
+ *   await conch.close();
+ *
+ * Each producer and consumer has its own connection (so a long poll or a large produce never
+ * queues behind another's); the admin shares one, made on first use.
+ */
+import { Admin } from "./admin.js";
+import { ConnectionManager } from "./connection-manager.js";
+import { Consumer, type ConsumerOptions } from "./consumer.js";
+import {
+  type EmbeddedBroker,
+  type EmbeddedOptions,
+  splitEmbeddedOptions,
+  startEmbeddedBroker,
+} from "./embedded.js";
+import { type ClientOptions, connectionManagerOptions } from "./options.js";
+import { Producer, type ProducerOptions } from "./producer.js";
+
+interface Closable {
+  readonly closed: boolean;
+  close(): Promise<void>;
+}
+
+export class Conch {
+  #options: ClientOptions;
+  #admin: { manager: ConnectionManager; admin: Admin } | null = null;
+  #open = new Set<Closable>();
+  #embedded: EmbeddedBroker | null;
+  #closing: Promise<void> | null = null;
+
+  constructor(options: ClientOptions, embedded: EmbeddedBroker | null = null) {
+    // Checks the options now rather than at the first connection.
+    connectionManagerOptions(options);
+    this.#options = { ...options, brokers: [...options.brokers] };
+    this.#embedded = embedded;
+  }
+
+  /**
+   * Starts a broker in this process (on 127.0.0.1, a free port, data in `dataDir`) and returns a
+   * client connected to it; `close()` stops both.
+   */
+  static async embedded(options: EmbeddedOptions): Promise<Conch> {
+    const broker = await startEmbeddedBroker(options);
+    try {
+      return new Conch({ ...splitEmbeddedOptions(options).client, brokers: [broker.address] }, broker);
+    } catch (err) {
+      await broker.close();
+      throw err;
+    }
+  }
+
+  /** The bootstrap addresses ("host:port"). */
+  get brokers(): readonly string[] {
+    return this.#options.brokers;
+  }
+
+  producer(options: ProducerOptions = {}): Producer {
+    return this.#track(new Producer(this.#options, options));
+  }
+
+  consumer(options: ConsumerOptions = {}): Consumer {
+    return this.#track(new Consumer(this.#options, options));
+  }
+
+  admin(): Admin {
+    if (this.#admin === null) {
+      const manager = new ConnectionManager(connectionManagerOptions(this.#options));
+      this.#admin = { manager, admin: new Admin(manager) };
+    }
+    return this.#admin.admin;
+  }
+
+  /** Closes every producer (after flushing it) and consumer made here, then the embedded broker if any. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const results = await Promise.allSettled([...this.#open].map((c) => c.close()));
+      this.#admin?.manager.close();
+      if (this.#embedded !== null) await this.#embedded.close();
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
+    })();
+    return this.#closing;
+  }
+
+  #track<T extends Closable>(c: T): T {
+    for (const old of this.#open) if (old.closed) this.#open.delete(old);
+    this.#open.add(c);
+    return c;
+  }
+}
+
+/** A client for the given bootstrap brokers. */
+export function createClient(options: ClientOptions): Conch {
+  return new Conch(options);
+}

@@ -1,0 +1,334 @@
+/**
+ * The consumer: reads an assigned set of (topic, partition) from chosen positions, as messages
+ * (`for await (const m of consumer)`) or as fetched batches (`consumer.batches()`, a cursor per
+ * batch and no object per record).
+ *
+ * The assignment is a plain settable set (`assign`): partitions that stay keep their position, new
+ * ones start where asked, dropped ones stop. A consumer group coordinator drives a consumer through
+ * `assign` on every rebalance and reads `positions()` to commit; nothing here needs to change for it.
+ *
+ * Positions: a message's partition moves past it when the iterator hands it out; a batch's partition
+ * moves to `batch.nextOffset` when the application asks for the batch after it (or calls
+ * `commitBatch`), so `positions()` never runs ahead of what the application has handled.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
+import { BatchQueue } from "./batch-queue.js";
+import { ConnectionManager } from "./connection-manager.js";
+import { BatchCursor, type ConsumerBatch, type ConsumerMessage } from "./consumer-batch.js";
+import { abortedError } from "./errors.js";
+import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import {
+  type FetchSettings,
+  PartitionFetcher,
+  type ResetPolicy,
+  type StartPosition,
+} from "./partition-fetcher.js";
+
+export type { ConsumerBatch, ConsumerMessage } from "./consumer-batch.js";
+export type { ResetPolicy, StartPosition } from "./partition-fetcher.js";
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface PartitionAssignment extends TopicPartition {
+  /** Where to start; default the consumer's `from`. Ignored for a partition already assigned. */
+  from?: StartPosition | undefined;
+}
+
+export interface ConsumerOptions {
+  /** Partitions to read. */
+  partitions?: readonly PartitionAssignment[];
+  /** Topics to read whole: every partition of each, learned with DescribeTopic at the start. */
+  topics?: readonly string[];
+  /** Default start for partitions that do not say. Default "earliest". */
+  from?: StartPosition;
+  /** Position outside the log (see ResetPolicy). Default "earliest". */
+  resetPolicy?: ResetPolicy;
+  /** Long poll: the broker holds a fetch this long waiting for data. Default 500 ms. */
+  maxWaitMs?: number;
+  /** Bytes per fetch (at least one whole batch is always returned). Default 1 MiB. */
+  maxBytes?: number;
+  /** The broker answers a fetch once this much data is there. Default 1. */
+  minBytes?: number;
+  retryBackoffMs?: number;
+  retryBackoffMaxMs?: number;
+  /** Aborting it closes the consumer; a waiting iterator throws ABORTED. */
+  signal?: AbortSignal;
+}
+
+export interface PartitionPosition extends TopicPartition {
+  /** The next offset the application will see. */
+  offset: number;
+}
+
+export class Consumer implements AsyncIterable<ConsumerMessage> {
+  #manager: ConnectionManager;
+  #settings: FetchSettings;
+  #defaultStart: StartPosition;
+  #fetchers = new Map<string, PartitionFetcher>();
+  #queue = new BatchQueue();
+  #signal: AbortSignal | undefined;
+  #pendingTopics: readonly string[];
+  #started = false;
+  #topicsLoaded: Promise<void> | null = null;
+  #closed: Promise<void> | null = null;
+
+  constructor(client: ClientOptions, options: ConsumerOptions = {}) {
+    this.#manager = new ConnectionManager(connectionManagerOptions(client));
+    this.#settings = {
+      maxWaitMs: integerOption("maxWaitMs", options.maxWaitMs, 500, 0, 0xffffffff),
+      maxBytes: integerOption("maxBytes", options.maxBytes, 1 << 20, 1, 0xffffffff),
+      minBytes: integerOption("minBytes", options.minBytes, 1, 0, 0xffffffff),
+      resetPolicy: options.resetPolicy ?? "earliest",
+      retryBackoffMs: integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
+      retryBackoffMaxMs: integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
+    };
+    this.#defaultStart = options.from ?? "earliest";
+    this.#pendingTopics = options.topics ?? [];
+    this.#signal = options.signal;
+    if (this.#signal !== undefined) {
+      if (this.#signal.aborted) this.#abort();
+      else this.#signal.addEventListener("abort", this.#abort, { once: true });
+    }
+    if (options.partitions !== undefined) this.assign([...options.partitions]);
+  }
+
+  /**
+   * Replaces the assignment. Partitions already assigned keep their position (and prefetched
+   * data); new ones start at their `from`; the others stop and their unread batches are dropped.
+   */
+  assign(partitions: readonly PartitionAssignment[]): void {
+    this.#checkOpen();
+    const next = new Map<string, PartitionFetcher>();
+    for (const p of partitions) {
+      const id = key(p.topic, p.partition);
+      if (next.has(id)) continue;
+      let f = this.#fetchers.get(id);
+      if (f === undefined || f.stopped) {
+        f = new PartitionFetcher(
+          p.topic,
+          p.partition,
+          p.from ?? this.#defaultStart,
+          this.#manager,
+          this.#settings,
+          this.#queue,
+        );
+      }
+      next.set(id, f);
+    }
+    for (const [id, f] of this.#fetchers) if (!next.has(id)) f.stop();
+    this.#fetchers = next;
+    if (this.#started) for (const f of next.values()) f.pump();
+  }
+
+  /** Whether close() was called (or the signal aborted). */
+  get closed(): boolean {
+    return this.#closed !== null;
+  }
+
+  /** The assigned partitions. */
+  assignment(): TopicPartition[] {
+    return [...this.#fetchers.values()].map((f) => ({ topic: f.topic, partition: f.partition }));
+  }
+
+  /** Moves an assigned partition; data already fetched for it is dropped. */
+  seek(topic: string, partition: number, from: StartPosition): void {
+    this.#checkOpen();
+    const f = this.#fetchers.get(key(topic, partition));
+    if (f === undefined)
+      throw new ConchError(ErrorCode.INVALID_REQUEST, `${topic}/${partition} is not assigned`);
+    f.seek(from);
+  }
+
+  /** The next offset the application will see from a partition, or undefined before it is known. */
+  position(topic: string, partition: number): number | undefined {
+    const p = this.#fetchers.get(key(topic, partition))?.position;
+    return p === undefined || p < 0 ? undefined : p;
+  }
+
+  /** Positions of every assigned partition whose position is known: what a group would commit. */
+  positions(): PartitionPosition[] {
+    const out: PartitionPosition[] = [];
+    for (const f of this.#fetchers.values()) {
+      if (f.position >= 0) out.push({ topic: f.topic, partition: f.partition, offset: f.position });
+    }
+    return out;
+  }
+
+  /** Marks a batch handled now rather than when the next one is asked for. */
+  commitBatch(batch: ConsumerBatch): void {
+    if (!batch.stale) batch.source.position = batch.nextOffset;
+  }
+
+  /** Fetched batches as they arrive, from all assigned partitions. */
+  batches(): AsyncIterableIterator<ConsumerBatch> {
+    let current: ConsumerBatch | null = null;
+    const next = async (): Promise<IteratorResult<ConsumerBatch>> => {
+      if (current !== null) this.commitBatch(current);
+      current = null;
+      await this.#start();
+      current = await this.#queue.wait(this.#signal);
+      return current === null ? { done: true, value: undefined } : { done: false, value: current };
+    };
+    const iterator: AsyncIterableIterator<ConsumerBatch> = {
+      next,
+      return: async () => {
+        if (current !== null) this.commitBatch(current);
+        current = null;
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** Messages one by one. Breaking out of the loop leaves the consumer open: call `close()`. */
+  [Symbol.asyncIterator](): AsyncIterator<ConsumerMessage> {
+    return new MessageIterator(this, this.#queue, this.#signal);
+  }
+
+  /** Stops fetching and closes the connection; iterators then finish. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#signal?.removeEventListener("abort", this.#abort);
+      for (const f of this.#fetchers.values()) f.stop();
+      this.#queue.end();
+      this.#manager.close();
+    })();
+    return this.#closed;
+  }
+
+  /** Starts fetching (on first use): resolves `topics` into partitions first. */
+  async start(): Promise<void> {
+    await this.#start();
+  }
+
+  #start(): Promise<void> {
+    if (this.#started) return Promise.resolve();
+    this.#topicsLoaded ??= (async () => {
+      if (this.#pendingTopics.length > 0) {
+        const add: PartitionAssignment[] = [];
+        for (const topic of this.#pendingTopics) {
+          const d = await this.#manager.request(
+            encodeDescribeTopicRequest,
+            { topic },
+            decodeDescribeTopicResponse,
+            {
+              signal: this.#signal,
+            },
+          );
+          for (const p of d.partitions) add.push({ topic, partition: p.partition });
+        }
+        this.#pendingTopics = [];
+        const current = [...this.#fetchers.values()].map((f) => ({ topic: f.topic, partition: f.partition }));
+        this.assign([...current, ...add]);
+      }
+      this.#started = true;
+      for (const f of this.#fetchers.values()) f.pump();
+    })();
+    // A failed start (say, the broker was unreachable) is tried again by the next caller.
+    this.#topicsLoaded.catch(() => {
+      this.#topicsLoaded = null;
+    });
+    return this.#topicsLoaded;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed !== null) throw new ConchError(ErrorCode.ABORTED, "the consumer is closed");
+  }
+
+  #abort = (): void => {
+    const err = abortedError(this.#signal, "consumer");
+    for (const f of this.#fetchers.values()) f.stop();
+    this.#queue.end(err);
+    this.#closed ??= Promise.resolve().then(() => this.#manager.close());
+  };
+}
+
+function key(topic: string, partition: number): string {
+  // Topic names cannot hold ":" (protocol.md), so the key is unambiguous.
+  return `${topic}:${partition}`;
+}
+
+/**
+ * Hand-written rather than an async generator: when records are buffered, `next()` costs one
+ * resolved promise, one result and the message, with no generator machinery in between.
+ */
+class MessageIterator implements AsyncIterator<ConsumerMessage> {
+  #consumer: Consumer;
+  #queue: BatchQueue;
+  #signal: AbortSignal | undefined;
+  #cursor = new BatchCursor();
+  #batch: ConsumerBatch | null = null;
+  #started = false;
+
+  constructor(consumer: Consumer, queue: BatchQueue, signal: AbortSignal | undefined) {
+    this.#consumer = consumer;
+    this.#queue = queue;
+    this.#signal = signal;
+  }
+
+  next(): Promise<IteratorResult<ConsumerMessage>> {
+    try {
+      const m = this.#nextBuffered();
+      if (m !== null) return Promise.resolve({ done: false, value: m });
+      if (this.#started) {
+        const batch = this.#queue.take();
+        if (batch !== null) return this.#enter(batch);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#wait();
+  }
+
+  async return(): Promise<IteratorResult<ConsumerMessage>> {
+    this.#batch = null;
+    return { done: true, value: undefined };
+  }
+
+  async #wait(): Promise<IteratorResult<ConsumerMessage>> {
+    if (!this.#started) {
+      await this.#consumer.start();
+      this.#started = true;
+    }
+    for (;;) {
+      const batch = await this.#queue.wait(this.#signal);
+      if (batch === null) return { done: true, value: undefined };
+      this.#batch = batch;
+      this.#cursor.start(batch.records, batch.fromOffset);
+      const m = this.#nextBuffered();
+      if (m !== null) return { done: false, value: m };
+    }
+  }
+
+  #enter(batch: ConsumerBatch): Promise<IteratorResult<ConsumerMessage>> {
+    this.#batch = batch;
+    this.#cursor.start(batch.records, batch.fromOffset);
+    const m = this.#nextBuffered();
+    return m !== null ? Promise.resolve({ done: false, value: m }) : this.next();
+  }
+
+  /** The next record of the current batch, or null when it is done (or stale). */
+  #nextBuffered(): ConsumerMessage | null {
+    const batch = this.#batch;
+    if (batch === null) return null;
+    const c = this.#cursor;
+    if (batch.stale || !c.next()) {
+      this.#batch = null;
+      return null;
+    }
+    batch.source.position = c.offset + 1;
+    return {
+      topic: batch.topic,
+      partition: batch.partition,
+      offset: c.offset,
+      key: c.key(),
+      value: c.value(),
+      timestamp: c.timestampMs,
+    };
+  }
+}

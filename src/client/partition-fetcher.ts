@@ -1,0 +1,220 @@
+/**
+ * The fetch loop of one assigned partition.
+ *
+ * It keeps one fetch (a long poll) in flight while at most one fetched batch waits for the
+ * application: when the application takes that batch the next fetch starts, so the next batch is
+ * usually on its way while the current one is handled (prefetch), and memory stays bounded at two
+ * responses per partition.
+ *
+ * Retriable errors (a lost connection, a broker restart) back off and fetch again from the same
+ * offset, so the partition resumes exactly where it was. OFFSET_OUT_OF_RANGE is handled by the
+ * reset policy; any other error is reported and stops the partition.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { OffsetSpec } from "../protocol/api.js";
+import { decodeFetchResponse, encodeFetchRequest, type FetchRequest } from "../protocol/fetch.js";
+import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
+import { Backoff, delay } from "./backoff.js";
+import type { ConnectionManager } from "./connection-manager.js";
+import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
+import { abortedError, asConchError } from "./errors.js";
+
+/** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */
+export type StartPosition = "earliest" | "latest" | { offset: number } | { timestamp: number };
+
+/**
+ * What to do when the position is outside the log: "earliest" never skips data that is still
+ * retained (below the log start: go to the log start; past the end, as after a broker lost an
+ * unflushed tail: go to the end); "latest" always goes to the end; "error" reports it.
+ */
+export type ResetPolicy = "earliest" | "latest" | "error";
+
+export interface FetchSettings {
+  maxWaitMs: number;
+  maxBytes: number;
+  minBytes: number;
+  resetPolicy: ResetPolicy;
+  retryBackoffMs: number;
+  retryBackoffMaxMs: number;
+}
+
+/** Where fetched batches and fatal errors go. */
+export interface FetchSink {
+  deliver(batch: ConsumerBatch): void;
+  fail(source: PartitionFetcher, err: ConchError): void;
+}
+
+export class PartitionFetcher implements BatchSource {
+  readonly topic: string;
+  readonly partition: number;
+  epoch = 0;
+  position = -1;
+  /** The last high watermark seen, or -1. */
+  highWatermark = -1;
+  #start: StartPosition;
+  #fetchOffset = -1;
+  #buffered = 0;
+  #inFlight = false;
+  #stopped = false;
+  #round: AbortController | null = null;
+  #backoff: Backoff;
+  #manager: ConnectionManager;
+  #settings: FetchSettings;
+  #sink: FetchSink;
+
+  constructor(
+    topic: string,
+    partition: number,
+    start: StartPosition,
+    manager: ConnectionManager,
+    settings: FetchSettings,
+    sink: FetchSink,
+  ) {
+    this.topic = topic;
+    this.partition = partition;
+    this.#start = start;
+    this.#manager = manager;
+    this.#settings = settings;
+    this.#sink = sink;
+    this.#backoff = new Backoff({ initialMs: settings.retryBackoffMs, maxMs: settings.retryBackoffMaxMs });
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Moves the partition: batches already fetched become stale, the fetch in flight is dropped. */
+  seek(start: StartPosition): void {
+    this.epoch++;
+    this.#start = start;
+    this.#fetchOffset = -1;
+    this.position = -1;
+    this.#buffered = 0;
+    this.#round?.abort();
+    this.pump();
+  }
+
+  /** Stops fetching for good (unassigned, or the consumer closed). */
+  stop(): void {
+    this.#stopped = true;
+    this.epoch++;
+    this.#round?.abort();
+  }
+
+  /** The application took a batch of this partition: room for the next. */
+  taken(batch: ConsumerBatch): void {
+    if (batch.epoch !== this.epoch) return;
+    this.#buffered--;
+    this.pump();
+  }
+
+  /** Starts the next fetch unless one is in flight or a fetched batch is still waiting. */
+  pump(): void {
+    if (this.#stopped || this.#inFlight || this.#buffered > 0) return;
+    this.#inFlight = true;
+    void this.#fetchRound();
+  }
+
+  async #fetchRound(): Promise<void> {
+    const epoch = this.epoch;
+    const round = new AbortController();
+    this.#round = round;
+    try {
+      if (this.#fetchOffset < 0) {
+        const offset = await this.#resolve(this.#start, round.signal);
+        if (epoch !== this.epoch) return;
+        this.#fetchOffset = offset;
+        if (this.position < 0) this.position = offset;
+      }
+      const s = this.#settings;
+      // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
+      const limit = this.#manager.current?.maxBatchBytes ?? 0;
+      const req: FetchRequest = {
+        topic: this.topic,
+        partition: this.partition,
+        offset: this.#fetchOffset,
+        maxBytes: limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes,
+        maxWaitMs: s.maxWaitMs,
+        minBytes: s.minBytes,
+      };
+      const res = await this.#manager.request(encodeFetchRequest, req, decodeFetchResponse, {
+        signal: round.signal,
+        extraWaitMs: s.maxWaitMs,
+      });
+      if (epoch !== this.epoch) return;
+      this.#backoff.reset();
+      this.highWatermark = res.highWatermark;
+      const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
+      if (batch !== null) {
+        this.#fetchOffset = batch.nextOffset;
+        this.#buffered++;
+        this.#sink.deliver(batch);
+      } else if (res.records.length > 0) {
+        // Data that does not reach our offset: a broker bug; do not spin on it.
+        await delay(this.#backoff.next(), round.signal, () => abortedError(round.signal, "fetch"));
+      }
+    } catch (err) {
+      if (epoch === this.epoch) await this.#onError(asConchError(err), round.signal);
+    } finally {
+      if (this.#round === round) this.#round = null;
+      this.#inFlight = false;
+      this.pump();
+    }
+  }
+
+  async #onError(e: ConchError, signal: AbortSignal): Promise<void> {
+    if (e.code === ErrorCode.ABORTED || this.#stopped) return;
+    if (e.code === ErrorCode.OFFSET_OUT_OF_RANGE && this.#settings.resetPolicy !== "error") {
+      try {
+        this.#fetchOffset = await this.#resetOffset(signal);
+        return;
+      } catch (err) {
+        e = asConchError(err);
+        if (e.code === ErrorCode.ABORTED) return;
+      }
+    }
+    if (e.retriable) {
+      try {
+        await delay(this.#backoff.next(), signal, () => abortedError(signal, "fetch"));
+      } catch {
+        // aborted: a seek or stop follows
+      }
+      return;
+    }
+    this.stop();
+    this.#sink.fail(this, e);
+  }
+
+  /** The offset the reset policy picks for a position outside [log start, end]. */
+  async #resetOffset(signal: AbortSignal): Promise<number> {
+    const end = await this.#resolve("latest", signal);
+    if (this.#settings.resetPolicy === "latest" || this.#fetchOffset > end) return end;
+    return this.#resolve("earliest", signal);
+  }
+
+  async #resolve(start: StartPosition, signal: AbortSignal): Promise<number> {
+    if (typeof start === "object" && "offset" in start) {
+      if (!Number.isSafeInteger(start.offset) || start.offset < 0) {
+        throw new ConchError(
+          ErrorCode.INVALID_REQUEST,
+          `start offset must be a non-negative integer, not ${start.offset}`,
+        );
+      }
+      return start.offset;
+    }
+    const spec =
+      start === "earliest"
+        ? OffsetSpec.EARLIEST
+        : start === "latest"
+          ? OffsetSpec.LATEST
+          : OffsetSpec.TIMESTAMP;
+    const timestampMs = typeof start === "object" ? start.timestamp : 0;
+    const res = await this.#manager.request(
+      encodeListOffsetsRequest,
+      { topic: this.topic, partition: this.partition, spec, timestampMs },
+      decodeListOffsetsResponse,
+      { signal },
+    );
+    return res.offset;
+  }
+}

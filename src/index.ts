@@ -1,0 +1,37 @@
+/**
+ * The Conch package: the client SDK (producer, consumer, admin, embedded mode) and the typed errors
+ * shared with the broker. The broker and server load only when embedded mode is used.
+ */
+export {
+  Admin,
+  type AdminCallOptions,
+  type CreateTopicOptions,
+  type OffsetLookup,
+  type TopicConfigs,
+  type TopicDescription,
+} from "./client/admin.js";
+export { Conch, createClient } from "./client/conch.js";
+export {
+  Consumer,
+  type ConsumerBatch,
+  type ConsumerMessage,
+  type ConsumerOptions,
+  type PartitionAssignment,
+  type PartitionPosition,
+  type ResetPolicy,
+  type StartPosition,
+  type TopicPartition,
+} from "./client/consumer.js";
+export { BatchCursor } from "./client/consumer-batch.js";
+export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./client/embedded.js";
+export type { ClientOptions } from "./client/options.js";
+export { murmur2, partitionForKey } from "./client/partitioner.js";
+export {
+  type AcksSetting,
+  Producer,
+  type ProducerMessage,
+  type ProducerOptions,
+  type RecordMetadata,
+  type SendBatchResult,
+} from "./client/producer.js";
+export { ConchError, ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./format/errors.js";
