@@ -42,7 +42,7 @@ export function formatLogLine(line: string, color: boolean): string {
   } catch {
     return line.endsWith("\n") ? line : `${line}\n`;
   }
-  const time = typeof entry.time === "number" ? new Date(entry.time).toISOString().slice(11, 23) : "";
+  const time = typeof entry.time === "number" ? localTime(entry.time) : "";
   const [name, code] = LEVELS[Number(entry.level)] ?? [String(entry.level).padEnd(5), "0"];
   const level = color ? `\x1b[${code}m${name}\x1b[0m` : name;
   let text = `${time} ${level} ${typeof entry.msg === "string" ? entry.msg : ""}`;
@@ -58,4 +58,11 @@ export function formatLogLine(line: string, color: boolean): string {
     text += color ? `  \x1b[90m${key}=\x1b[0m${shown}` : `  ${key}=${shown}`;
   }
   return `${text}${err}\n`;
+}
+
+/** HH:MM:SS.mmm in local time: what a person at the terminal compares with their clock. */
+function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number): string => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
 }

@@ -5,9 +5,9 @@
  * the chunk (no copy, no string per line).
  */
 import { type Command, Option } from "commander";
-import type { ProducerMessage } from "../client/producer.js";
+import type { Producer, ProducerMessage } from "../client/producer.js";
 import { withBroker } from "./client-options.js";
-import { openProducer, type SendBatchApi } from "./client-session.js";
+import { withClient } from "./client-session.js";
 import { indexOfIn, LineSplitter } from "./line-splitter.js";
 import { ACKS, type AcksName, integerParser, parseSeparator } from "./options.js";
 import { printLine } from "./output.js";
@@ -53,13 +53,9 @@ export function registerProduceCommand(program: Command): void {
           "Examples:\n  seq 1 1000 | conch produce numbers\n  printf 'user1\\tlogin\\n' | conch produce events --key-separator '\\t'",
       ),
   ).action(async (topic: string, o: ProduceFlags) => {
-    const producer = openProducer(o.broker, { acks: o.acks, lingerMs: o.lingerMs });
-    let acknowledged = 0;
-    try {
-      acknowledged = await produceLines(producer, topic, process.stdin, o);
-    } finally {
-      await producer.close();
-    }
+    const acknowledged = await withClient(o.broker, (client) =>
+      produceLines(client.producer({ acks: o.acks, lingerMs: o.lingerMs }), topic, process.stdin, o),
+    );
     printLine(
       `${acknowledged} message${acknowledged === 1 ? "" : "s"} ${o.acks === "none" ? "sent" : "acknowledged"}`,
     );
@@ -68,7 +64,7 @@ export function registerProduceCommand(program: Command): void {
 
 /** Sends every line of `input`; resolves with the number acknowledged, or rejects with the first failure. */
 export async function produceLines(
-  producer: SendBatchApi,
+  producer: Producer,
   topic: string,
   input: AsyncIterable<Buffer>,
   o: Pick<ProduceFlags, "keySeparator" | "partition">,

@@ -5,7 +5,7 @@
 import { type Command, Option } from "commander";
 import type { PartitionDescription } from "../protocol/describe-topic.js";
 import { withBroker } from "./client-options.js";
-import { withAdmin } from "./client-session.js";
+import { withClient } from "./client-session.js";
 import { collectConfig, integerParser } from "./options.js";
 import { printLine, printStatus } from "./output.js";
 
@@ -49,7 +49,7 @@ export function registerTopicCommands(program: Command): void {
     ) => {
       const configs = { ...o.config };
       if (o.cleanupPolicy !== undefined) configs["cleanup.policy"] = o.cleanupPolicy;
-      await withAdmin(o.broker, (admin) => admin.createTopic(name, o.partitions, configs));
+      await withClient(o.broker, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
       printStatus(`created topic ${name} with ${o.partitions} partition${o.partitions === 1 ? "" : "s"}`);
     },
   );
@@ -57,13 +57,13 @@ export function registerTopicCommands(program: Command): void {
   withBroker(
     topic.command("delete").description("delete a topic and all its data").argument("<topic>"),
   ).action(async (name: string, o: BrokerFlags) => {
-    await withAdmin(o.broker, (admin) => admin.deleteTopic(name));
+    await withClient(o.broker, (c) => c.admin().deleteTopic(name));
     printStatus(`deleted topic ${name}`);
   });
 
   withBroker(topic.command("list").description("print the names of all topics, one a line")).action(
     async (o: BrokerFlags) => {
-      const names = await withAdmin(o.broker, (admin) => admin.listTopics());
+      const names = await withClient(o.broker, (c) => c.admin().listTopics());
       for (const name of [...names].sort()) printLine(name);
     },
   );
@@ -75,7 +75,7 @@ export function registerTopicCommands(program: Command): void {
       .argument("<topic>")
       .option("--json", "print one JSON object instead of a table"),
   ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
-    const view = await withAdmin(o.broker, (admin) => admin.describeTopic(name));
+    const view = await withClient(o.broker, (c) => c.admin().describeTopic(name));
     if (o.json) printLine(JSON.stringify(describeJson(view)));
     else for (const line of describeLines(view)) printLine(line);
   });
@@ -91,7 +91,7 @@ export function registerTopicCommands(program: Command): void {
         "\nExample:\n  conch topic alter orders --config retention.ms=3600000 --config flush=sync",
       ),
   ).action(async (name: string, o: BrokerFlags & { config: Record<string, string> }) => {
-    await withAdmin(o.broker, (admin) => admin.alterTopic(name, o.config));
+    await withClient(o.broker, (c) => c.admin().alterTopic(name, o.config));
     printStatus(`altered topic ${name}: ${Object.keys(o.config).join(", ")}`);
   });
 }

@@ -1,0 +1,125 @@
+/**
+ * Runs the built `conch` command as a child process, the way a person or a script would, and a
+ * `conch broker` on 127.0.0.1 port 0 in a temporary data directory.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+
+/** bin/conch.js, from dist/test/cli/. */
+export const CONCH = fileURLToPath(new URL("../../../bin/conch.js", import.meta.url));
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** stdin: text, bytes, or a stream piped in (with backpressure). Default: empty. */
+  input?: string | Buffer | Readable;
+  env?: Record<string, string>;
+  /** Kill the command if it runs longer (a safety net, not an assertion). Default 60 s. */
+  killAfterMs?: number;
+}
+
+/** Spawns `conch args...` (stdout left to the caller). */
+export function spawnConch(args: string[], options: RunOptions = {}): ChildProcess {
+  const child = spawn(process.execPath, [CONCH, ...args], {
+    env: { ...process.env, CONCH_BROKER: "", ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const input = options.input ?? "";
+  if (typeof input === "string" || Buffer.isBuffer(input)) child.stdin!.end(input);
+  else input.pipe(child.stdin!);
+  // A command that exits before reading all its input closes the pipe: not the test's concern.
+  child.stdin!.on("error", () => {});
+  return child;
+}
+
+/** Runs `conch args...` to completion and collects its output. */
+export function runConch(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const child = spawnConch(args, options);
+  return collect(child, options.killAfterMs ?? 60_000);
+}
+
+export function collect(child: ChildProcess, killAfterMs = 60_000): Promise<RunResult> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on("data", (b: Buffer) => out.push(b));
+  child.stderr?.on("data", (b: Buffer) => err.push(b));
+  const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
+    });
+  });
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "conch-cli-"));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A `conch broker` child process, started on port 0 and known by its "listening on" line. */
+export class BrokerProcess {
+  readonly child: ChildProcess;
+  readonly address: string;
+  /** Every log line so far (JSON). */
+  readonly logLines: string[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(child: ChildProcess, address: string, logLines: string[], exited: BrokerProcess["exited"]) {
+    this.child = child;
+    this.address = address;
+    this.logLines = logLines;
+    this.exited = exited;
+  }
+
+  static async start(dataDir: string, extraArgs: string[] = []): Promise<BrokerProcess> {
+    const child = spawn(
+      process.execPath,
+      [CONCH, "broker", "--port", "0", "--data-dir", dataDir, "--log-format", "json", ...extraArgs],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CONCH_CONFIG: "" } },
+    );
+    const lines: string[] = [];
+    let stderr = "";
+    child.stderr!.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.on("exit", (code, signal) => resolve({ code, signal }));
+    });
+    const address = await new Promise<string>((resolve, reject) => {
+      const rl = createInterface({ input: child.stdout! });
+      rl.on("line", (line) => {
+        lines.push(line);
+        const m = / listening on (\S+) /.exec(line);
+        if (m) resolve(m[1]!);
+      });
+      exited.then(({ code }) => reject(new Error(`conch broker exited (${code}) before listening: ${stderr}`)));
+    });
+    return new BrokerProcess(child, address, lines, exited);
+  }
+
+  /** Sends `signal` and resolves with how the process ended. */
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
