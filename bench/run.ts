@@ -1,0 +1,185 @@
+// `npm run bench`: Conch, NATS JetStream and Redis Streams, the same workloads, one after another
+// on this machine, plus the machine's own disk and loopback ceilings. Prints one table and writes
+// bench/results/latest.json and docs/bench-chart.svg. See docs/performance.md for the method.
+import { mkdir, writeFile } from "node:fs/promises";
+import { cpus, loadavg, release, totalmem } from "node:os";
+import { dirname } from "node:path";
+import { type DiskCeiling, type LoopbackCeiling, measureDisk, measureLoopback } from "./suite/ceilings.js";
+import { renderChart } from "./suite/chart.js";
+import type { SystemId } from "./suite/clients.js";
+import { errorText, withDeadline } from "./suite/deadline.js";
+import { installPeers } from "./suite/install-peers.js";
+import { runSession, sessions } from "./suite/measure.js";
+import { parseOptions } from "./suite/options.js";
+import { type Measurement, summarize } from "./suite/results.js";
+import { killAllServers } from "./suite/server-process.js";
+import { SERVERS } from "./suite/servers.js";
+import { renderTable } from "./suite/table.js";
+import { WORKLOADS, workloadById } from "./suite/workloads/index.js";
+import type { WorkloadId } from "./suite/workloads/workload.js";
+
+const options = parseOptions(process.argv.slice(2));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    killAllServers();
+    process.exit(130);
+  });
+}
+process.on("exit", killAllServers);
+
+// consume reads what produce wrote: asking for it brings produce along.
+const wanted = new Set<WorkloadId>(options.workloads);
+for (const id of options.workloads) {
+  const after = workloadById(id).after;
+  if (after) wanted.add(after);
+}
+const workloads = WORKLOADS.filter((w) => wanted.has(w.id));
+
+interface SystemInfo {
+  name: string;
+  version?: string;
+  client?: string;
+  unavailable?: string;
+  durability: { interval: string; durable: string };
+}
+
+async function ceilings(): Promise<{ disk?: DiskCeiling; loopback?: LoopbackCeiling }> {
+  const out: { disk?: DiskCeiling; loopback?: LoopbackCeiling } = {};
+  try {
+    out.disk = await withDeadline("disk ceiling", 180_000, measureDisk());
+    log(
+      `disk: ${out.disk.sequentialMBps.toFixed(0)} MB/s (1 GiB in 1 MiB writes + fdatasync); ` +
+        `4 KiB write + fdatasync: ${out.disk.syncWriteMedianUs.toFixed(0)} us`,
+    );
+  } catch (err) {
+    log(`disk ceiling not measured: ${errorText(err)}`);
+  }
+  try {
+    out.loopback = await withDeadline("loopback ceiling", 120_000, measureLoopback());
+    log(`loopback TCP: ${out.loopback.MBps.toFixed(0)} MB/s`);
+  } catch (err) {
+    log(`loopback ceiling not measured: ${errorText(err)}`);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const loadAtStart = loadavg();
+  let install = "skipped (--no-install)";
+  if (options.install) {
+    log("installing peers (bench/peers/install.sh) ...");
+    install = await installPeers();
+    log(`  ${install}`);
+  }
+  const { disk, loopback } = options.ceilings ? await ceilings() : {};
+
+  const systems: Partial<Record<SystemId, SystemInfo>> = {};
+  const available = new Set<SystemId>();
+  for (const id of options.systems) {
+    const spec = SERVERS[id];
+    const probe = await spec.probe();
+    if (probe.ok) available.add(id);
+    systems[id] = {
+      name: spec.name,
+      ...(probe.ok ? { version: probe.version, client: probe.client } : { unavailable: probe.reason }),
+      durability: { interval: spec.describe("interval"), durable: spec.describe("durable") },
+    };
+    log(`${spec.name}: ${probe.ok ? `${probe.version}, ${probe.client}` : probe.reason}`);
+  }
+
+  // Runs interleave the systems (run 1: Conch, NATS, Redis; run 2: ...) so that a change in the
+  // machine's load over time spreads over all of them instead of landing on one.
+  const measurements: Measurement[] = [];
+  for (let run = 1; run <= options.runs; run++) {
+    for (const system of options.systems) {
+      if (!available.has(system)) {
+        const reason = systems[system]?.unavailable ?? "unavailable";
+        for (const w of workloads)
+          measurements.push({ system, workload: w.id, run, status: "skipped", reason });
+        continue;
+      }
+      for (const session of sessions(workloads)) {
+        const ctx = { system, spec: SERVERS[system], run, scale: options.scale, log };
+        measurements.push(...(await runSession(ctx, session)));
+      }
+    }
+  }
+
+  const summaries = summarize(measurements);
+  const systemNames = Object.fromEntries(options.systems.map((id) => [id, SERVERS[id].name])) as Record<
+    SystemId,
+    string
+  >;
+  const workloadTitles = Object.fromEntries(WORKLOADS.map((w) => [w.id, w.title])) as Record<
+    WorkloadId,
+    string
+  >;
+  const ids = workloads.map((w) => w.id);
+  const table = renderTable({
+    summaries,
+    systemNames,
+    workloadTitles,
+    workloads: ids,
+    systems: options.systems,
+    disk,
+    loopback,
+  });
+  console.log(table);
+
+  const report = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "unknown",
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      kernel: release(),
+      node: process.version,
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: loadavg(),
+    },
+    options: { scale: options.scale, runs: options.runs },
+    install,
+    ceilings: { disk: disk ?? null, loopback: loopback ?? null },
+    systems,
+    workloads: workloads.map((w) => ({
+      id: w.id,
+      title: w.title,
+      method: w.method,
+      durability: w.durability,
+      params: w.params(options.scale),
+    })),
+    summaries,
+    measurements,
+    table,
+  };
+  await mkdir(dirname(options.out), { recursive: true });
+  await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  log(`results: ${options.out}`);
+
+  const subtitle =
+    `scale ${options.scale}, median of ${options.runs} run(s), ${report.machine.cpus} cores, ` +
+    `Node ${process.version}, ${startedAt.slice(0, 10)}`;
+  await mkdir(dirname(options.chart), { recursive: true });
+  await writeFile(
+    options.chart,
+    renderChart({
+      summaries,
+      systems: options.systems,
+      systemNames,
+      workloads: ids,
+      workloadTitles,
+      subtitle,
+    }),
+  );
+  log(`chart: ${options.chart}`);
+}
+
+main().catch((err: unknown) => {
+  log(`bench failed: ${errorText(err)}`);
+  killAllServers();
+  process.exit(1);
+});

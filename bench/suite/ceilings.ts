@@ -1,0 +1,100 @@
+import { mkdtemp, open, rm } from "node:fs/promises";
+import { connect, createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+
+// The machine's limits, measured in the same run as the brokers so every figure can be read as a
+// fraction of what the disk and the loopback interface can do at all from Node.
+
+const MiB = 1024 * 1024;
+
+export interface DiskCeiling {
+  /** Sequential write of `bytes` in 1 MiB chunks followed by one fdatasync, in MB/s (10^6 bytes). */
+  sequentialMBps: number;
+  bytes: number;
+  /** One 4 KiB write + fdatasync, median of `syncSamples`, in microseconds. */
+  syncWriteMedianUs: number;
+  syncSamples: number;
+  dir: string;
+}
+
+export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promise<DiskCeiling> {
+  const dir = await mkdtemp(join(tmpdir(), "conch-bench-disk-"));
+  try {
+    const chunk = Buffer.alloc(MiB, 0x5a);
+    const file = await open(join(dir, "seq"), "w");
+    const start = performance.now();
+    try {
+      for (let written = 0; written < bytes; written += MiB) await file.write(chunk, 0, MiB);
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+    const seconds = (performance.now() - start) / 1000;
+
+    const small = Buffer.alloc(4096, 0x33);
+    const syncFile = await open(join(dir, "sync"), "w");
+    const samples: number[] = [];
+    try {
+      for (let i = 0; i < syncSamples; i++) {
+        const t = performance.now();
+        await syncFile.write(small, 0, small.length, i * small.length);
+        await syncFile.datasync();
+        samples.push((performance.now() - t) * 1000);
+      }
+    } finally {
+      await syncFile.close();
+    }
+    samples.sort((a, b) => a - b);
+    return {
+      sequentialMBps: bytes / 1e6 / seconds,
+      bytes,
+      syncWriteMedianUs: samples[samples.length >> 1] ?? 0,
+      syncSamples,
+      dir: tmpdir(),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface LoopbackCeiling {
+  /** One Node process writing 1 MiB chunks to itself over 127.0.0.1, in MB/s (10^6 bytes). */
+  MBps: number;
+  bytes: number;
+}
+
+export async function measureLoopback(bytes = 4096 * MiB): Promise<LoopbackCeiling> {
+  const chunk = Buffer.alloc(MiB, 0x42);
+  let received = 0;
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const server = createServer((socket) => {
+    socket.on("data", (data: Buffer) => {
+      received += data.length;
+      if (received >= bytes) resolveDone();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const client: Socket = connect(port, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => {
+    client.once("connect", resolve);
+    client.once("error", reject);
+  });
+  const start = performance.now();
+  try {
+    for (let sent = 0; sent < bytes; sent += MiB) {
+      if (!client.write(chunk)) await new Promise((resolve) => client.once("drain", resolve));
+    }
+    await done;
+  } finally {
+    client.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return { MBps: bytes / 1e6 / ((performance.now() - start) / 1000), bytes };
+}

@@ -1,0 +1,130 @@
+import { cpus } from "node:os";
+import { performance } from "node:perf_hooks";
+import type { SystemId } from "./clients.js";
+import { errorText } from "./deadline.js";
+import { thousands, usToMs } from "./format-number.js";
+import { machineBusySeconds, processCpuSeconds } from "./proc-cpu.js";
+import type { Measurement } from "./results.js";
+import type { ServerSpec } from "./types.js";
+import { runWorker } from "./worker-run.js";
+import { totalMessages, type Workload } from "./workloads/workload.js";
+
+export interface SessionContext {
+  system: SystemId;
+  spec: ServerSpec;
+  run: number;
+  scale: number;
+  log: (line: string) => void;
+}
+
+/** Workloads that share one server start: a workload with `after` joins its predecessor's session. */
+export function sessions(list: readonly Workload[]): Workload[][] {
+  const out: Workload[][] = [];
+  for (const w of list) {
+    const last = out[out.length - 1];
+    if (w.after && last?.some((x) => x.id === w.after)) last.push(w);
+    else out.push([w]);
+  }
+  return out;
+}
+
+/** Generous: a system slower than 10,000 msg/s, or a fixed-rate run that cannot drain, times out. */
+export function timeLimitMs(w: Workload, scale: number): number {
+  const p = w.params(scale);
+  return 60_000 + (totalMessages(p) / (p.rate > 0 ? p.rate : 10_000)) * 1000;
+}
+
+/**
+ * Starts a fresh server for one session, runs its workloads one by one in worker processes while
+ * sampling the broker's CPU time and the machine's, and always stops the server. Never throws:
+ * every outcome, failures included, becomes a Measurement.
+ */
+export async function runSession(ctx: SessionContext, session: readonly Workload[]): Promise<Measurement[]> {
+  const { system, spec, run } = ctx;
+  const out: Measurement[] = [];
+  const mark = (list: readonly Workload[], status: "skipped" | "failed", reason: string) => {
+    for (const w of list) out.push({ system, workload: w.id, run, status, reason });
+  };
+  const durability = session[0]!.durability;
+  const unsupported = spec.unsupported(durability);
+  if (unsupported) {
+    mark(session, "skipped", unsupported);
+    return out;
+  }
+  let server: Awaited<ReturnType<ServerSpec["start"]>>;
+  try {
+    server = await spec.start(durability);
+  } catch (err) {
+    mark(session, "failed", `server did not start: ${errorText(err)}`);
+    ctx.log(`[run ${run}] ${spec.name}: server did not start: ${errorText(err)}`);
+    return out;
+  }
+  try {
+    let previousOk = true;
+    for (const w of session) {
+      if (w.after && !previousOk) {
+        mark([w], "skipped", `needs a successful ${w.after} run first`);
+        continue;
+      }
+      const m = await measureOne(ctx, w, server.pid, server.endpoint);
+      previousOk = m.status === "ok";
+      out.push(m);
+    }
+  } finally {
+    await server.stop();
+  }
+  return out;
+}
+
+async function measureOne(
+  ctx: SessionContext,
+  w: Workload,
+  pid: number,
+  endpoint: { host: string; port: number },
+): Promise<Measurement> {
+  const { system, spec, run } = ctx;
+  const cpuBefore = processCpuSeconds(pid);
+  const busyBefore = machineBusySeconds();
+  const wallBefore = performance.now();
+  const result = await runWorker(
+    { system, workload: w.id, endpoint, scale: ctx.scale },
+    timeLimitMs(w, ctx.scale),
+  );
+  const cpuAfter = processCpuSeconds(pid);
+  const busyAfter = machineBusySeconds();
+  const wallSeconds = (performance.now() - wallBefore) / 1000;
+  if (!result.ok) {
+    ctx.log(`[run ${run}] ${spec.name} ${w.title}: failed: ${result.error}`);
+    return { system, workload: w.id, run, status: "failed", reason: result.error };
+  }
+  const o = result.outcome;
+  const brokerCpu = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
+  const otherCpuShare =
+    busyBefore !== null && busyAfter !== null && brokerCpu !== null && o.workerCpuSeconds !== undefined
+      ? Math.max(0, busyAfter - busyBefore - brokerCpu - o.workerCpuSeconds) / (wallSeconds * cpus().length)
+      : null;
+  const m: Measurement = {
+    system,
+    workload: w.id,
+    run,
+    status: "ok",
+    messages: o.messages,
+    payloadBytes: o.payloadBytes,
+    seconds: o.seconds,
+    msgsPerSec: o.messages / o.seconds,
+    payloadMBps: o.payloadBytes / 1e6 / o.seconds,
+    clientCpuSeconds: o.clientCpuSeconds,
+    brokerCpuSeconds: brokerCpu,
+    otherCpuShare,
+    ...(o.latencyUs ? { latencyUs: o.latencyUs } : {}),
+  };
+  const lat = o.latencyUs
+    ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
+    : "";
+  const others =
+    otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
+  ctx.log(
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${lat}${others}`,
+  );
+  return m;
+}

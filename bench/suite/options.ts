@@ -1,0 +1,72 @@
+import { parseArgs } from "node:util";
+import type { SystemId } from "./clients.js";
+import type { WorkloadId } from "./workloads/workload.js";
+
+export interface SuiteOptions {
+  scale: number;
+  runs: number;
+  systems: SystemId[];
+  workloads: WorkloadId[];
+  install: boolean;
+  ceilings: boolean;
+  out: string;
+  chart: string;
+}
+
+const SYSTEMS: SystemId[] = ["conch", "nats", "redis"];
+const WORKLOAD_IDS: WorkloadId[] = ["produce", "consume", "latency", "durable", "hermit"];
+
+const USAGE = `npm run bench -- [options]
+  --scale N        multiply message counts by N (default 1; 0.05 for a quick run)
+  --runs N         run everything N times and report medians (default 3)
+  --systems a,b    any of ${SYSTEMS.join(",")} (default all)
+  --workloads a,b  any of ${WORKLOAD_IDS.join(",")} (default all)
+  --no-install     do not run bench/peers/install.sh first
+  --no-ceilings    skip the disk and loopback measurements
+  --out PATH       results JSON (default bench/results/latest.json)
+  --chart PATH     SVG chart (default docs/bench-chart.svg)`;
+
+export function parseOptions(argv: string[]): SuiteOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scale: { type: "string", default: "1" },
+      runs: { type: "string", default: "3" },
+      systems: { type: "string", default: SYSTEMS.join(",") },
+      workloads: { type: "string", default: WORKLOAD_IDS.join(",") },
+      "no-install": { type: "boolean", default: false },
+      "no-ceilings": { type: "boolean", default: false },
+      out: { type: "string", default: "bench/results/latest.json" },
+      chart: { type: "string", default: "docs/bench-chart.svg" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const scale = Number(values.scale);
+  const runs = Number(values.runs);
+  if (!(scale > 0 && scale <= 10)) throw new Error(`--scale must be in (0, 10], got ${values.scale}`);
+  if (!(Number.isInteger(runs) && runs >= 1 && runs <= 20)) throw new Error(`--runs must be 1..20`);
+  return {
+    scale,
+    runs,
+    systems: pick(values.systems, SYSTEMS, "--systems"),
+    workloads: pick(values.workloads, WORKLOAD_IDS, "--workloads"),
+    install: !values["no-install"],
+    ceilings: !values["no-ceilings"],
+    out: values.out,
+    chart: values.chart,
+  };
+}
+
+function pick<T extends string>(list: string, allowed: readonly T[], flag: string): T[] {
+  const chosen = list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const c of chosen) if (!allowed.includes(c as T)) throw new Error(`${flag}: unknown ${c}`);
+  // Keep the canonical order whatever order was typed.
+  return allowed.filter((a) => chosen.includes(a));
+}

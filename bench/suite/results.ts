@@ -1,0 +1,108 @@
+import type { SystemId } from "./clients.js";
+import type { LatencySummary } from "./types.js";
+import type { WorkloadId } from "./workloads/workload.js";
+
+/** One workload run against one system. */
+export interface Measurement {
+  system: SystemId;
+  workload: WorkloadId;
+  run: number;
+  status: "ok" | "skipped" | "failed";
+  reason?: string;
+  messages?: number;
+  payloadBytes?: number;
+  seconds?: number;
+  msgsPerSec?: number;
+  /** Payload bytes only (what the application handed over), in MB/s (10^6 bytes). */
+  payloadMBps?: number;
+  clientCpuSeconds?: number;
+  /** Broker process CPU (user + system) between the worker's start and its end; null if unreadable. */
+  brokerCpuSeconds?: number | null;
+  /**
+   * Share of the machine's CPU capacity (all cores) used by processes other than the broker and the
+   * benchmark client while this measurement ran: the machine is shared, and this says how much.
+   */
+  otherCpuShare?: number | null;
+  latencyUs?: LatencySummary;
+}
+
+/** The medians over the runs of one (system, workload) pair. */
+export interface Summary {
+  system: SystemId;
+  workload: WorkloadId;
+  status: "ok" | "skipped" | "failed";
+  reason?: string;
+  runsOk: number;
+  runs: number;
+  msgsPerSec?: number;
+  payloadMBps?: number;
+  brokerCpuPerMillion?: number;
+  clientCpuPerMillion?: number;
+  /** Median share of the machine other processes used during the runs. */
+  otherCpuShare?: number;
+  latencyUs?: LatencySummary;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function summarize(measurements: readonly Measurement[]): Summary[] {
+  const groups = new Map<string, Measurement[]>();
+  for (const m of measurements) {
+    const key = `${m.system}/${m.workload}`;
+    const list = groups.get(key) ?? [];
+    list.push(m);
+    groups.set(key, list);
+  }
+  const out: Summary[] = [];
+  for (const list of groups.values()) {
+    const first = list[0]!;
+    const ok = list.filter((m) => m.status === "ok");
+    const base = { system: first.system, workload: first.workload, runsOk: ok.length, runs: list.length };
+    if (ok.length === 0) {
+      const failed = list.find((m) => m.status === "failed");
+      const shown = failed ?? first;
+      out.push({ ...base, status: shown.status, ...(shown.reason ? { reason: shown.reason } : {}) });
+      continue;
+    }
+    const perMillion = (cpu: (m: Measurement) => number | null | undefined) => {
+      const values = ok.flatMap((m) => {
+        const c = cpu(m);
+        return typeof c === "number" && m.messages ? [(c / m.messages) * 1e6] : [];
+      });
+      return values.length > 0 ? median(values) : undefined;
+    };
+    const summary: Summary = {
+      ...base,
+      status: "ok",
+      msgsPerSec: median(ok.map((m) => m.msgsPerSec ?? 0)),
+      payloadMBps: median(ok.map((m) => m.payloadMBps ?? 0)),
+    };
+    const broker = perMillion((m) => m.brokerCpuSeconds);
+    const client = perMillion((m) => m.clientCpuSeconds);
+    if (broker !== undefined) summary.brokerCpuPerMillion = broker;
+    if (client !== undefined) summary.clientCpuPerMillion = client;
+    const others = ok.flatMap((m) => (typeof m.otherCpuShare === "number" ? [m.otherCpuShare] : []));
+    if (others.length > 0) summary.otherCpuShare = median(others);
+    const lat = ok.flatMap((m) => (m.latencyUs ? [m.latencyUs] : []));
+    if (lat.length > 0) {
+      summary.latencyUs = {
+        count: median(lat.map((l) => l.count)),
+        p50: median(lat.map((l) => l.p50)),
+        p99: median(lat.map((l) => l.p99)),
+        p999: median(lat.map((l) => l.p999)),
+        max: median(lat.map((l) => l.max)),
+      };
+    }
+    if (ok.length < list.length) {
+      const failed = list.find((m) => m.status !== "ok");
+      if (failed?.reason) summary.reason = `${list.length - ok.length} run(s) failed: ${failed.reason}`;
+    }
+    out.push(summary);
+  }
+  return out;
+}

@@ -1,0 +1,122 @@
+import type { DiskCeiling, LoopbackCeiling } from "./ceilings.js";
+import type { SystemId } from "./clients.js";
+import { fixed, thousands, usToMs } from "./format-number.js";
+import type { Summary } from "./results.js";
+import type { WorkloadId } from "./workloads/workload.js";
+
+export interface TableInput {
+  summaries: readonly Summary[];
+  systemNames: Record<SystemId, string>;
+  workloadTitles: Record<WorkloadId, string>;
+  workloads: readonly WorkloadId[];
+  systems: readonly SystemId[];
+  disk?: DiskCeiling | undefined;
+  loopback?: LoopbackCeiling | undefined;
+}
+
+const HEADER = [
+  "workload",
+  "system",
+  "msgs/s",
+  "MB/s",
+  "p50 ms",
+  "p99 ms",
+  "p99.9 ms",
+  "broker CPU s/M msgs",
+  "client CPU s/M msgs",
+  "vs Conch",
+  "of ceiling",
+  "note",
+];
+
+/**
+ * The results as a Markdown table (readable in a terminal, pasteable into docs). "vs Conch" is the
+ * system's throughput divided by Conch's (above 1 = faster than Conch); for the latency workload it
+ * is the system's p99 divided by Conch's (above 1 = slower than Conch). "of ceiling" relates payload
+ * MB/s to the disk's sequential write rate (writes) or to loopback TCP (reads); for the durable
+ * workload it is msgs/s divided by the rate of one writer doing 4 KiB write + fdatasync in a loop.
+ */
+export function renderTable(input: TableInput): string {
+  const rows: string[][] = [];
+  for (const workload of input.workloads) {
+    const conch = input.summaries.find((s) => s.system === "conch" && s.workload === workload);
+    for (const system of input.systems) {
+      const s = input.summaries.find((x) => x.system === system && x.workload === workload);
+      const name = input.systemNames[system];
+      const title = input.workloadTitles[workload];
+      if (s?.status !== "ok") {
+        const what = s?.status === "failed" ? "failed" : "not run";
+        rows.push([
+          title,
+          name,
+          "–",
+          "–",
+          "–",
+          "–",
+          "–",
+          "–",
+          "–",
+          "–",
+          "–",
+          `${what}: ${s?.reason ?? "not measured"}`,
+        ]);
+        continue;
+      }
+      const lat = s.latencyUs;
+      rows.push([
+        title,
+        name,
+        thousands(s.msgsPerSec ?? 0),
+        fixed(s.payloadMBps, 1),
+        lat ? usToMs(lat.p50) : "–",
+        lat ? usToMs(lat.p99) : "–",
+        lat ? usToMs(lat.p999) : "–",
+        fixed(s.brokerCpuPerMillion, 2),
+        fixed(s.clientCpuPerMillion, 2),
+        ratio(s, conch, workload),
+        ceiling(s, workload, input),
+        note(s),
+      ]);
+    }
+  }
+  const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(HEADER), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+function ratio(s: Summary, conch: Summary | undefined, workload: WorkloadId): string {
+  if (conch?.status !== "ok") return "–";
+  if (workload === "latency") {
+    const mine = s.latencyUs?.p99;
+    const theirs = conch.latencyUs?.p99;
+    return mine && theirs ? `p99 ${(mine / theirs).toFixed(2)}x` : "–";
+  }
+  const mine = s.msgsPerSec;
+  const theirs = conch.msgsPerSec;
+  return mine && theirs ? `${(mine / theirs).toFixed(2)}x` : "–";
+}
+
+function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
+  const mbps = s.payloadMBps ?? 0;
+  switch (workload) {
+    case "produce":
+    case "hermit":
+      return input.disk ? `${((mbps / input.disk.sequentialMBps) * 100).toFixed(1)}% disk` : "–";
+    case "consume":
+      return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
+    case "durable":
+      return input.disk && s.msgsPerSec
+        ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
+        : "–";
+    case "latency":
+      return "–";
+  }
+}
+
+function note(s: Summary): string {
+  const runs =
+    s.runsOk < s.runs ? `${s.runsOk}/${s.runs} runs ok (${s.reason ?? ""})` : `median of ${s.runs}`;
+  const others =
+    s.otherCpuShare === undefined ? "" : `; others used ${(s.otherCpuShare * 100).toFixed(0)}% CPU`;
+  return runs + others;
+}

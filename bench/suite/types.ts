@@ -1,0 +1,93 @@
+// The contracts between the suite's runner, the systems it measures and the workloads it runs.
+// A system is two halves: a server half (started by the parent process, on loopback, in a temp
+// directory) and a client half (loaded by a separate worker process that runs one workload).
+
+/** Where a started broker listens. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** How the broker acknowledges writes for a workload. */
+export type Durability =
+  /** Acknowledge once written to the OS; fsync every second in the background. */
+  | "interval"
+  /** Acknowledge only after an fsync that covers the message. */
+  | "durable";
+
+/** A broker process the suite started and must stop. */
+export interface RunningServer {
+  readonly pid: number;
+  readonly endpoint: Endpoint;
+  /** Stops the process (SIGTERM, then SIGKILL after a bound) and removes its data directory. */
+  stop(): Promise<void>;
+}
+
+/** The parent's view of a system: can it run here, and how to start it. */
+export interface ServerSpec {
+  readonly name: string;
+  /** Version string of the installed server, or a reason it cannot run on this machine. */
+  probe(): Promise<{ ok: true; version: string; client: string } | { ok: false; reason: string }>;
+  /** A reason the system cannot honour a durability mode, or null when it can. */
+  unsupported(durability: Durability): string | null;
+  /** What the server is configured to do for each durability mode, in words, for the report. */
+  describe(durability: Durability): string;
+  start(durability: Durability): Promise<RunningServer>;
+}
+
+/** A producer bound to one stream. */
+export interface Producer {
+  /**
+   * Sends the payloads in order; resolves when the broker has acknowledged all of them
+   * (per the durability the producer was opened with). Several calls may be in flight.
+   */
+  sendBatch(payloads: readonly Buffer[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Called for each message a consumer reads; returning false stops the consumer. */
+export type OnMessage = (payload: Uint8Array) => boolean;
+
+/** A consumer reading one stream from its start. */
+export interface Consumer {
+  /**
+   * Delivers messages from the start of the stream, waiting for new ones as they arrive, until
+   * onMessage returns false or the signal aborts. Resolves after it stopped.
+   */
+  run(onMessage: OnMessage, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The worker's view of a system: connect and get producers and consumers. */
+export interface ClientDriver {
+  /** Creates the stream (topic) used by one workload. */
+  createStream(name: string): Promise<void>;
+  /** Opens a producer on its own connection. */
+  openProducer(stream: string, durability: Durability): Promise<Producer>;
+  /** Opens a consumer on its own connection. */
+  openConsumer(stream: string): Promise<Consumer>;
+  /** Closes the admin connection. */
+  close(): Promise<void>;
+}
+
+export type ClientFactory = (endpoint: Endpoint) => Promise<ClientDriver>;
+
+/** What a worker reports for one workload run. */
+export interface WorkloadOutcome {
+  messages: number;
+  payloadBytes: number;
+  seconds: number;
+  /** Client CPU during the measured span. */
+  clientCpuSeconds: number;
+  /** Client CPU of the whole worker process, set-up included (filled in by the worker). */
+  workerCpuSeconds?: number;
+  latencyUs?: LatencySummary;
+}
+
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}

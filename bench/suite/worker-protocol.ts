@@ -1,0 +1,16 @@
+import type { SystemId } from "./clients.js";
+import type { Endpoint, WorkloadOutcome } from "./types.js";
+import type { WorkloadId } from "./workloads/workload.js";
+
+/** What the parent asks a worker process to run (passed as one JSON argument). */
+export interface WorkerRequest {
+  system: SystemId;
+  workload: WorkloadId;
+  endpoint: Endpoint;
+  scale: number;
+}
+
+export type WorkerResult = { ok: true; outcome: WorkloadOutcome } | { ok: false; error: string };
+
+/** The worker prints its result on one stdout line starting with this. */
+export const RESULT_PREFIX = "RESULT ";

@@ -1,0 +1,26 @@
+import { runProducers } from "./produce-run.js";
+import { scaled, type Workload } from "./workload.js";
+
+/**
+ * 5. The workload behind HermitMQ's published figure: 10 producers x 100,000 messages of 28 bytes in
+ * batches of 100, one partition, no fsync on the ack path. HermitMQ's producers are stop-and-wait,
+ * so each producer here waits for a batch's acknowledgement before sending the next.
+ */
+export const hermit: Workload = {
+  id: "hermit",
+  title: "5. HermitMQ",
+  method:
+    "10 producers on 10 connections x 100,000 messages of 28 bytes, batches of 100, stop-and-wait per batch, one partition, acks before fsync",
+  durability: "interval",
+  params: (scale) => ({
+    stream: "bench_hermit",
+    producers: 10,
+    messagesPerProducer: scaled(100_000, scale, 100),
+    payloadBytes: 28,
+    batch: 100,
+    inFlight: 1,
+    rate: 0,
+    warmupMessages: 0,
+  }),
+  run: (driver, p) => runProducers(driver, p, "interval"),
+};

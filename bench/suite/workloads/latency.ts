@@ -1,0 +1,139 @@
+import { performance } from "node:perf_hooks";
+import * as hdr from "hdr-histogram-js";
+import { startClock } from "../clock.js";
+import { withDeadline } from "../deadline.js";
+import type { LatencySummary } from "../types.js";
+import { scaled, totalMessages, type Workload } from "./workload.js";
+
+const TICK_MS = 1;
+/** Unacknowledged send calls allowed before the producer stops to wait (about a second of ticks). */
+const MAX_PENDING_CALLS = 1_000;
+const DRAIN_MS = 30_000;
+
+/**
+ * 3. Produce-to-consume latency at a fixed rate. The producer sends on a 1 ms tick whatever the
+ * schedule says is due; each payload carries the time its message was *scheduled* for (not the
+ * time it left), so a producer that falls behind shows up as latency instead of hiding it
+ * (no coordinated omission). Producer and consumer share one process and one clock.
+ */
+export const latency: Workload = {
+  id: "latency",
+  title: "3. latency",
+  method:
+    "1 producer at a fixed 50,000 msg/s (sent on a 1 ms tick) and 1 consumer tailing the stream, 100-byte payloads, 11 s of which the first second is warm-up; latency from scheduled send to receipt",
+  durability: "interval",
+  params: (scale) => ({
+    stream: "bench_latency",
+    producers: 1,
+    messagesPerProducer: scaled(550_000, scale, 5_000),
+    payloadBytes: 100,
+    batch: 0,
+    inFlight: MAX_PENDING_CALLS,
+    rate: 50_000,
+    warmupMessages: scaled(50_000, scale, 500),
+  }),
+  async run(driver, p) {
+    const total = totalMessages(p);
+    await driver.createStream(p.stream);
+    const consumer = await driver.openConsumer(p.stream);
+    const producer = await driver.openProducer(p.stream, "interval");
+    const histogram = hdr.build({
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 600_000_000,
+      numberOfSignificantValueDigits: 3,
+    });
+    const stamp = new Float64Array(1);
+    const stampBytes = new Uint8Array(stamp.buffer);
+    let received = 0;
+    let outOfOrder = 0;
+    let lastStamp = 0;
+    let primed: () => void = () => {};
+    const ready = new Promise<void>((resolve) => {
+      primed = resolve;
+    });
+    const aborter = new AbortController();
+    const consuming = consumer.run((payload) => {
+      for (let i = 0; i < 8; i++) stampBytes[i] = payload[i]!;
+      const scheduled = stamp[0]!;
+      // The priming message (stamped 0) tells that both ends are connected and flowing.
+      if (scheduled === 0) {
+        primed();
+        return true;
+      }
+      if (scheduled < lastStamp) outOfOrder++;
+      lastStamp = scheduled;
+      if (received >= p.warmupMessages) {
+        histogram.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+      }
+      received++;
+      return received < total;
+    }, aborter.signal);
+    const priming = Buffer.alloc(p.payloadBytes);
+    await producer.sendBatch([priming]);
+    await withDeadline("latency priming", DRAIN_MS, Promise.race([ready, consuming]));
+
+    const template = Buffer.alloc(p.payloadBytes, 0x61);
+    const stop = startClock();
+    const start = performance.now() + 10;
+    const intervalMs = 1000 / p.rate;
+    let sent = 0;
+    let pendingCalls = 0;
+    let failure: unknown;
+    const onAck = () => {
+      pendingCalls--;
+    };
+    const onError = (err: unknown) => {
+      pendingCalls--;
+      failure ??= err;
+    };
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        if (failure !== undefined) return resolve();
+        if (pendingCalls < MAX_PENDING_CALLS) {
+          const due = Math.min(total, Math.floor((performance.now() - start) / intervalMs) + 1);
+          if (due > sent) {
+            const batch = new Array<Buffer>(due - sent);
+            for (let i = 0; i < batch.length; i++) {
+              const payload = Buffer.allocUnsafe(p.payloadBytes);
+              template.copy(payload);
+              payload.writeDoubleLE(start + (sent + i) * intervalMs, 0);
+              batch[i] = payload;
+            }
+            sent = due;
+            pendingCalls++;
+            producer.sendBatch(batch).then(onAck, onError);
+          }
+        }
+        if (sent >= total) resolve();
+        else setTimeout(tick, TICK_MS);
+      };
+      setTimeout(tick, Math.max(0, start - performance.now()));
+    });
+    try {
+      if (failure !== undefined) throw failure;
+      await withDeadline("latency drain", DRAIN_MS, consuming);
+    } finally {
+      aborter.abort();
+      await Promise.allSettled([producer.close(), consumer.close()]);
+    }
+    const span = stop();
+    if (received !== total || outOfOrder > 0) {
+      throw new Error(`received ${received} of ${total} messages, ${outOfOrder} out of order`);
+    }
+    const latencyUs: LatencySummary = {
+      count: histogram.totalCount,
+      p50: histogram.getValueAtPercentile(50),
+      p99: histogram.getValueAtPercentile(99),
+      p999: histogram.getValueAtPercentile(99.9),
+      max: histogram.maxValue,
+    };
+    histogram.destroy();
+    return {
+      messages: total,
+      payloadBytes: total * p.payloadBytes,
+      seconds: span.seconds,
+      clientCpuSeconds: span.cpuSeconds,
+      latencyUs,
+    };
+  },
+};

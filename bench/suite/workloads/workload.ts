@@ -1,0 +1,41 @@
+import type { ClientDriver, Durability, WorkloadOutcome } from "../types.js";
+
+export type WorkloadId = "produce" | "consume" | "latency" | "durable" | "hermit";
+
+/** The numbers that define a workload; the same for every system. */
+export interface WorkloadParams {
+  /** Stream (topic) the workload writes or reads. */
+  stream: string;
+  producers: number;
+  messagesPerProducer: number;
+  payloadBytes: number;
+  /** Messages per sendBatch call. */
+  batch: number;
+  /** sendBatch calls a producer keeps in flight before it waits for the oldest acknowledgement. */
+  inFlight: number;
+  /** Fixed publishing rate for the latency workload (messages per second); 0 = as fast as acknowledged. */
+  rate: number;
+  /** Messages at the start of the latency workload left out of the histogram. */
+  warmupMessages: number;
+}
+
+export interface Workload {
+  readonly id: WorkloadId;
+  readonly title: string;
+  /** One line on how it is run, for the report. */
+  readonly method: string;
+  readonly durability: Durability;
+  /** Another workload whose data this one reads, run just before it on the same server. */
+  readonly after?: WorkloadId;
+  params(scale: number): WorkloadParams;
+  run(driver: ClientDriver, params: WorkloadParams): Promise<WorkloadOutcome>;
+}
+
+/** Counts shrink with --scale for quick runs, but never to nothing. */
+export function scaled(count: number, scale: number, minimum = 1): number {
+  return Math.max(minimum, Math.round(count * scale));
+}
+
+export function totalMessages(p: WorkloadParams): number {
+  return p.producers * p.messagesPerProducer;
+}
