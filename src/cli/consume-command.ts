@@ -1,5 +1,134 @@
-import type { Command } from "commander";
+/**
+ * `conch consume TOPIC`: prints records as they arrive, from one partition or all of them, until
+ * --max-messages are printed, nothing arrives for --timeout-ms, or SIGINT/SIGTERM. Records are read
+ * with the SDK's batch API (a cursor over the fetched bytes, no object per record) and written to
+ * stdout in large chunks; a slow reader slows the consumer down (the next batch is taken only after
+ * the previous one is written), and a reader that goes away ends the command quietly.
+ */
+import type { Writable } from "node:stream";
+import { type Command, Option } from "commander";
+import type { Conch } from "../client/conch.js";
+import type { ConsumerOptions, StartPosition } from "../client/consumer.js";
+import { BatchCursor } from "../client/consumer-batch.js";
+import { withBroker } from "./client-options.js";
+import { withClient } from "./client-session.js";
+import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
+import { OutputBuffer } from "./output-buffer.js";
+import { FORMATS, type FormatName, recordWriter } from "./record-format.js";
+
+interface ConsumeFlags {
+  broker: string;
+  from: StartFlag;
+  partition?: number;
+  maxMessages?: number;
+  timeoutMs?: number;
+  format: FormatName;
+}
 
 export function registerConsumeCommand(program: Command): void {
-  void program;
+  withBroker(
+    program
+      .command("consume")
+      .description("print the messages of a topic, one a line")
+      .argument("<topic>")
+      .addOption(
+        new Option("-f, --from <position>", "earliest, latest, an offset, or @<timestamp-ms>")
+          .argParser(parseStartPosition)
+          .default(parseStartPosition("earliest"), "earliest"),
+      )
+      .addOption(
+        new Option("-p, --partition <n>", "read only this partition (default: all)").argParser(
+          integerParser(0),
+        ),
+      )
+      .addOption(
+        new Option("-n, --max-messages <n>", "stop after this many messages").argParser(integerParser(1)),
+      )
+      .addOption(
+        new Option("-t, --timeout-ms <ms>", "stop (exit 0) when nothing arrives for this long").argParser(
+          integerParser(1),
+        ),
+      )
+      .addOption(
+        new Option("--format <format>", "value: the value alone; json: one object a line")
+          .choices(FORMATS)
+          .default("value"),
+      )
+      .addHelpText(
+        "after",
+        "\nWith --format json each line is {topic, partition, offset, timestamp, key, value}: timestamp in\n" +
+          "ms since the epoch, key and value as UTF-8 text, key null when the message has none.\n\n" +
+          "Examples:\n  conch consume orders --from earliest --timeout-ms 1000\n" +
+          "  conch consume orders --partition 0 --from 1200 --max-messages 10 --format json",
+      ),
+  ).action(async (topic: string, o: ConsumeFlags) => {
+    await withClient(o.broker, (client) => consume(client, topic, o, process.stdout));
+  });
+}
+
+/** Resolves with the number of messages written once a stop condition is met. */
+export async function consume(
+  client: Conch,
+  topic: string,
+  o: Omit<ConsumeFlags, "broker">,
+  stdout: Writable,
+): Promise<number> {
+  const from = startPosition(o.from);
+  const options: ConsumerOptions =
+    o.partition === undefined
+      ? { topics: [topic], from }
+      : { partitions: [{ topic, partition: o.partition }], from };
+  const consumer = client.consumer(options);
+  const out = new OutputBuffer(stdout);
+  const writer = recordWriter(o.format);
+  const cursor = new BatchCursor();
+  const max = o.maxMessages ?? Number.POSITIVE_INFINITY;
+  let written = 0;
+
+  // Stop conditions other than --max-messages close the consumer, which ends the batch iterator.
+  const stop = (): void => {
+    void consumer.close();
+  };
+  process.once("SIGINT", stop).once("SIGTERM", stop);
+  // Time spent waiting for a slow reader is not idle time.
+  let writing = false;
+  const onIdle = (): void => {
+    if (writing) idle?.refresh();
+    else stop();
+  };
+  const idle = o.timeoutMs === undefined ? null : setTimeout(onIdle, o.timeoutMs);
+  try {
+    const batches = consumer.batches();
+    for (let r = await batches.next(); !r.done; r = await batches.next()) {
+      writing = true;
+      const batch = r.value;
+      batch.cursor(cursor);
+      writer.startBatch(batch.topic, batch.partition);
+      while (written < max && cursor.next()) {
+        writer.write(cursor, out);
+        written++;
+        if (out.full) await out.flush();
+      }
+      await out.flush();
+      writing = false;
+      idle?.refresh();
+      if (written >= max) break;
+    }
+  } finally {
+    if (idle !== null) clearTimeout(idle);
+    process.off("SIGINT", stop).off("SIGTERM", stop);
+    await consumer.close();
+  }
+  return written;
+}
+
+function startPosition(flag: StartFlag): StartPosition {
+  switch (flag.kind) {
+    case "offset":
+      return { offset: flag.offset };
+    case "timestamp":
+      return { timestamp: flag.timestampMs };
+    default:
+      return flag.kind;
+  }
 }
