@@ -13,12 +13,22 @@ export const ApiKey = {
   FETCH: 6,
   LIST_OFFSETS: 7,
   ALTER_TOPIC: 8,
+  // Consumer groups (docs/groups.md).
+  JOIN_GROUP: 20,
+  HEARTBEAT: 21,
+  LEAVE_GROUP: 22,
+  COMMIT_OFFSETS: 23,
+  FETCH_OFFSETS: 24,
+  LIST_GROUPS: 25,
+  DESCRIBE_GROUP: 26,
+  RESET_OFFSETS: 27,
+  DELETE_GROUP: 28,
 } as const;
 
 export type ApiKeyName = keyof typeof ApiKey;
 export type ApiKeyNumber = (typeof ApiKey)[ApiKeyName];
 
-/** API keys 20-29 are reserved for consumer groups; their files live beside these when they exist. */
+/** API keys 20-29 belong to consumer groups; 29 is still free. */
 export const GROUP_API_KEY_FIRST = 20;
 export const GROUP_API_KEY_LAST = 29;
 
@@ -40,13 +50,28 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.FETCH]: 1,
   [ApiKey.LIST_OFFSETS]: 1,
   [ApiKey.ALTER_TOPIC]: 1,
+  [ApiKey.JOIN_GROUP]: 1,
+  [ApiKey.HEARTBEAT]: 1,
+  [ApiKey.LEAVE_GROUP]: 1,
+  [ApiKey.COMMIT_OFFSETS]: 1,
+  [ApiKey.FETCH_OFFSETS]: 1,
+  [ApiKey.LIST_GROUPS]: 1,
+  [ApiKey.DESCRIBE_GROUP]: 1,
+  [ApiKey.RESET_OFFSETS]: 1,
+  [ApiKey.DELETE_GROUP]: 1,
 };
 
-const apiNames: readonly string[] = Object.keys(ApiKey);
+/**
+ * Fetch version 2 adds the fields of a group member fetching as a partition's owner. A fetch
+ * without a group is still sent at version 1, so a client works with brokers that predate groups.
+ */
+export const FETCH_GROUP_VERSION = 2;
+
+const apiNames = new Map<number, string>(Object.entries(ApiKey).map(([name, key]) => [key, name]));
 
 /** The name of an apiKey (`PRODUCE`), or `API_<n>` for one this version does not know. */
 export function apiName(apiKey: number): string {
-  return apiNames[apiKey] ?? `API_${apiKey}`;
+  return apiNames.get(apiKey) ?? `API_${apiKey}`;
 }
 
 /** Produce `acks`: when the broker answers. */

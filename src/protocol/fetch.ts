@@ -1,16 +1,21 @@
 /**
- * 6 Fetch, version 1.
+ * 6 Fetch, versions 1 and 2.
  *
  *   request  body = topic string | partition u32 | offset u64 | maxBytes u32 | maxWaitMs u32 | minBytes u32
+ *                 [version 2: | group string | memberId string | generation u32]
  *   response body = highWatermark u64 | logStartOffset u64 | records bytes
+ *
+ * Version 2 is a group member fetching as the partition's owner (docs/groups.md): the broker answers
+ * ILLEGAL_GENERATION unless that member owns the partition in that generation. A request without a
+ * group is encoded at version 1.
  *
  * The records are stored batches exactly as the log holds them. The broker never copies them into
  * a response: it writes `encodeFetchResponseHeader(...)` and then the stored buffer(s) (cork, two
  * writes, uncork). The decoder hands the records out as a view of the response frame.
  */
-import { ApiKey } from "./api.js";
+import { ApiKey, FETCH_GROUP_VERSION } from "./api.js";
 import { responseBodyReader } from "./error-response.js";
-import { requestBodyReader, requestWriter, responseWriter } from "./frame.js";
+import { requestApiVersion, requestBodyReader, requestWriter, responseWriter } from "./frame.js";
 import { stringSize } from "./wire-writer.js";
 
 export interface FetchRequest {
@@ -20,6 +25,10 @@ export interface FetchRequest {
   maxBytes: number;
   maxWaitMs: number;
   minBytes: number;
+  /** Version 2: the group the fetching member belongs to; absent or "" for a plain fetch. */
+  group?: string;
+  memberId?: string;
+  generation?: number;
 }
 
 export interface FetchResponse {
@@ -35,13 +44,30 @@ const REQUEST_FIXED_BYTES = 4 + 8 + 4 + 4 + 4;
 const RESPONSE_PREFIX_BYTES = 8 + 8 + 4;
 
 export function encodeFetchRequest(correlationId: number, req: FetchRequest): Buffer {
-  const w = requestWriter(ApiKey.FETCH, correlationId, stringSize(req.topic) + REQUEST_FIXED_BYTES);
+  const group = req.group ?? "";
+  const size = stringSize(req.topic) + REQUEST_FIXED_BYTES;
+  if (group === "") {
+    const w = requestWriter(ApiKey.FETCH, correlationId, size);
+    w.string(req.topic)
+      .u32(req.partition)
+      .u64(req.offset)
+      .u32(req.maxBytes)
+      .u32(req.maxWaitMs)
+      .u32(req.minBytes);
+    return w.finish();
+  }
+  const memberId = req.memberId ?? "";
+  const groupSize = stringSize(group) + stringSize(memberId) + 4;
+  const w = requestWriter(ApiKey.FETCH, correlationId, size + groupSize, 0, FETCH_GROUP_VERSION);
   w.string(req.topic)
     .u32(req.partition)
     .u64(req.offset)
     .u32(req.maxBytes)
     .u32(req.maxWaitMs)
-    .u32(req.minBytes);
+    .u32(req.minBytes)
+    .string(group)
+    .string(memberId)
+    .u32(req.generation ?? 0);
   return w.finish();
 }
 
@@ -53,8 +79,15 @@ export function decodeFetchRequest(frame: Buffer): FetchRequest {
   const maxBytes = r.u32();
   const maxWaitMs = r.u32();
   const minBytes = r.u32();
+  if (requestApiVersion(frame) < FETCH_GROUP_VERSION) {
+    r.done();
+    return { topic, partition, offset, maxBytes, maxWaitMs, minBytes };
+  }
+  const group = r.string();
+  const memberId = r.string();
+  const generation = r.u32();
   r.done();
-  return { topic, partition, offset, maxBytes, maxWaitMs, minBytes };
+  return { topic, partition, offset, maxBytes, maxWaitMs, minBytes, group, memberId, generation };
 }
 
 /**

@@ -59,17 +59,19 @@ export function responseErrorCode(frame: Uint8Array): number {
 /**
  * A writer for a whole request message of `bodyBytes` body bytes (plus `trailingBytes` that the
  * caller sends separately, such as a produce request's records), with its size field and header
- * already written at the request type's current version.
+ * already written at the request type's current version (or `apiVersion`, for a request type that
+ * is sent at more than one).
  */
 export function requestWriter(
   apiKey: ApiKeyNumber,
   correlationId: number,
   bodyBytes: number,
   trailingBytes = 0,
+  apiVersion: number = API_VERSION[apiKey],
 ): WireWriter {
   const w = new WireWriter(SIZE_FIELD_BYTES + REQUEST_HEADER_BYTES + bodyBytes);
   w.u32(REQUEST_HEADER_BYTES + bodyBytes + trailingBytes);
-  return w.u16(apiKey).u16(API_VERSION[apiKey]).u32(correlationId);
+  return w.u16(apiKey).u16(apiVersion).u32(correlationId);
 }
 
 /**

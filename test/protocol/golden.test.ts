@@ -7,9 +7,10 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { BatchBuilder, ConchError, ErrorCode, stampBaseOffset } from "../../src/format/index.js";
 import * as p from "../../src/protocol/index.js";
+import { GROUP_FIXTURE_TEXT, groupCases } from "../groups/protocol-fixtures.js";
 import { FIXTURE_TEXT, parseFixtures } from "./fixtures.js";
 
-const fixtures = parseFixtures(FIXTURE_TEXT);
+const fixtures = parseFixtures(FIXTURE_TEXT + GROUP_FIXTURE_TEXT);
 
 function fixture(name: string): Buffer {
   const b = fixtures.get(name);
@@ -25,6 +26,7 @@ stampBaseOffset(storedBatch, 0, 42);
 
 interface Case {
   apiKey?: number;
+  apiVersion?: number;
   correlationId: number;
   value: unknown;
   encode(correlationId: number, value: never): Buffer;
@@ -158,12 +160,13 @@ const cases: Record<string, Case> = {
     encode: (id: number) => p.encodeAlterTopicResponse(id),
     decode: p.decodeAlterTopicResponse,
   },
+  ...groupCases,
 };
 
 test("there is a golden fixture for every message, and a case for every fixture", () => {
   assert.deepEqual([...fixtures.keys()].sort(), [...Object.keys(cases), "error-response"].sort());
   const requests = Object.values(cases).filter((c) => c.apiKey !== undefined);
-  assert.deepEqual(requests.map((c) => c.apiKey).sort(), Object.values(p.ApiKey).sort());
+  assert.deepEqual([...new Set(requests.map((c) => c.apiKey))].sort(), Object.values(p.ApiKey).sort());
 });
 
 for (const [name, c] of Object.entries(cases)) {
@@ -176,7 +179,7 @@ for (const [name, c] of Object.entries(cases)) {
     assert.equal(parser.next(), null);
     if (c.apiKey !== undefined) {
       assert.equal(p.requestApiKey(frame), c.apiKey);
-      assert.equal(p.requestApiVersion(frame), 1);
+      assert.equal(p.requestApiVersion(frame), c.apiVersion ?? 1);
       assert.equal(p.requestCorrelationId(frame), c.correlationId);
     } else {
       assert.equal(p.responseCorrelationId(frame), c.correlationId);
