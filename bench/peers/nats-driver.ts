@@ -157,7 +157,7 @@ class NatsConsumer implements Consumer {
       max_messages: READ_BATCH,
       callback: (m) => {
         if (stopped) return;
-        if (!onMessage(m.data)) {
+        if (!onMessage(m.data, 0, m.data.length)) {
           stopped = true;
           messages.stop();
         }

@@ -93,7 +93,8 @@ class RedisConsumer implements Consumer {
       if (!entries || entries.length === 0) continue;
       for (const [, fields] of entries) {
         // fields = [name, value]; the payload is the value.
-        if (!onMessage(fields[1]!)) return;
+        const payload = fields[1]!;
+        if (!onMessage(payload, 0, payload.length)) return;
       }
       last = entries[entries.length - 1]![0];
     }

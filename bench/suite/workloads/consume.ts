@@ -19,10 +19,10 @@ export const consume: Workload = {
     let wrongSize = 0;
     const stop = startClock();
     try {
-      await consumer.run((payload) => {
+      await consumer.run((_bytes, start, end) => {
         messages++;
-        payloadBytes += payload.length;
-        if (payload.length !== p.payloadBytes) wrongSize++;
+        payloadBytes += end - start;
+        if (end - start !== p.payloadBytes) wrongSize++;
         return messages < expected;
       }, new AbortController().signal);
     } finally {

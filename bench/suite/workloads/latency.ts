@@ -52,8 +52,8 @@ export const latency: Workload = {
       primed = resolve;
     });
     const aborter = new AbortController();
-    const consuming = consumer.run((payload) => {
-      for (let i = 0; i < 8; i++) stampBytes[i] = payload[i]!;
+    const consuming = consumer.run((bytes, start) => {
+      for (let i = 0; i < 8; i++) stampBytes[i] = bytes[start + i]!;
       const scheduled = stamp[0]!;
       // The priming message (stamped 0) tells that both ends are connected and flowing.
       if (scheduled === 0) {
