@@ -152,3 +152,25 @@ test("round trip, property: several batches in one buffer, stamped one after ano
     { numRuns: 150 },
   );
 });
+
+test("stampBaseOffset writes 0..2^53-1 and refuses anything else", () => {
+  const batch = Buffer.from(withOneRecord().finish());
+  for (const bad of [-1, 0.5, MAX_OFFSET + 1, 2 ** 60, Number.NaN, Number.POSITIVE_INFINITY]) {
+    const before = Buffer.from(batch);
+    assert.throws(() => stampBaseOffset(batch, 0, bad), RangeError, String(bad));
+    assert.deepEqual(batch, before, "nothing written");
+  }
+  stampBaseOffset(batch, 0, MAX_OFFSET);
+  assert.equal(batch.readBigUInt64BE(9), 2n ** 53n - 1n);
+  assert.equal(
+    checkBatch(batch, 0, batch.length, MAX),
+    batch.length,
+    "a one-record batch may start at 2^53 - 1",
+  );
+});
+
+function withOneRecord(): BatchBuilder {
+  const b = new BatchBuilder();
+  b.add("v", null, 1);
+  return b;
+}

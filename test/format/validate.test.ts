@@ -161,12 +161,14 @@ test("record count 0, too many, too few", () => {
   expectStatus(BatchStatus.BAD_COUNT, (b) => b.writeUInt32BE(0xffffffff, 25), "count 2^32 - 1");
   expectStatus(BatchStatus.BAD_COUNT, (b) => b.writeUInt32BE(2, 25), "count 2 for 3 records");
   expectStatus(BatchStatus.BAD_COUNT, (b) => b.writeUInt32BE(1, 25), "count 1 for 3 records");
-  // An empty payload with a count of 1.
-  const bare = Buffer.from(smallBatch().subarray(0, 49));
-  bare.writeUInt32BE(0, 21);
-  bare.writeUInt32BE(1, 25);
-  reseal(bare);
-  assert.equal(checkBatch(bare, 0, bare.length, MAX), BatchStatus.BAD_COUNT);
+  // An empty payload with a count of 1, and with a count of 0.
+  for (const count of [1, 0]) {
+    const bare = Buffer.from(smallBatch().subarray(0, 49));
+    bare.writeUInt32BE(0, 21);
+    bare.writeUInt32BE(count, 25);
+    reseal(bare);
+    assert.equal(checkBatch(bare, 0, bare.length, MAX), BatchStatus.BAD_COUNT, `count ${count}`);
+  }
 });
 
 test("inner offset delta other than the record's index", () => {
