@@ -29,26 +29,27 @@ export class AppendBuffer {
   readonly #chunkBytes: number;
   readonly #maxFree: number;
   #free: Chunk[] = [];
-  #current: Chunk;
+  /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
+  #current: Chunk | null = null;
   /** After `copyIn`: the chunk the bytes went to and where they start in it. */
-  chunk: Chunk;
+  chunk!: Chunk;
   start = 0;
 
   /** `maxFreeChunks` bounds the memory kept for reuse. */
   constructor(chunkBytes: number, maxFreeChunks: number) {
     this.#chunkBytes = chunkBytes;
     this.#maxFree = maxFreeChunks;
-    this.#current = new Chunk(chunkBytes);
-    this.chunk = this.#current;
   }
 
   /** Copies `src` into the current chunk, or the next one when it does not fit; see `chunk`/`start`. */
   copyIn(src: Uint8Array): void {
     const n = src.length;
     let chunk = this.#current;
-    if (chunk.used + n > chunk.buf.length) {
-      chunk.current = false;
-      this.release(chunk);
+    if (chunk === null || chunk.used + n > chunk.buf.length) {
+      if (chunk !== null) {
+        chunk.current = false;
+        this.release(chunk);
+      }
       chunk = n > this.#chunkBytes ? new Chunk(n) : (this.#free.pop() ?? new Chunk(this.#chunkBytes));
       chunk.current = true;
       chunk.used = 0;

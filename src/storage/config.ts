@@ -6,6 +6,9 @@ import { ConchError, ErrorCode } from "../format/errors.js";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 
 export type FlushPolicy = "sync" | "interval" | "none";
+/** What removes old data: retention by age and size, compaction by key, or both (docs/compaction.md). */
+export type CleanupPolicy = "delete" | "compact" | "compact,delete";
+export const CLEANUP_POLICIES: readonly CleanupPolicy[] = ["delete", "compact", "compact,delete"];
 
 export interface LogConfig {
   /** Roll the active segment when full (default 128 MiB); the active file is preallocated to this size. */
@@ -24,6 +27,16 @@ export interface LogConfig {
   retentionBytes: number;
   /** Default 4 MiB. */
   maxBatchBytes: number;
+  /** Default "delete". With "compact" alone, retentionMs and retentionBytes delete nothing. */
+  cleanupPolicy: CleanupPolicy;
+  /** A tombstone is removed by compaction this long after its record timestamp (default 24 h). */
+  deleteRetentionMs: number;
+  /** Compaction leaves a segment alone until its newest record is this old (default 0). */
+  minCompactionLagMs: number;
+  /** A closed segment of a compacted log is taken up within this long (default 30 s). */
+  compactionDelayMs: number;
+  /** Cap on compaction's reads plus writes, in bytes per second; -1 = no cap (default). */
+  compactionBytesPerSec: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -37,6 +50,11 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   retentionMs: 7 * DAY_MS,
   retentionBytes: -1,
   maxBatchBytes: 4 * 1024 * 1024,
+  cleanupPolicy: "delete",
+  deleteRetentionMs: DAY_MS,
+  minCompactionLagMs: 0,
+  compactionDelayMs: 30_000,
+  compactionBytesPerSec: -1,
 });
 
 /**
@@ -66,6 +84,15 @@ export function validateLogConfig(config: LogConfig): LogConfig {
   checkLimit("retentionMs", config.retentionMs);
   checkLimit("retentionBytes", config.retentionBytes);
   checkInt("maxBatchBytes", config.maxBatchBytes, MIN_BATCH_SIZE, MAX_BATCH_BYTES_LIMIT);
+  if (!CLEANUP_POLICIES.includes(config.cleanupPolicy)) {
+    throw invalid(`cleanupPolicy must be one of ${CLEANUP_POLICIES.join(", ")}, got ${String(config.cleanupPolicy)}`);
+  }
+  checkInt("deleteRetentionMs", config.deleteRetentionMs, 0, Number.MAX_SAFE_INTEGER);
+  checkInt("minCompactionLagMs", config.minCompactionLagMs, 0, Number.MAX_SAFE_INTEGER);
+  checkInt("compactionDelayMs", config.compactionDelayMs, 1, MAX_TIMER_MS);
+  if (config.compactionBytesPerSec !== -1) {
+    checkInt("compactionBytesPerSec", config.compactionBytesPerSec, 1, Number.MAX_SAFE_INTEGER);
+  }
   return {
     segmentBytes: config.segmentBytes,
     segmentMs: config.segmentMs,
@@ -75,6 +102,11 @@ export function validateLogConfig(config: LogConfig): LogConfig {
     retentionMs: config.retentionMs,
     retentionBytes: config.retentionBytes,
     maxBatchBytes: config.maxBatchBytes,
+    cleanupPolicy: config.cleanupPolicy,
+    deleteRetentionMs: config.deleteRetentionMs,
+    minCompactionLagMs: config.minCompactionLagMs,
+    compactionDelayMs: config.compactionDelayMs,
+    compactionBytesPerSec: config.compactionBytesPerSec,
   };
 }
 

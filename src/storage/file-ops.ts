@@ -33,6 +33,29 @@ export const PREALLOCATE_MIN_BYTES = 4 * 1024 * 1024;
  */
 function fallocate(path: string, bytes: number): Promise<boolean> {
   if (bytes < PREALLOCATE_MIN_BYTES) return Promise.resolve(false);
+  return limited(() => spawnFallocate(path, bytes));
+}
+
+/**
+ * At most this many fallocate processes at once per Node process: a broker opening a thousand
+ * partitions must not fork a thousand processes.
+ */
+const MAX_SPAWNS = 2;
+let spawning = 0;
+const spawnQueue: (() => void)[] = [];
+
+async function limited<T>(run: () => Promise<T>): Promise<T> {
+  if (spawning >= MAX_SPAWNS) await new Promise<void>((resolve) => spawnQueue.push(resolve));
+  spawning++;
+  try {
+    return await run();
+  } finally {
+    spawning--;
+    spawnQueue.shift()?.();
+  }
+}
+
+function spawnFallocate(path: string, bytes: number): Promise<boolean> {
   return new Promise((resolve) => {
     try {
       const child = spawn("fallocate", ["-l", String(bytes), path], { stdio: "ignore" });

@@ -38,7 +38,7 @@ export interface ReadResult {
 export interface LogOptions {
   /** File operations to use (tests inject failures and count fsyncs). */
   fileOps?: FileOps;
-  /** Bytes of recently written batches served from memory (default 8 MiB; 0 turns it off). */
+  /** Bytes of recently written batches served from memory (default 4 MiB; 0 turns it off). */
   tailCacheBytes?: number;
   /** Size of the chunks appends are copied into (default 1 MiB). */
   appendChunkBytes?: number;
@@ -48,7 +48,13 @@ export interface LogOptions {
 
 const DURABLE_DEFAULT = { durable: false };
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
-const DEFAULT_TAIL_CACHE_BYTES = 8 * 1024 * 1024;
+/**
+ * Per partition with traffic, memory is about the tail cache plus what is queued for writing, so
+ * the default stays modest; a broker with few hot partitions may give each more.
+ */
+const DEFAULT_TAIL_CACHE_BYTES = 4 * 1024 * 1024;
+/** Free chunks kept beyond the tail cache's: room for the appends of a few writes in flight. */
+const FREE_CHUNKS_BEYOND_TAIL = 8;
 
 export class PartitionLog {
   readonly dir: string;
@@ -83,7 +89,7 @@ export class PartitionLog {
     const chunkBytes = options.appendChunkBytes ?? DEFAULT_CHUNK_BYTES;
     const tailBytes = options.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES;
     // Enough free chunks to refill the cache and a few writes' worth in flight without allocating.
-    const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + 8);
+    const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + FREE_CHUNKS_BEYOND_TAIL);
     const tail = new TailCache(tailBytes, chunks);
     this.#tail = tail;
     this.#writer = new LogWriter({
@@ -204,15 +210,19 @@ export class PartitionLog {
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
-    const records = offset === hw ? EMPTY : await this.#reader.read(offset, maxBytes, hw);
+    const limit = Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
+    const records = offset === hw ? EMPTY : await this.#reader.read(offset, limit, hw);
     return { records, highWatermark: hw, logStartOffset: start };
   }
 
   /** The first offset whose record timestamp is >= `timestampMs`, or null when none is visible. */
   offsetForTimestamp(timestampMs: number): Promise<number | null> {
+    if (this.#closing !== null) return Promise.reject(shuttingDown());
+    if (Number.isNaN(timestampMs)) return Promise.resolve(null);
     return this.#reader.offsetForTimestamp(timestampMs, this.#highWatermark);
   }
 

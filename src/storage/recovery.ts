@@ -9,10 +9,10 @@ import { basename, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 import type { LogConfig } from "./config.js";
-import { writeFileAtomically } from "./file-ops.js";
+import { syncDir, writeFileAtomically } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
-import { PREPARED_NAME, parseSegmentName, TMP_SUFFIX } from "./segment-name.js";
+import { indexPath, PREPARED_NAME, parseSegmentName, TMP_SUFFIX, walPath } from "./segment-name.js";
 import { type ScanResult, scanSegment } from "./segment-scan.js";
 
 /**
@@ -42,7 +42,7 @@ export async function recoverSegments(
   wals.sort((a, b) => a - b);
   const walSet = new Set(wals);
   for (const base of indexes) {
-    if (!walSet.has(base)) await unlink(join(dir, `${String(base).padStart(20, "0")}.idx`));
+    if (!walSet.has(base)) await unlink(indexPath(dir, base));
   }
 
   const segments: Segment[] = [];
@@ -54,7 +54,7 @@ export async function recoverSegments(
       await dropFrom(wals.slice(i), dir, prev.nextOffset, logger);
       break;
     }
-    const file = await open(join(dir, `${String(base).padStart(20, "0")}.wal`), "r+");
+    const file = await open(walPath(dir, base), "r+");
     try {
       segments.push(
         await recoverSegment(dir, base, file, !isLast && indexes.has(base), isLast, config, logger, nowMs),
@@ -86,7 +86,7 @@ async function recoverSegment(
   nowMs: number,
 ): Promise<Segment> {
   const fileSize = (await file.stat()).size;
-  const name = basename(join(dir, `${String(base).padStart(20, "0")}.wal`));
+  const name = basename(walPath(dir, base));
   if (hasIndex) {
     const seg = new Segment(dir, base, nowMs);
     if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes)) return seg;
@@ -175,8 +175,8 @@ async function dropFrom(
     "dropping segments after a gap or corruption in the log",
   );
   for (const base of bases) {
-    const stem = String(base).padStart(20, "0");
-    await unlink(join(dir, `${stem}.wal`)).catch(() => {});
-    await unlink(join(dir, `${stem}.idx`)).catch(() => {});
+    await unlink(walPath(dir, base)).catch(() => {});
+    await unlink(indexPath(dir, base)).catch(() => {});
   }
+  await syncDir(dir);
 }
