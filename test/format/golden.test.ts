@@ -5,6 +5,7 @@
  * If one of these changes, the on-disk and wire format has changed: that needs a new magic byte.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
   BatchBuilder,
@@ -183,3 +184,19 @@ for (const f of fixtures) {
 function tail(f: { records: Expected[] }): number {
   return f.records.reduce((n, r) => n + (r.key === null ? 0 : Buffer.byteLength(r.key)) + r.value.length, 0);
 }
+
+test("docs/format.md shows exactly these fixtures, in this order", () => {
+  const docs = readFileSync(new URL("../../../docs/format.md", import.meta.url), "utf8");
+  const section = docs.slice(docs.indexOf("## Golden fixtures"));
+  const blocks = [...section.matchAll(/```\n([\s\S]*?)```/g)].map((m) =>
+    // Each line: hex fields, then (after three or more spaces) a comment.
+    m[1]!
+      .split("\n")
+      .map((line) => line.split(/\s{3,}/)[0]!.replace(/\s/g, ""))
+      .join(""),
+  );
+  assert.deepEqual(
+    blocks,
+    fixtures.map((f) => f.bytes.toString("hex")),
+  );
+});
