@@ -95,14 +95,17 @@ async function run(policy: FlushPolicy, batches: Buffer[], bytes: number): Promi
   try {
     const log = await PartitionLog.open(dir, logConfig({ flush: policy }));
     globalThis.gc?.();
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await appendAll(log, batches);
     const t1 = performance.now();
+    const cpu = process.cpuUsage(cpu0);
     const wall = t1 - t0;
     console.log(
       `append flush=${policy.padEnd(8)} ${fmt((records / wall) * 1000).padStart(12)} records/s` +
         `  ${fmt(bytes / 1e6 / (wall / 1000)).padStart(6)} MB/s  (${fmt(wall)} ms)` +
-        `  GC ${((gcMs(t0, t1) / wall) * 100).toFixed(2)}%`,
+        `  GC ${((gcMs(t0, t1) / wall) * 100).toFixed(2)}%` +
+        `  CPU user ${fmt(cpu.user / 1000)} ms, system ${fmt(cpu.system / 1000)} ms`,
     );
     globalThis.gc?.();
     const r0 = performance.now();

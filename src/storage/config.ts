@@ -85,7 +85,9 @@ export function validateLogConfig(config: LogConfig): LogConfig {
   checkLimit("retentionBytes", config.retentionBytes);
   checkInt("maxBatchBytes", config.maxBatchBytes, MIN_BATCH_SIZE, MAX_BATCH_BYTES_LIMIT);
   if (!CLEANUP_POLICIES.includes(config.cleanupPolicy)) {
-    throw invalid(`cleanupPolicy must be one of ${CLEANUP_POLICIES.join(", ")}, got ${String(config.cleanupPolicy)}`);
+    throw invalid(
+      `cleanupPolicy must be one of ${CLEANUP_POLICIES.join(", ")}, got ${String(config.cleanupPolicy)}`,
+    );
   }
   checkInt("deleteRetentionMs", config.deleteRetentionMs, 0, Number.MAX_SAFE_INTEGER);
   checkInt("minCompactionLagMs", config.minCompactionLagMs, 0, Number.MAX_SAFE_INTEGER);

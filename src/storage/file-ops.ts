@@ -3,9 +3,9 @@
  * truncation and preallocation. They go through this small interface so that tests can count
  * fsyncs, hold them back, or make a write fail part-way, and watch the log keep its promises.
  */
-import { spawn } from "node:child_process";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
+import { fallocate } from "./fallocate.js";
 
 export interface FileOps {
   /** Writes `buffers` at `position`; resolves with the bytes written (short on a full disk). */
@@ -26,45 +26,9 @@ export interface FileOps {
  */
 export const PREALLOCATE_MIN_BYTES = 4 * 1024 * 1024;
 
-/**
- * Node has no fallocate(2), so blocks are reserved by running util-linux's `fallocate -l N path`
- * (mode 0: allocates unwritten extents, changes no data, keeps the size since the file is already
- * N bytes long). Without the tool, or on a file system that refuses, the file stays sparse.
- */
-function fallocate(path: string, bytes: number): Promise<boolean> {
-  if (bytes < PREALLOCATE_MIN_BYTES) return Promise.resolve(false);
-  return limited(() => spawnFallocate(path, bytes));
-}
-
-/**
- * At most this many fallocate processes at once per Node process: a broker opening a thousand
- * partitions must not fork a thousand processes.
- */
-const MAX_SPAWNS = 2;
-let spawning = 0;
-const spawnQueue: (() => void)[] = [];
-
-async function limited<T>(run: () => Promise<T>): Promise<T> {
-  if (spawning >= MAX_SPAWNS) await new Promise<void>((resolve) => spawnQueue.push(resolve));
-  spawning++;
-  try {
-    return await run();
-  } finally {
-    spawning--;
-    spawnQueue.shift()?.();
-  }
-}
-
-function spawnFallocate(path: string, bytes: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    try {
-      const child = spawn("fallocate", ["-l", String(bytes), path], { stdio: "ignore" });
-      child.once("error", () => resolve(false));
-      child.once("exit", (code) => resolve(code === 0));
-    } catch {
-      resolve(false);
-    }
-  });
+/** Reserves blocks for segments from PREALLOCATE_MIN_BYTES up (see fallocate.ts). */
+function preallocate(path: string, bytes: number): Promise<boolean> {
+  return bytes < PREALLOCATE_MIN_BYTES ? Promise.resolve(false) : fallocate(path, bytes);
 }
 
 export const defaultFileOps: FileOps = {
@@ -74,7 +38,7 @@ export const defaultFileOps: FileOps = {
   },
   datasync: (file) => file.datasync(),
   truncate: (file, length) => file.truncate(length),
-  preallocate: fallocate,
+  preallocate,
 };
 
 /** fsync of a directory, so that a create, rename or unlink in it survives a crash. */

@@ -44,14 +44,22 @@ export class LogReader {
    * one, then more while they fit in `maxBytes`, none at or past `hw`.
    */
   async read(offset: number, maxBytes: number, hw: number): Promise<Buffer> {
-    const seg = this.#segments.find(offset);
+    let seg = this.#segments.find(offset);
     if (seg === undefined) throw outOfRange(offset);
+    // Compaction may have removed a segment's last records: an offset past its last batch (or in an
+    // emptied segment) is read from the segments after it.
+    while (seg.nextOffset <= offset || seg.isEmpty) {
+      seg = this.#segments.next(seg);
+      if (seg === undefined) return EMPTY;
+    }
     const position = seg.index.positionFor(offset - seg.baseOffset);
     try {
       return await this.#batchesFrom(seg, position, offset, maxBytes, hw);
     } catch (err) {
-      if (seg.deleted) throw outOfRange(offset);
-      throw err;
+      if (!seg.deleted) throw err;
+      // Compaction replaced the segment (its offsets are still covered): read the new one.
+      if (this.#segments.find(seg.baseOffset) !== undefined) return this.read(offset, maxBytes, hw);
+      throw outOfRange(offset);
     }
   }
 
@@ -67,6 +75,9 @@ export class LogReader {
         if (found !== -1) return found < 0 ? null : found;
       } catch (err) {
         if (!seg.deleted) throw err;
+        // Replaced by compaction rather than deleted by retention: look again over the new list.
+        if (this.#segments.find(seg.baseOffset) !== undefined)
+          return this.offsetForTimestamp(timestampMs, hw);
       }
     }
     return null;

@@ -10,6 +10,9 @@ import { mkdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { AppendBuffer } from "./append-buffer.js";
+import { rejectKeylessRecords } from "./compaction/keyed-records.js";
+import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
+import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
@@ -24,7 +27,7 @@ import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
 import { TailCache } from "./tail-cache.js";
 
-export type { AppendResult, FlushPolicy, LogConfig };
+export type { AppendResult, CompactionResult, FlushPolicy, LogConfig };
 
 export interface ReadResult {
   /** Whole stored batches; empty when none. */
@@ -44,6 +47,8 @@ export interface LogOptions {
   appendChunkBytes?: number;
   /** How often retention runs in the background (default 60 s; 0 = never, call enforceRetention). */
   retentionCheckMs?: number;
+  /** Cap on the distinct keys one compaction pass maps (default 786,432: 24 MiB). */
+  compactionMaxKeys?: number;
 }
 
 const DURABLE_DEFAULT = { durable: false };
@@ -72,6 +77,9 @@ export class PartitionLog {
   #retentionTimer: NodeJS.Timeout | null = null;
   #retention: Promise<number> | null = null;
   #closing: Promise<void> | null = null;
+  readonly #cleaner: LogCleaner;
+  /** Whether appends must give every record a key (the log is compacted). */
+  #requireKeys: boolean;
 
   private constructor(
     dir: string,
@@ -79,6 +87,7 @@ export class PartitionLog {
     logger: Logger | undefined,
     segments: SegmentList,
     options: LogOptions,
+    cleanedEnd: number,
   ) {
     this.dir = dir;
     this.#config = config;
@@ -110,6 +119,19 @@ export class PartitionLog {
     });
     this.#reader = new LogReader(segments, tail, () => this.#config.indexIntervalBytes);
     this.#highWatermark = segments.active.nextOffset;
+    this.#requireKeys = compacts(config);
+    this.#cleaner = new LogCleaner({
+      dir,
+      segments,
+      tail,
+      ops: this.#ops,
+      config: () => this.#config,
+      highWatermark: () => this.#highWatermark,
+      read: (offset, maxBytes) => this.read(offset, maxBytes),
+      logger,
+      cleanedEnd,
+      maxKeys: options.compactionMaxKeys,
+    });
     this.#startFlushTimer();
     const retentionCheckMs = options.retentionCheckMs ?? 60_000;
     if (retentionCheckMs > 0) {
@@ -132,8 +154,10 @@ export class PartitionLog {
     await mkdir(dir, { recursive: true });
     const now = Date.now();
     let segments: Segment[];
+    let cleanedEnd: number;
     try {
-      segments = await recoverSegments(dir, checked, logger, now);
+      cleanedEnd = await recoverSwap(dir, logger);
+      segments = await recoverSegments(dir, checked, logger, now, cleanedEnd);
     } catch (err) {
       throw storageError(`cannot open the log in ${dir}`, err);
     }
@@ -163,7 +187,7 @@ export class PartitionLog {
         throw storageError(`cannot prepare the active segment in ${dir}`, err);
       }
     }
-    const log = new PartitionLog(dir, checked, logger, new SegmentList(segments), options);
+    const log = new PartitionLog(dir, checked, logger, new SegmentList(segments), options, cleanedEnd);
     logger?.debug(
       { logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, segments: segments.length },
       "partition log opened",
@@ -202,6 +226,7 @@ export class PartitionLog {
   append(batches: Uint8Array, options: { durable?: boolean } = DURABLE_DEFAULT): Promise<AppendResult> {
     if (this.#closing !== null) return Promise.reject(shuttingDown());
     try {
+      if (this.#requireKeys) rejectKeylessRecords(batches);
       return this.#writer.append(batches, options.durable === true).promise;
     } catch (err) {
       return Promise.reject(err);
@@ -246,15 +271,28 @@ export class PartitionLog {
     if (before.flush !== checked.flush || before.flushIntervalMs !== checked.flushIntervalMs) {
       this.#startFlushTimer();
     }
+    this.#requireKeys = compacts(checked);
+    this.#cleaner.configure(checked);
+  }
+
+  /**
+   * Runs a compaction pass now (after one in progress) when the cleanup policy includes "compact";
+   * the log also runs them in the background. `nowMs` decides which tombstones have expired.
+   */
+  compact(nowMs: number = Date.now()): Promise<CompactionResult> {
+    return this.#cleaner.compact(nowMs);
   }
 
   /** Deletes closed segments past retention now; resolves with how many. Runs one at a time. */
   enforceRetention(nowMs: number = Date.now()): Promise<number> {
     if (this.#retention !== null) return this.#retention;
     if (this.#closing !== null) return Promise.resolve(0);
-    this.#retention = this.#deleteExpired(nowMs).finally(() => {
-      this.#retention = null;
-    });
+    // Never while compaction swaps segments: the two would replace and delete the same files.
+    this.#retention = this.#cleaner
+      .exclusive(() => this.#deleteExpired(nowMs))
+      .finally(() => {
+        this.#retention = null;
+      });
     return this.#retention;
   }
 
@@ -278,6 +316,7 @@ export class PartitionLog {
   async #close(): Promise<void> {
     this.#stopTimers();
     this.#waiters.wakeAll();
+    await this.#cleaner.close();
     let failure: unknown = null;
     if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));
     await this.#writer.idle();

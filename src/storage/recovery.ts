@@ -18,13 +18,15 @@ import { type ScanResult, scanSegment } from "./segment-scan.js";
 /**
  * Recovers the segments in `dir` (which must exist), oldest first; the last one, the active
  * segment, is returned with its file open for writing and no `.idx` file. An empty directory
- * yields no segments.
+ * yields no segments. Segments starting below `cleanedEnd` were compacted: their batches' offsets
+ * need only increase, and a gap may follow them.
  */
 export async function recoverSegments(
   dir: string,
   config: LogConfig,
   logger: Logger | undefined,
   nowMs: number,
+  cleanedEnd = 0,
 ): Promise<Segment[]> {
   const names = await readdir(dir);
   const wals: number[] = [];
@@ -50,14 +52,25 @@ export async function recoverSegments(
     const base = wals[i]!;
     const isLast = i === wals.length - 1;
     const prev = segments.at(-1);
-    if (prev !== undefined && prev.nextOffset !== base) {
-      await dropFrom(wals.slice(i), dir, prev.nextOffset, logger);
+    const gap = prev === undefined ? 0 : base - prev.nextOffset;
+    if (gap < 0 || (gap > 0 && base > cleanedEnd)) {
+      await dropFrom(wals.slice(i), dir, prev!.nextOffset, logger);
       break;
     }
     const file = await open(walPath(dir, base), "r+");
     try {
       segments.push(
-        await recoverSegment(dir, base, file, !isLast && indexes.has(base), isLast, config, logger, nowMs),
+        await recoverSegment(
+          dir,
+          base,
+          file,
+          !isLast && indexes.has(base),
+          isLast,
+          config,
+          logger,
+          nowMs,
+          base < cleanedEnd,
+        ),
       );
     } finally {
       await file.close();
@@ -84,16 +97,17 @@ async function recoverSegment(
   config: LogConfig,
   logger: Logger | undefined,
   nowMs: number,
+  allowGaps: boolean,
 ): Promise<Segment> {
   const fileSize = (await file.stat()).size;
   const name = basename(walPath(dir, base));
   if (hasIndex) {
     const seg = new Segment(dir, base, nowMs);
-    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes)) return seg;
+    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, allowGaps)) return seg;
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
   const seg = new Segment(dir, base, nowMs);
-  const result = await scanSegment(file, fileSize, seg, 0, base, config.indexIntervalBytes);
+  const result = await scanSegment(file, fileSize, seg, 0, base, config.indexIntervalBytes, allowGaps);
   seg.size = result.end;
   if (result.end < fileSize) {
     await file.truncate(result.end);
@@ -116,6 +130,7 @@ async function loadIndex(
   file: FileHandle,
   fileSize: number,
   interval: number,
+  allowGaps: boolean,
 ): Promise<boolean> {
   let size: number;
   try {
@@ -138,6 +153,7 @@ async function loadIndex(
     index.position(last),
     seg.baseOffset + index.relativeOffset(last),
     interval,
+    allowGaps,
   );
   if (result.stop !== "end") return false;
   seg.size = fileSize;

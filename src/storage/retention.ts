@@ -9,9 +9,11 @@ import type { Segment } from "./segment.js";
 /** How many of the oldest segments to delete at `nowMs`. */
 export function segmentsToDelete(
   segments: readonly Segment[],
-  config: Pick<LogConfig, "retentionMs" | "retentionBytes">,
+  config: Pick<LogConfig, "retentionMs" | "retentionBytes" | "cleanupPolicy">,
   nowMs: number,
 ): number {
+  // A log that is only compacted keeps what compaction keeps, whatever its age or size.
+  if (config.cleanupPolicy === "compact") return 0;
   let total = 0;
   for (const seg of segments) total += seg.size;
   let n = 0;

@@ -1,6 +1,7 @@
 /**
  * A partition's segments in offset order; the last one is the active segment. Retention removes
- * from the front, rolls add at the back, and a lookup is a binary search over base offsets.
+ * from the front, rolls add at the back, compaction replaces closed ones, and a lookup is a binary
+ * search over base offsets.
  */
 import type { Segment } from "./segment.js";
 
@@ -51,6 +52,26 @@ export class SegmentList {
       }
     }
     return found < 0 ? undefined : list[found];
+  }
+
+  /** The segment after `segment`, or undefined when it is the active one or no longer listed. */
+  next(segment: Segment): Segment | undefined {
+    const list = this.#segments;
+    const i = list.indexOf(segment);
+    return i < 0 ? undefined : list[i + 1];
+  }
+
+  /**
+   * Compaction: puts `fresh` where the run `old` is. Changes nothing and returns false unless `old`
+   * is still a run of closed segments in this list.
+   */
+  replace(old: readonly Segment[], fresh: readonly Segment[]): boolean {
+    const list = this.#segments;
+    const at = old.length === 0 ? -1 : list.indexOf(old[0]!);
+    if (at < 0 || at + old.length >= list.length) return false;
+    for (let i = 1; i < old.length; i++) if (list[at + i] !== old[i]) return false;
+    list.splice(at, old.length, ...fresh);
+    return true;
   }
 
   push(segment: Segment): void {

@@ -37,6 +37,7 @@ const CHUNK_BYTES = 1024 * 1024;
 /**
  * Scans `file` (of `fileSize` bytes) from `from`, where a batch with base offset `expectedOffset`
  * must start. Each good batch is passed to `segment.noteBatch`; `segment.size` is left alone.
+ * With `allowGaps` (a compacted segment) base offsets need only increase: removed records leave gaps.
  */
 export async function scanSegment(
   file: FileHandle,
@@ -45,6 +46,7 @@ export async function scanSegment(
   from: number,
   expectedOffset: number,
   indexIntervalBytes: number,
+  allowGaps = false,
 ): Promise<ScanResult> {
   let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
   let bufPos = from; // file position of buf[0]
@@ -86,11 +88,12 @@ export async function scanSegment(
     }
     const size = checkBatch(buf, at, at + claimed, claimed);
     if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
-    if (batchBaseOffset(buf, at) !== expected) {
+    const base = batchBaseOffset(buf, at);
+    if (allowGaps ? base < expected : base !== expected) {
       return {
         end: pos,
         stop: "offset-gap",
-        detail: `expected base offset ${expected}, found ${batchBaseOffset(buf, at)}`,
+        detail: `expected base offset ${allowGaps ? "at least " : ""}${expected}, found ${base}`,
       };
     }
     segment.noteBatch(buf, at, pos, indexIntervalBytes);

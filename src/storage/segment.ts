@@ -68,7 +68,9 @@ export class Segment {
     }
     const last = this.index.lastPosition;
     if (last < 0 || (position > last && position - last >= indexIntervalBytes)) {
-      this.index.append(batchBaseOffset(buf, at) - this.baseOffset, position, this.maxTimestamp, 0);
+      // The first entry stands for the segment's start: after compaction its first batch may be later.
+      const relative = last < 0 ? 0 : batchBaseOffset(buf, at) - this.baseOffset;
+      this.index.append(relative, position, this.maxTimestamp, 0);
     }
     this.nextOffset = batchLastOffset(buf, at) + 1;
   }

@@ -40,7 +40,8 @@ export class KeyOffsetMap {
 
   /** `slots` must be a power of two. */
   constructor(slots: number) {
-    if (slots < 1 || (slots & (slots - 1)) !== 0) throw new RangeError(`slots must be a power of two: ${slots}`);
+    if (slots < 1 || (slots & (slots - 1)) !== 0)
+      throw new RangeError(`slots must be a power of two: ${slots}`);
     this.#digests = Buffer.alloc(slots * DIGEST_BYTES);
     this.#offsets = new Float64Array(slots).fill(-1);
     this.#mask = slots - 1;

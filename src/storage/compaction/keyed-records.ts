@@ -1,0 +1,39 @@
+/**
+ * A compacted log keeps the newest record of each key, so a record without a key has nothing to be
+ * kept by: appends to a compacted log that carry one are refused with INVALID_BATCH (as Kafka
+ * does), before anything is written. The walk reads only the framing it needs and stops quietly at
+ * anything malformed, leaving the full checks (validateBatches) to report that.
+ */
+import { ConchError, ErrorCode } from "../../format/errors.js";
+import {
+  BATCH_RECORDS_AT,
+  COUNT_AT,
+  HEADER_SIZE,
+  KEY_SIZE_AT,
+  PAYLOAD_SIZE_AT,
+} from "../../format/layout.js";
+import { readU32 } from "../../format/u64.js";
+
+/** Throws INVALID_BATCH if an inner record of the batches in `buf` has no key. */
+export function rejectKeylessRecords(buf: Uint8Array): void {
+  let at = 0;
+  let batch = 0;
+  while (at + HEADER_SIZE <= buf.length) {
+    const end = at + HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
+    if (end > buf.length) return;
+    const count = readU32(buf, at + COUNT_AT);
+    let p = at + BATCH_RECORDS_AT;
+    for (let i = 0; i < count && p + HEADER_SIZE <= end; i++) {
+      const keySize = readU32(buf, p + KEY_SIZE_AT);
+      if (keySize === 0) {
+        throw new ConchError(
+          ErrorCode.INVALID_BATCH,
+          `record ${i} of batch ${batch} has no key; records of a compacted topic need a key`,
+        );
+      }
+      p += HEADER_SIZE + keySize + readU32(buf, p + PAYLOAD_SIZE_AT);
+    }
+    at = end;
+    batch++;
+  }
+}

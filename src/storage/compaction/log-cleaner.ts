@@ -1,0 +1,506 @@
+/**
+ * Compaction of one partition log (docs/compaction.md). A pass:
+ *
+ * 1. picks the closed segments it may rewrite: from the oldest on, while each is sealed, below the
+ *    high watermark and older than minCompactionLagMs;
+ * 2. builds the key map (key digest -> newest offset) from the first segment not yet compacted
+ *    (the "dirty" part; the part before it already holds at most one record per key) up to the high
+ *    watermark, the active segment included, stopping early if the map fills;
+ * 3. rewrites each segment that loses a record (a dry run first finds out, without writing): a
+ *    record is kept if no newer record has its key, unless it is a tombstone older than
+ *    deleteRetentionMs; records without a key are dropped;
+ * 4. swaps the new files in atomically (swap.ts) and the new segments into the list in one
+ *    synchronous step, so readers see either the old segments or the new ones.
+ *
+ * All disk work is in chunks of at most a few hundred KiB with the event loop free in between, and
+ * goes through the I/O throttle. Retention runs inside `exclusive` so that it never deletes a
+ * segment while a swap is replacing it.
+ */
+import type { Logger } from "pino";
+import { batchCount, batchLastOffset, recordSize } from "../../format/batch-header.js";
+import { ConchError, ErrorCode } from "../../format/errors.js";
+import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
+import { RecordCursor } from "../../format/record-cursor.js";
+import { batchStatusMessage, checkBatch } from "../../format/validate.js";
+import type { LogConfig } from "../config.js";
+import type { FileOps } from "../file-ops.js";
+import type { Segment } from "../segment.js";
+import type { SegmentList } from "../segment-list.js";
+import type { TailCache } from "../tail-cache.js";
+import { CleanedSegmentWriter } from "./cleaned-segment.js";
+import { acquireCleanerSlot } from "./cleaner-slots.js";
+import { IoThrottle } from "./io-throttle.js";
+import { DIGEST_BYTES, KeyOffsetMap, keyDigest, slotsFor } from "./key-map.js";
+import { completeSwap, removeSwapMarker, type SwapPlan, writeCheckpoint, writeSwapMarker } from "./swap.js";
+
+/** Default cap on the distinct keys one pass maps: 2^20 slots, 24 MiB. */
+export const DEFAULT_MAX_KEYS = 786_432;
+/** Bytes read per step. */
+const CHUNK_BYTES = 128 * 1024;
+
+export interface CleanerContext {
+  dir: string;
+  segments: SegmentList;
+  tail: TailCache;
+  ops: FileOps;
+  config: () => LogConfig;
+  highWatermark: () => number;
+  /** The log's read: whole batches from the one holding `offset`. */
+  read: (offset: number, maxBytes: number) => Promise<{ records: Buffer }>;
+  logger: Logger | undefined;
+  /** From the checkpoint: segments starting below it were compacted. */
+  cleanedEnd: number;
+  /** Cap on the distinct keys a pass maps (memory: ~32 bytes each); undefined for the default. */
+  maxKeys: number | undefined;
+}
+
+export interface CompactionResult {
+  /** Segments whose files were replaced (including ones left empty). */
+  segmentsRewritten: number;
+  /** Segments removed because nothing in them survived. */
+  segmentsDropped: number;
+  recordsRemoved: number;
+  /** Bytes of the rewritten and dropped segments before and after. */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Segments starting below this offset are compacted. */
+  cleanedEnd: number;
+}
+
+/** Whether the policy asks for compaction. */
+export function compacts(config: Pick<LogConfig, "cleanupPolicy">): boolean {
+  return config.cleanupPolicy !== "delete";
+}
+
+export class LogCleaner {
+  readonly #ctx: CleanerContext;
+  readonly #throttle: IoThrottle;
+  readonly #maxKeys: number;
+  readonly #abort = new AbortController();
+  readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
+  readonly #cursor = new RecordCursor();
+  #positions = new Int32Array(64);
+  #ends = new Int32Array(64);
+  #keep = new Uint8Array(64);
+  #cleanedEnd: number;
+  /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
+  #tombstoneDueMs = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #timerMs = 0;
+  #passes: Promise<unknown> = Promise.resolve();
+  #busy = false;
+  #lock: Promise<unknown> = Promise.resolve();
+  /** A committed swap whose file steps failed; finished before anything else. */
+  #unfinished: SwapPlan | null = null;
+  #warnedMapFull = false;
+  #deleteRetentionMs: number;
+
+  constructor(ctx: CleanerContext) {
+    this.#ctx = ctx;
+    this.#throttle = new IoThrottle(() => ctx.config().compactionBytesPerSec);
+    this.#maxKeys = Math.max(16, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
+    // The active segment is never compacted: anything from it on was truncated and written anew.
+    this.#cleanedEnd = Math.min(ctx.cleanedEnd, ctx.segments.active.baseOffset);
+    this.#deleteRetentionMs = ctx.config().deleteRetentionMs;
+    this.configure(ctx.config());
+  }
+
+  get cleanedEnd(): number {
+    return this.#cleanedEnd;
+  }
+
+  /** Starts, restarts or stops the background checks for `config` (the log's current config). */
+  configure(config: LogConfig): void {
+    if (config.deleteRetentionMs !== this.#deleteRetentionMs) {
+      this.#deleteRetentionMs = config.deleteRetentionMs;
+      this.#tombstoneDueMs = 0;
+    }
+    const want = compacts(config) && !this.#abort.signal.aborted ? config.compactionDelayMs : 0;
+    if (want === this.#timerMs) return;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    this.#timerMs = want;
+    if (want > 0) {
+      this.#timer = setInterval(() => this.#tick(), want);
+      this.#timer.unref();
+    }
+  }
+
+  /** Runs a pass now, after any running one; resolves with what it did. */
+  compact(nowMs: number = Date.now()): Promise<CompactionResult> {
+    const run = this.#passes.then(() => this.#pass(nowMs));
+    this.#passes = run.catch(() => {});
+    return run;
+  }
+
+  /** Runs `fn` while no swap is in progress (retention uses it), and keeps swaps out until it ends. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#lock.then(fn);
+    this.#lock = run.catch(() => {});
+    return run;
+  }
+
+  /** Stops the checks, abandons a pass that has not committed, waits for one that has. */
+  async close(): Promise<void> {
+    this.#abort.abort(new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing"));
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#passes;
+    await this.#lock;
+  }
+
+  #tick(): void {
+    if (this.#busy || !this.#needsPass(Date.now())) return;
+    this.compact().catch((err: unknown) => this.#ctx.logger?.warn({ err }, "compaction failed"));
+  }
+
+  /** A cheap look at whether a pass would have work. */
+  #needsPass(nowMs: number): boolean {
+    const config = this.#ctx.config();
+    if (!compacts(config)) return false;
+    const all = this.#ctx.segments.all;
+    const { cleanable, dirtyFrom } = this.#scope(all, nowMs, this.#ctx.highWatermark(), config);
+    return cleanable > dirtyFrom || (dirtyFrom > 0 && this.#tombstoneDueMs < nowMs);
+  }
+
+  /** How many segments from the oldest may be rewritten, and the first not yet compacted. */
+  #scope(
+    all: readonly Segment[],
+    nowMs: number,
+    hw: number,
+    config: LogConfig,
+  ): { cleanable: number; dirtyFrom: number } {
+    const closed = all.length - 1;
+    const lagLimit = nowMs - config.minCompactionLagMs;
+    let cleanable = 0;
+    while (cleanable < closed) {
+      const seg = all[cleanable]!;
+      if (seg.nextOffset > hw || (!seg.isEmpty && seg.maxTimestampMs > lagLimit)) break;
+      cleanable++;
+    }
+    let dirtyFrom = 0;
+    while (dirtyFrom < closed && all[dirtyFrom]!.baseOffset < this.#cleanedEnd) dirtyFrom++;
+    return { cleanable, dirtyFrom };
+  }
+
+  async #pass(nowMs: number): Promise<CompactionResult> {
+    const result: CompactionResult = {
+      segmentsRewritten: 0,
+      segmentsDropped: 0,
+      recordsRemoved: 0,
+      bytesBefore: 0,
+      bytesAfter: 0,
+      cleanedEnd: this.#cleanedEnd,
+    };
+    const signal = this.#abort.signal;
+    if (signal.aborted || !compacts(this.#ctx.config())) return result;
+    this.#busy = true;
+    let release: (() => void) | null = null;
+    const writers: { index: number; writer: CleanedSegmentWriter }[] = [];
+    const state = { committed: false };
+    let snapshot: readonly Segment[] = [];
+    try {
+      release = await acquireCleanerSlot(signal);
+      if (this.#unfinished !== null) {
+        const plan = this.#unfinished;
+        await this.exclusive(() => completeSwap(this.#ctx.dir, plan));
+        this.#unfinished = null;
+      }
+      await Promise.all(this.#ctx.segments.all.slice(0, -1).map((seg) => seg.sealing));
+      const all = [...this.#ctx.segments.all];
+      snapshot = all;
+      const config = this.#ctx.config();
+      const hw = this.#ctx.highWatermark();
+      const { cleanable, dirtyFrom } = this.#scope(all, nowMs, hw, config);
+      const dirty = cleanable > dirtyFrom;
+      if (!dirty && !(dirtyFrom > 0 && this.#tombstoneDueMs < nowMs)) return result;
+
+      const from = all[dirtyFrom]!.baseOffset;
+      const map = new KeyOffsetMap(slotsFor(Math.max(1, hw - from), this.#maxKeys));
+      const covered = await this.#buildMap(map, all, dirtyFrom, hw, signal);
+      const end = Math.min(Math.max(covered, dirtyFrom), cleanable);
+      if (dirty && covered <= dirtyFrom && !this.#warnedMapFull) {
+        this.#warnedMapFull = true;
+        this.#ctx.logger?.warn(
+          { segment: all[dirtyFrom]!.walPath, maxKeys: this.#maxKeys },
+          "compaction key map cannot hold the keys of one segment; the segment stays uncompacted",
+        );
+      }
+      const cleanedEnd = end > dirtyFrom ? all[end]!.baseOffset : this.#cleanedEnd;
+
+      let due = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < end; i++) {
+        const seg = all[i]!;
+        if (seg.isEmpty) continue;
+        const dry = await this.#filterSegment(seg, map, nowMs, config, null, signal);
+        if (dry.removed === 0) {
+          due = Math.min(due, dry.due);
+          continue;
+        }
+        const writer = new CleanedSegmentWriter(
+          this.#ctx.dir,
+          seg.baseOffset,
+          this.#ctx.ops,
+          config.indexIntervalBytes,
+          this.#throttle,
+          signal,
+        );
+        writers.push({ index: i, writer });
+        await writer.open();
+        const wet = await this.#filterSegment(seg, map, nowMs, config, writer, signal);
+        due = Math.min(due, wet.due);
+        result.recordsRemoved += wet.removed;
+        await writer.finish();
+      }
+
+      if (writers.length === 0) {
+        if (cleanedEnd !== this.#cleanedEnd) {
+          await this.exclusive(() => writeCheckpoint(this.#ctx.dir, cleanedEnd));
+          this.#cleanedEnd = cleanedEnd;
+        }
+      } else {
+        await this.exclusive(() => this.#swap(all.slice(0, end), writers, cleanedEnd, result, state));
+        if (!state.committed) return result;
+      }
+      this.#tombstoneDueMs = due;
+      result.cleanedEnd = this.#cleanedEnd;
+      if (result.segmentsRewritten > 0) {
+        this.#ctx.logger?.info(
+          {
+            segmentsRewritten: result.segmentsRewritten,
+            segmentsDropped: result.segmentsDropped,
+            recordsRemoved: result.recordsRemoved,
+            bytesBefore: result.bytesBefore,
+            bytesAfter: result.bytesAfter,
+          },
+          "compacted segments",
+        );
+      }
+      return result;
+    } catch (err) {
+      // Retention deleting a segment under the pass, or the log closing, just ends it.
+      if (!state.committed && (signal.aborted || snapshot.some((seg) => seg.deleted))) return result;
+      throw err;
+    } finally {
+      if (!state.committed) await Promise.all(writers.map(({ writer }) => writer.discard()));
+      release?.();
+      this.#busy = false;
+    }
+  }
+
+  /**
+   * Adds the keys of every record from the first dirty segment up to `hw`, newest offset winning.
+   * Returns the index (in `all`) of the first segment not wholly in the map.
+   */
+  async #buildMap(
+    map: KeyOffsetMap,
+    all: readonly Segment[],
+    dirtyFrom: number,
+    hw: number,
+    signal: AbortSignal,
+  ): Promise<number> {
+    const cursor = this.#cursor;
+    const digest = this.#digest;
+    let offset = all[dirtyFrom]!.baseOffset;
+    let seg = dirtyFrom;
+    while (offset < hw) {
+      signal.throwIfAborted();
+      const { records } = await this.#ctx.read(offset, CHUNK_BYTES);
+      if (records.length === 0) break;
+      await this.#throttle.take(records.length, signal);
+      cursor.reset(records);
+      while (cursor.next()) {
+        const o = cursor.offset;
+        if (o >= hw) break;
+        while (seg + 1 < all.length && all[seg + 1]!.baseOffset <= o) seg++;
+        if (cursor.keyEnd === cursor.keyStart) continue;
+        keyDigest(records, cursor.keyStart, cursor.keyEnd, digest, 0);
+        if (!map.put(digest, 0, o)) return seg;
+      }
+      let last = offset;
+      for (let at = 0; at < records.length; at += recordSize(records, at))
+        last = batchLastOffset(records, at);
+      offset = last + 1;
+    }
+    return all.length - 1;
+  }
+
+  /**
+   * Walks every batch of `seg`, deciding for each record whether it stays. A dry run (`writer`
+   * null) stops at the first record to remove; otherwise the survivors go to `writer`. Returns the
+   * records removed and when the oldest kept tombstone expires.
+   */
+  async #filterSegment(
+    seg: Segment,
+    map: KeyOffsetMap,
+    nowMs: number,
+    config: LogConfig,
+    writer: CleanedSegmentWriter | null,
+    signal: AbortSignal,
+  ): Promise<{ removed: number; due: number }> {
+    const limit = seg.size;
+    const out = { removed: 0, due: Number.POSITIVE_INFINITY };
+    let pos = 0;
+    let want = CHUNK_BYTES;
+    while (pos < limit) {
+      signal.throwIfAborted();
+      const len = Math.min(want, limit - pos);
+      const buf = Buffer.allocUnsafe(len);
+      const n = await seg.read(buf, len, pos);
+      await this.#throttle.take(n, signal);
+      let at = 0;
+      let need = 0;
+      while (at + HEADER_SIZE <= n) {
+        const size = recordSize(buf, at);
+        if (size < MIN_BATCH_SIZE || pos + at + size > limit) throw corrupt(seg, pos + at, "bad batch size");
+        if (at + size > n) {
+          need = size;
+          break;
+        }
+        // Never give a damaged batch a fresh CRC: rewriting it would hide the damage.
+        const status = checkBatch(buf, at, at + size, size);
+        if (status < 0) throw corrupt(seg, pos + at, batchStatusMessage(status));
+        this.#filterBatch(buf, at, size, map, nowMs, config, writer, out);
+        if (writer === null && out.removed > 0) return out;
+        at += size;
+      }
+      if (at === 0 && need === 0) throw corrupt(seg, pos, "bad batch size");
+      pos += at;
+      want = Math.max(need, CHUNK_BYTES);
+      if (writer !== null) await writer.maybeFlush();
+    }
+    return out;
+  }
+
+  #filterBatch(
+    buf: Buffer,
+    at: number,
+    size: number,
+    map: KeyOffsetMap,
+    nowMs: number,
+    config: LogConfig,
+    writer: CleanedSegmentWriter | null,
+    out: { removed: number; due: number },
+  ): void {
+    const count = batchCount(buf, at);
+    if (this.#keep.length < count) {
+      const n = Math.max(count, this.#keep.length * 2);
+      this.#positions = new Int32Array(n);
+      this.#ends = new Int32Array(n);
+      this.#keep = new Uint8Array(n);
+    }
+    const positions = this.#positions;
+    const ends = this.#ends;
+    const keep = this.#keep;
+    const cursor = this.#cursor.reset(buf, at, at + size);
+    const digest = this.#digest;
+    const retention = config.deleteRetentionMs;
+    let kept = 0;
+    for (let i = 0; cursor.next(); i++) {
+      positions[i] = cursor.keyStart - HEADER_SIZE;
+      ends[i] = cursor.valueEnd;
+      let stays = cursor.keyEnd !== cursor.keyStart;
+      if (stays) {
+        keyDigest(buf, cursor.keyStart, cursor.keyEnd, digest, 0);
+        stays = map.get(digest, 0) <= cursor.offset;
+      }
+      if (stays && cursor.valueEnd === cursor.valueStart) {
+        const ts = cursor.timestampMs;
+        if (nowMs - ts > retention) stays = false;
+        else if (ts + retention < out.due) out.due = ts + retention;
+      }
+      keep[i] = stays ? 1 : 0;
+      if (stays) kept++;
+    }
+    out.removed += count - kept;
+    if (writer === null) return;
+    if (kept === count) {
+      writer.copyBatch(buf, at, at + size);
+      return;
+    }
+    for (let i = 0; i < count; ) {
+      if (keep[i] === 0) {
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < count && keep[j] === 1) j++;
+      writer.writeRun(buf, at, positions, ends, i, j);
+      i = j;
+    }
+  }
+
+  /**
+   * The swap, run inside `exclusive`: checks that the segments are still there, commits (marker),
+   * swaps the list, retires the old segments, then finishes the file steps. Returns false, having
+   * changed nothing (`state.committed` stays false), when the segments changed meanwhile or the
+   * log is closing.
+   */
+  async #swap(
+    old: readonly Segment[],
+    writers: readonly { index: number; writer: CleanedSegmentWriter }[],
+    cleanedEnd: number,
+    result: CompactionResult,
+    state: { committed: boolean },
+  ): Promise<void> {
+    const list = this.#ctx.segments.all;
+    if (this.#abort.signal.aborted || list.length <= old.length) return;
+    for (let i = 0; i < old.length; i++) if (list[i] !== old[i] || old[i]!.deleted) return;
+
+    const plan: SwapPlan = { replace: [], drop: [], cleanedEnd };
+    const fresh: Segment[] = [...old];
+    const retired: Segment[] = [];
+    // Back to front, so that removing an entry leaves the indexes still to visit in place.
+    for (let w = writers.length - 1; w >= 0; w--) {
+      const { index, writer } = writers[w]!;
+      const before = old[index]!;
+      const after = writer.segment;
+      retired.push(before);
+      result.bytesBefore += before.size;
+      result.bytesAfter += after.size;
+      // The first segment stays even when empty, so that the log start does not move.
+      if (after.isEmpty && index > 0) {
+        plan.drop.push(before.baseOffset);
+        fresh.splice(index, 1);
+        result.segmentsDropped++;
+      } else {
+        plan.replace.push({ base: before.baseOffset, index: writer.hasIndex });
+        fresh[index] = after;
+        result.segmentsRewritten++;
+      }
+    }
+    try {
+      await writeSwapMarker(this.#ctx.dir, plan);
+    } catch (err) {
+      await removeSwapMarker(this.#ctx.dir).catch(() => {});
+      throw err;
+    }
+    // Committed: from here on a crash finishes the swap at the next open.
+    state.committed = true;
+    if (!this.#ctx.segments.replace(old, fresh)) throw new Error("compaction swap: the segment list changed");
+    for (const seg of retired) {
+      // Readers holding an old segment read on from its open file, or retry on the new list.
+      seg.deleted = true;
+      this.#ctx.tail.forget(seg);
+    }
+    for (const { writer } of writers) {
+      if (writer.segment.isEmpty && plan.drop.includes(writer.base)) await writer.segment.closeFile();
+    }
+    await Promise.all(retired.map((seg) => seg.closeFile().catch(() => {})));
+    try {
+      await completeSwap(this.#ctx.dir, plan);
+    } catch (err) {
+      this.#unfinished = plan;
+      this.#cleanedEnd = cleanedEnd;
+      throw err;
+    }
+    this.#cleanedEnd = cleanedEnd;
+  }
+}
+
+function corrupt(seg: Segment, position: number, why: string): ConchError {
+  return new ConchError(
+    ErrorCode.STORAGE_ERROR,
+    `compaction found a damaged batch in ${seg.walPath} at byte ${position}: ${why}`,
+  );
+}
