@@ -8,6 +8,7 @@ import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
+import { GroupCoordinator } from "./group-coordinator.js";
 import { fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
@@ -31,6 +32,8 @@ export class Broker {
   readonly config: BrokerConfig;
   /** The data directory, absolute. */
   readonly dataDir: string;
+  /** The consumer groups of this broker (docs/groups.md). */
+  readonly groups: GroupCoordinator;
   #logger: Logger;
   #store: TopicStore;
   #topics = new Map<string, Topic>();
@@ -44,6 +47,7 @@ export class Broker {
     this.dataDir = dataDir;
     this.#store = store;
     this.#logger = logger;
+    this.groups = new GroupCoordinator(this, { logger });
   }
 
   /**
@@ -60,6 +64,7 @@ export class Broker {
       for (const meta of await store.scan()) {
         broker.#topics.set(meta.name, await Topic.open(store, meta, resolved, log));
       }
+      await broker.groups.load();
     } catch (err) {
       await broker.close().catch(() => {});
       throw err;
@@ -275,6 +280,7 @@ export class Broker {
   }
 
   async #close(): Promise<void> {
+    this.groups.close();
     await this.#adminTail;
     const reason = new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down");
     const topics = [...this.#topics.values()];

@@ -1,6 +1,8 @@
 export * from "./broker.js";
 export * from "./broker-config.js";
 export * from "./broker-settings.js";
+export * from "./group-coordinator.js";
+export { OFFSETS_TOPIC } from "./offset-store.js";
 export * from "./topic.js";
 export * from "./topic-config.js";
 export * from "./topic-name.js";
