@@ -7,11 +7,14 @@
  * 'gc' entries).
  *
  *   npm run bench:storage                 # node --expose-gc dist/bench/storage.js [--records N]
- *   node dist/bench/storage.js --records 1000000 --policies interval
+ *   node dist/bench/storage.js --records 1000000 --policies interval [--no-raw]
+ *
+ * Before the log runs, the same batches are written to a plain file with writev and nothing else
+ * ("raw writev"): the machine's ceiling at that moment, to read the log's numbers against.
  *
  * It is a measurement, not a test: nothing here asserts a speed.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PerformanceEntry, PerformanceObserver, performance } from "node:perf_hooks";
@@ -123,6 +126,36 @@ async function run(policy: FlushPolicy, batches: Buffer[], bytes: number): Promi
   }
 }
 
+/**
+ * The machine's ceiling at the moment: the same batches written to a fresh file with plain
+ * writev calls of IN_FLIGHT batches each, no validation, no log.
+ */
+async function rawWrite(batches: Buffer[], bytes: number): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "conch-bench-raw-"));
+  try {
+    const file = await open(join(dir, "raw"), "w");
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    let position = 0;
+    for (let i = 0; i < batches.length; i += IN_FLIGHT) {
+      const group = batches.slice(i, i + IN_FLIGHT);
+      const { bytesWritten } = await file.writev(group, position);
+      position += bytesWritten;
+    }
+    const t1 = performance.now();
+    const cpu = process.cpuUsage(cpu0);
+    await file.close();
+    const wall = t1 - t0;
+    console.log(
+      `raw writev (ceiling) ${fmt((records / wall) * 1000).padStart(12)} records/s` +
+        `  ${fmt(bytes / 1e6 / (wall / 1000)).padStart(6)} MB/s  (${fmt(wall)} ms)` +
+        `            CPU user ${fmt(cpu.user / 1000)} ms, system ${fmt(cpu.system / 1000)} ms`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   console.log(
     `storage bench: ${fmt(records)} records of ${PAYLOAD_BYTES} B payload, ${PER_BATCH} per batch, ` +
@@ -132,6 +165,7 @@ async function main(): Promise<void> {
   console.log(
     `encode                ${fmt((records / ms) * 1000).padStart(12)} records/s  (${fmt(ms)} ms, ${fmt(bytes)} bytes)`,
   );
+  if (!process.argv.includes("--no-raw")) await rawWrite(batches, bytes);
   for (const policy of policies) await run(policy, batches, bytes);
   observer.disconnect();
 }
