@@ -9,7 +9,7 @@ import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
 import { FLUSH_POLICIES } from "./broker-settings.js";
 import { enumValue, integerValue, type ValueParser } from "./config-values.js";
 
-/** Compaction is stored and validated now; the cleaner that honours "compact" comes later. */
+/** Passed to every partition log, whose cleaner honours it (docs/compaction.md). */
 export type CleanupPolicy = "delete" | "compact" | "compact,delete";
 
 export interface TopicConfig {

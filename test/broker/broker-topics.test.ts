@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Broker } from "../../src/broker/broker.js";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ErrorCode } from "../../src/format/errors.js";
 import { batchOf, conchError, openBroker, recordsOf } from "./helpers.js";
 
@@ -104,6 +105,11 @@ test("alter updates overrides, the logs' config, and survives reopen", async (t)
     retentionMs: broker.config.retentionMs,
     retentionBytes: -1,
     maxBatchBytes: broker.config.maxBatchBytes,
+    cleanupPolicy: "compact",
+    deleteRetentionMs: 86_400_000,
+    minCompactionLagMs: 0,
+    compactionDelayMs: 30_000,
+    compactionBytesPerSec: -1,
   });
   await assert.rejects(
     broker.alterTopic("t", { flush: "never" }),
@@ -173,7 +179,10 @@ test("internal topics: created through the internal API only, readable, not writ
   assert.deepEqual(broker.listTopics(), ["__offsets"]);
   assert.equal(broker.describeTopic("__offsets").internal, true);
 
-  await topic.partition(1).append(batchOf(["member-a"]));
+  // A compacted topic takes only records with keys.
+  const keyed = new BatchBuilder({ slabBytes: 4096 });
+  keyed.add("member-a", "group-1");
+  await topic.partition(1).append(keyed.finish());
   await assert.rejects(
     broker.produce("__offsets", 1, batchOf(["x"]), 1),
     conchError(ErrorCode.INVALID_TOPIC_NAME, /internal/),
