@@ -187,7 +187,10 @@ function tail(f: { records: Expected[] }): number {
 
 test("docs/format.md shows exactly these fixtures, in this order", () => {
   const docs = readFileSync(new URL("../../../docs/format.md", import.meta.url), "utf8");
-  const section = docs.slice(docs.indexOf("## Golden fixtures"));
+  const start = docs.indexOf("## Golden fixtures");
+  assert.ok(start >= 0);
+  const next = docs.indexOf("\n## ", start); // sections appended after this one are not ours
+  const section = docs.slice(start, next < 0 ? docs.length : next);
   const blocks = [...section.matchAll(/```\n([\s\S]*?)```/g)].map((m) =>
     // Each line: hex fields, then (after three or more spaces) a comment.
     m[1]!
