@@ -18,7 +18,7 @@ export interface ChartInput {
 
 const COLORS: Record<SystemId, string> = { conch: "#2563eb", nats: "#16a34a", redis: "#dc2626" };
 const WIDTH = 820;
-const LABEL_W = 150;
+const LABEL_W = 170;
 const BAR_MAX = 480;
 const BAR_H = 18;
 const GAP = 6;
@@ -54,7 +54,9 @@ export function renderChart(input: ChartInput): string {
 type Row = { system: SystemId; s: Summary | undefined };
 
 function panelUnit(workload: WorkloadId): string {
-  return workload === "latency" ? " — latency at 50,000 msg/s, ms (log scale)" : " — messages per second";
+  return workload === "latency"
+    ? " — ms from scheduled send to receipt at 50,000 msg/s (log scale)"
+    : " — messages per second";
 }
 
 function throughputPanel(parts: string[], rows: Row[], input: ChartInput, y0: number): number {
@@ -95,7 +97,7 @@ function latencyPanel(parts: string[], rows: Row[], input: ChartInput, y0: numbe
     [lat.p50, lat.p99, lat.p999].forEach((us, i) => {
       const w = scale(us);
       parts.push(text(16, y + 12, i === 0 ? input.systemNames[system] : "", 12));
-      parts.push(text(LABEL_W - 40, y + 12, labels[i]!, 10, "normal", "#555555"));
+      parts.push(text(LABEL_W - 36, y + 12, labels[i]!, 10, "normal", "#555555"));
       parts.push(rect(LABEL_W, y, w, BAR_H - 4, COLORS[system], shades[i]!));
       parts.push(text(LABEL_W + w + 6, y + 12, `${usToMs(us)} ms`, 11));
       y += BAR_H - 2;

@@ -28,6 +28,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** A sleep that does not keep the process alive: for the losing side of a race against an event. */
+export function unrefSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 export function errorText(err: unknown): string {
   if (err instanceof Error) return err.message.split("\n")[0] ?? err.name;
   return String(err);

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sleep } from "./deadline.js";
+import { sleep, unrefSleep } from "./deadline.js";
 import { freePort } from "./free-port.js";
 import type { Endpoint, RunningServer } from "./types.js";
 
@@ -80,11 +80,11 @@ async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<RunningSer
       child.kill("SIGTERM");
       const graceful = await Promise.race([
         exitPromise.then(() => true),
-        sleep(STOP_GRACE_MS).then(() => false),
+        unrefSleep(STOP_GRACE_MS).then(() => false),
       ]);
       if (!graceful) {
         child.kill("SIGKILL");
-        await Promise.race([exitPromise, sleep(STOP_GRACE_MS)]);
+        await Promise.race([exitPromise, unrefSleep(STOP_GRACE_MS)]);
       }
     }
     await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });

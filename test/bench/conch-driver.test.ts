@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { after, before, test } from "node:test";
+import { conchClient } from "../../bench/suite/conch-driver.js";
+import { conchServer } from "../../bench/suite/conch-server.js";
+import { processCpuSeconds } from "../../bench/suite/proc-cpu.js";
+import type { ClientDriver, RunningServer } from "../../bench/suite/types.js";
+import { runWorker } from "../../bench/suite/worker-run.js";
+import { consume } from "../../bench/suite/workloads/consume.js";
+import { durable } from "../../bench/suite/workloads/durable.js";
+import { latency } from "../../bench/suite/workloads/latency.js";
+import { produce } from "../../bench/suite/workloads/produce.js";
+
+// The Conch side of the suite against a real broker process, at tiny scales: the workloads must
+// deliver exactly what they sent, and the worker process must report or be killed on time.
+
+const built = existsSync(new URL("../../src/cli/main.js", import.meta.url));
+let server: RunningServer;
+let driver: ClientDriver;
+
+before(async () => {
+  if (!built) return;
+  server = await conchServer.start("interval");
+  driver = await conchClient(server.endpoint);
+});
+
+after(async () => {
+  if (!built) return;
+  await driver.close();
+  await server.stop();
+  assert.equal(processCpuSeconds(server.pid), null, "the broker process is gone");
+});
+
+test("produce then consume reads back every message", { skip: !built }, async () => {
+  const p = produce.params(0.0004); // 2,000 messages
+  const wrote = await produce.run(driver, p);
+  assert.equal(wrote.messages, 2_000);
+  assert.equal(wrote.payloadBytes, 200_000);
+  const read = await consume.run(driver, p);
+  assert.equal(read.messages, 2_000);
+  assert.equal(read.payloadBytes, 200_000);
+});
+
+test("latency records every message after the warm-up", { skip: !built }, async () => {
+  const p = latency.params(0.01); // 5,500 messages at 50,000 msg/s
+  const out = await latency.run(driver, p);
+  assert.equal(out.messages, 5_500);
+  assert.equal(out.latencyUs?.count, 5_500 - p.warmupMessages);
+  assert.ok(out.latencyUs.p50 <= out.latencyUs.p99 && out.latencyUs.p99 <= out.latencyUs.p999);
+});
+
+test("durable producers are acknowledged for every message", { skip: !built }, async () => {
+  const out = await durable.run(driver, durable.params(0.01)); // 16 x 50
+  assert.equal(out.messages, 800);
+});
+
+test("a worker process reports its outcome", { skip: !built }, async () => {
+  const result = await runWorker(
+    { system: "conch", workload: "hermit", endpoint: server.endpoint, scale: 0.001 },
+    60_000,
+  );
+  assert.ok(result.ok, result.ok ? "" : result.error);
+  assert.equal(result.outcome.messages, 1_000);
+  assert.ok((result.outcome.workerCpuSeconds ?? 0) > 0);
+});
+
+test("a worker past its time limit is killed and reported", { skip: !built }, async () => {
+  const result = await runWorker(
+    { system: "conch", workload: "produce", endpoint: server.endpoint, scale: 1 },
+    300,
+  );
+  assert.deepEqual(result, { ok: false, error: "timed out after 0 s" });
+});

@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { StepTimeout, withDeadline } from "../../bench/suite/deadline.js";
+import { sessions } from "../../bench/suite/measure.js";
+import { parseOptions } from "../../bench/suite/options.js";
+import { machineBusySeconds, processCpuSeconds } from "../../bench/suite/proc-cpu.js";
+import type { Producer } from "../../bench/suite/types.js";
+import { WORKLOADS } from "../../bench/suite/workloads/index.js";
+import { payloadBatch, sendAll } from "../../bench/suite/workloads/send-loop.js";
+import { scaled, totalMessages } from "../../bench/suite/workloads/workload.js";
+
+test("consume shares produce's server; every other workload gets its own", () => {
+  const ids = sessions(WORKLOADS).map((s) => s.map((w) => w.id));
+  assert.deepEqual(ids, [["produce", "consume"], ["latency"], ["durable"], ["hermit"]]);
+});
+
+test("workload parameters at full scale are the ones the method states", () => {
+  const byId = Object.fromEntries(WORKLOADS.map((w) => [w.id, w.params(1)]));
+  assert.equal(totalMessages(byId.produce!), 5_000_000);
+  assert.equal(byId.produce!.payloadBytes, 100);
+  assert.equal(totalMessages(byId.hermit!), 1_000_000);
+  assert.equal(byId.hermit!.producers, 10);
+  assert.equal(byId.hermit!.batch, 100);
+  assert.equal(byId.hermit!.payloadBytes, 28);
+  assert.equal(byId.durable!.producers, 16);
+  assert.equal(byId.latency!.rate, 50_000);
+  assert.equal(scaled(5_000_000, 0.001, 1_000), 5_000);
+  assert.equal(scaled(10, 0.001, 1_000), 1_000);
+});
+
+test("options reject unknown systems and out-of-range numbers", () => {
+  assert.throws(() => parseOptions(["--systems", "kafka"]), /unknown kafka/);
+  assert.throws(() => parseOptions(["--scale", "0"]), /--scale/);
+  assert.throws(() => parseOptions(["--runs", "1.5"]), /--runs/);
+  const o = parseOptions(["--systems", "redis,conch", "--scale", "0.1", "--no-install"]);
+  assert.deepEqual(o.systems, ["conch", "redis"]);
+  assert.equal(o.scale, 0.1);
+  assert.equal(o.install, false);
+});
+
+test("withDeadline rejects with StepTimeout when the work is slower", async () => {
+  const never = new Promise<never>(() => {});
+  await assert.rejects(withDeadline("step", 20, never), StepTimeout);
+  assert.equal(await withDeadline("step", 1_000, Promise.resolve(7)), 7);
+});
+
+test("CPU readings from /proc grow as this process works", { skip: process.platform !== "linux" }, () => {
+  const before = processCpuSeconds(process.pid);
+  const busy = machineBusySeconds();
+  assert.ok(before !== null && busy !== null);
+  const until = Date.now() + 50;
+  let x = 0;
+  while (Date.now() < until) x += Math.sqrt(x + 1);
+  assert.ok(x > 0);
+  assert.ok(processCpuSeconds(process.pid)! >= before);
+  assert.ok(machineBusySeconds()! >= busy);
+  assert.equal(processCpuSeconds(2 ** 30), null);
+});
+
+/** A producer that records concurrency and acknowledges on demand. */
+class FakeProducer implements Producer {
+  inFlight = 0;
+  maxInFlight = 0;
+  sent = 0;
+  calls: Array<() => void> = [];
+  failAt = -1;
+
+  sendBatch(payloads: readonly Buffer[]): Promise<void> {
+    const index = this.calls.length;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.sent += payloads.length;
+    return new Promise((resolve, reject) => {
+      this.calls.push(() => {
+        this.inFlight--;
+        if (index === this.failAt) reject(new Error("broker said no"));
+        else resolve();
+      });
+      // Acknowledge asynchronously, as a network would.
+      setImmediate(() => this.calls[index]!());
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+test("sendAll sends exactly the total and never exceeds the window", async () => {
+  const p = new FakeProducer();
+  await sendAll(p, 1_050, payloadBatch(10, 100), 3);
+  assert.equal(p.sent, 1_050);
+  assert.equal(p.calls.length, 11);
+  assert.equal(p.maxInFlight, 3);
+  assert.equal(p.inFlight, 0);
+});
+
+test("sendAll stops and rejects after a failed call", async () => {
+  const p = new FakeProducer();
+  p.failAt = 2;
+  await assert.rejects(sendAll(p, 10_000, payloadBatch(10, 100), 2), /broker said no/);
+  assert.ok(p.calls.length < 100);
+});

@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderChart } from "../../bench/suite/chart.js";
+import type { SystemId } from "../../bench/suite/clients.js";
+import { type Measurement, median, summarize } from "../../bench/suite/results.js";
+import { renderTable } from "../../bench/suite/table.js";
+import type { WorkloadId } from "../../bench/suite/workloads/workload.js";
+
+const NAMES: Record<SystemId, string> = { conch: "Conch", nats: "NATS JetStream", redis: "Redis Streams" };
+const TITLES: Record<WorkloadId, string> = {
+  produce: "1. produce",
+  consume: "2. consume",
+  latency: "3. latency",
+  durable: "4. durable",
+  hermit: "5. HermitMQ",
+};
+
+function ok(
+  system: SystemId,
+  workload: WorkloadId,
+  run: number,
+  msgsPerSec: number,
+  extra: Partial<Measurement> = {},
+) {
+  const messages = 1_000_000;
+  return {
+    system,
+    workload,
+    run,
+    status: "ok",
+    messages,
+    payloadBytes: messages * 100,
+    seconds: messages / msgsPerSec,
+    msgsPerSec,
+    payloadMBps: (msgsPerSec * 100) / 1e6,
+    clientCpuSeconds: 2,
+    brokerCpuSeconds: 4,
+    ...extra,
+  } satisfies Measurement;
+}
+
+test("median of odd and even counts", () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.ok(Number.isNaN(median([])));
+});
+
+test("summarize takes medians per system and workload and per-million CPU", () => {
+  const s = summarize([
+    ok("redis", "produce", 1, 100),
+    ok("redis", "produce", 2, 300),
+    ok("redis", "produce", 3, 200),
+    ok("conch", "produce", 1, 50, { brokerCpuSeconds: 1 }),
+  ]);
+  const redis = s.find((x) => x.system === "redis")!;
+  assert.equal(redis.msgsPerSec, 200);
+  assert.equal(redis.runs, 3);
+  assert.equal(redis.brokerCpuPerMillion, 4);
+  assert.equal(redis.clientCpuPerMillion, 2);
+  assert.equal(s.find((x) => x.system === "conch")!.brokerCpuPerMillion, 1);
+});
+
+test("summarize keeps the reason when no run succeeded, and counts partial failures", () => {
+  const s = summarize([
+    { system: "nats", workload: "durable", run: 1, status: "skipped", reason: "cannot fsync" },
+    ok("redis", "hermit", 1, 10),
+    { system: "redis", workload: "hermit", run: 2, status: "failed", reason: "timed out" },
+  ]);
+  const nats = s.find((x) => x.system === "nats")!;
+  assert.equal(nats.status, "skipped");
+  assert.equal(nats.reason, "cannot fsync");
+  const redis = s.find((x) => x.system === "redis")!;
+  assert.equal(redis.status, "ok");
+  assert.equal(redis.runsOk, 1);
+  assert.match(redis.reason ?? "", /timed out/);
+});
+
+test("the table gives ratios against Conch and says why a row was not run", () => {
+  const summaries = summarize([
+    ok("conch", "produce", 1, 200_000),
+    ok("redis", "produce", 1, 50_000),
+    { system: "nats", workload: "produce", run: 1, status: "skipped", reason: "not installed" },
+    ok("conch", "latency", 1, 50_000, {
+      latencyUs: { count: 10, p50: 1000, p99: 2000, p999: 3000, max: 4000 },
+    }),
+    ok("redis", "latency", 1, 50_000, {
+      latencyUs: { count: 10, p50: 1000, p99: 5000, p999: 9000, max: 9000 },
+    }),
+  ]);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["produce", "latency"],
+    systems: ["conch", "nats", "redis"],
+    disk: { sequentialMBps: 400, bytes: 1, syncWriteMedianUs: 1000, syncSamples: 1, dir: "/tmp" },
+  });
+  const row = (system: string, workload: string) =>
+    table.split("\n").find((l) => l.includes(system) && l.includes(workload)) ?? "";
+  assert.match(row("Redis Streams", "produce"), /\| 0\.25x /);
+  assert.match(row("Conch", "produce"), /\| 1\.00x /);
+  // 200,000 msgs/s x 100 B = 20 MB/s = 5% of 400 MB/s
+  assert.match(row("Conch", "produce"), /5\.0% disk/);
+  assert.match(row("NATS JetStream", "produce"), /not run: not installed/);
+  assert.match(row("Redis Streams", "latency"), /p99 2\.50x/);
+  assert.match(row("Redis Streams", "latency"), /\| 5\.00 +\| 9\.00 /);
+});
+
+test("the chart is one SVG document with escaped text and a bar per measured system", () => {
+  const summaries = summarize([
+    ok("conch", "produce", 1, 200_000),
+    ok("redis", "produce", 1, 50_000),
+    { system: "nats", workload: "produce", run: 1, status: "skipped", reason: "needs <a> & b" },
+  ]);
+  const svg = renderChart({
+    summaries,
+    systems: ["conch", "nats", "redis"],
+    systemNames: NAMES,
+    workloads: ["produce"],
+    workloadTitles: TITLES,
+    subtitle: "test",
+  });
+  assert.ok(svg.startsWith("<svg "));
+  assert.equal(svg.match(/<svg /g)?.length, 1);
+  assert.ok(svg.includes("needs &lt;a&gt; &amp; b"));
+  assert.ok(!svg.includes("<a>"));
+  assert.ok(svg.includes("200,000"));
+  // background + 2 bars
+  assert.equal(svg.match(/<rect /g)?.length, 3);
+});
