@@ -12,7 +12,8 @@
  *   completes or the socket drains.
  * - Framing errors (a size over the maximum, a frame too short for a request header) close the
  *   connection at once; request errors are answered and the connection stays.
- * - When the socket closes, the connection's signal aborts, so its long polls end at once.
+ * - When the client ends or the socket closes, the connection's signal aborts, so its long polls
+ *   end at once instead of holding a dead connection for their full wait.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -108,7 +109,7 @@ export class Connection {
    */
   shutdown(): Promise<void> {
     this.#stopReading();
-    this.#abort.abort(new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down"));
+    this.#abortWaits(new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down"));
     this.#endWhenIdle();
     return this.closed;
   }
@@ -188,10 +189,12 @@ export class Connection {
       return;
     }
     const version = requestApiVersion(frame);
-    if (version !== entry.version) {
+    const minVersion = entry.minVersion ?? entry.version;
+    if (version > entry.version || version < minVersion) {
+      const range = minVersion === entry.version ? `${minVersion}` : `${minVersion}-${entry.version}`;
       const err = new ConchError(
         ErrorCode.UNSUPPORTED_VERSION,
-        `${apiName(apiKey)} version ${version} is not supported (only ${entry.version})`,
+        `${apiName(apiKey)} version ${version} is not supported (only ${range})`,
       );
       this.#writeError(correlationId, apiKey, err);
       return;
@@ -281,11 +284,20 @@ export class Connection {
     this.#socket.destroy();
   }
 
-  /** The client finished sending: answer what is in flight, then close. */
+  /**
+   * The client finished sending: answer what is in flight, then close. A FIN cannot tell a client
+   * that only half-closed from one that is gone, so long polls are woken too (they answer at once
+   * with what they have) rather than holding the connection open for their full wait.
+   */
   #onEnd(): void {
     if (this.#reading && this.#parser.midFrame) this.#logger.debug("client ended mid frame");
     this.#stopReading();
+    this.#abortWaits(new ConchError(ErrorCode.CONNECTION_CLOSED, "the client ended the connection"));
     this.#endWhenIdle();
+  }
+
+  #abortWaits(reason: ConchError): void {
+    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
   }
 
   #stopReading(): void {
@@ -312,9 +324,7 @@ export class Connection {
     this.#reading = false;
     if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
     this.#handshakeTimer = null;
-    if (!this.#abort.signal.aborted) {
-      this.#abort.abort(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
-    }
+    this.#abortWaits(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
     this.#logger.debug({ inflight: this.#inflight }, "connection closed");
   }
 }

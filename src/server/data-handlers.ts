@@ -32,6 +32,16 @@ function noReply(): null {
 
 export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeFetchRequest(frame);
+  // Version 2 with a group: only the partition's owner in that generation may fetch (docs/groups.md).
+  if (req.group !== undefined && req.group !== "") {
+    ctx.broker.groups.checkOwner(
+      req.group,
+      req.memberId ?? "",
+      req.generation ?? 0,
+      req.topic,
+      req.partition,
+    );
+  }
   const maxBytes = Math.min(req.maxBytes, ctx.limits.maxFetchBytes);
   ctx.responseBytes = maxBytes;
   return ctx.broker

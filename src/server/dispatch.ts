@@ -1,10 +1,11 @@
 /**
- * The dispatch table: a handler per apiKey (docs/protocol.md). Keys 20-29 are left for the consumer
- * group handlers, which join the table beside these.
+ * The dispatch table: a handler per apiKey (docs/protocol.md). Keys 20-29 are the consumer group
+ * handlers (group-handlers.ts).
  */
-import { API_VERSION, ApiKey, type ApiKeyNumber } from "../protocol/api.js";
+import { API_VERSION, ApiKey, type ApiKeyNumber, FETCH_GROUP_VERSION } from "../protocol/api.js";
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from "./admin-handlers.js";
 import { fetch, listOffsets, produce } from "./data-handlers.js";
+import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
 import { handshake } from "./handshake-handler.js";
 
@@ -22,8 +23,22 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.LIST_TOPICS, listTopics);
   add(ApiKey.DESCRIBE_TOPIC, describeTopic);
   add(ApiKey.PRODUCE, produce);
-  add(ApiKey.FETCH, fetch);
+  // Version 2 is a group member fetching as the partition's owner; version 1 stays served.
+  table[ApiKey.FETCH] = {
+    version: FETCH_GROUP_VERSION,
+    minVersion: API_VERSION[ApiKey.FETCH],
+    handle: fetch,
+  };
   add(ApiKey.LIST_OFFSETS, listOffsets);
   add(ApiKey.ALTER_TOPIC, alterTopic);
+  add(ApiKey.JOIN_GROUP, groups.joinGroup);
+  add(ApiKey.HEARTBEAT, groups.heartbeat);
+  add(ApiKey.LEAVE_GROUP, groups.leaveGroup);
+  add(ApiKey.COMMIT_OFFSETS, groups.commitOffsets);
+  add(ApiKey.FETCH_OFFSETS, groups.fetchOffsets);
+  add(ApiKey.LIST_GROUPS, groups.listGroups);
+  add(ApiKey.DESCRIBE_GROUP, groups.describeGroup);
+  add(ApiKey.RESET_OFFSETS, groups.resetOffsets);
+  add(ApiKey.DELETE_GROUP, groups.deleteGroup);
   return table;
 }

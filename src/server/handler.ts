@@ -20,6 +20,8 @@ export type Handler = (ctx: RequestContext, frame: Buffer, correlationId: number
 export interface HandlerEntry {
   /** The apiVersion the handler speaks; any other is answered UNSUPPORTED_VERSION. */
   version: number;
+  /** The lowest apiVersion it also speaks, for a request type sent at several; default `version`. */
+  minVersion?: number;
   handle: Handler;
 }
 

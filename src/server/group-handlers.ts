@@ -1,0 +1,101 @@
+/**
+ * Consumer groups (apiKeys 20-28, docs/groups.md): decode, call the broker's GroupCoordinator,
+ * encode. The join waits (a long poll ended by the connection's signal); the rest answer at once,
+ * except commits and resets, which answer once the offsets are fsynced.
+ */
+import type { GroupStateName, ResetTarget } from "../broker/group-coordinator.js";
+import { decodeCommitOffsetsRequest, encodeCommitOffsetsResponse } from "../protocol/commit-offsets.js";
+import { decodeDeleteGroupRequest, encodeDeleteGroupResponse } from "../protocol/delete-group.js";
+import { decodeDescribeGroupRequest, encodeDescribeGroupResponse } from "../protocol/describe-group.js";
+import { decodeFetchOffsetsRequest, encodeFetchOffsetsResponse } from "../protocol/fetch-offsets.js";
+import { GroupState, type GroupStateValue } from "../protocol/group-state.js";
+import { decodeHeartbeatRequest, encodeHeartbeatResponse } from "../protocol/heartbeat.js";
+import { decodeJoinGroupRequest, encodeJoinGroupResponse } from "../protocol/join-group.js";
+import { decodeLeaveGroupRequest, encodeLeaveGroupResponse } from "../protocol/leave-group.js";
+import { decodeListGroupsRequest, encodeListGroupsResponse } from "../protocol/list-groups.js";
+import {
+  decodeResetOffsetsRequest,
+  encodeResetOffsetsResponse,
+  ResetTo,
+  type ResetToValue,
+} from "../protocol/reset-offsets.js";
+import type { Reply, RequestContext } from "./handler.js";
+
+const WIRE_STATE: Record<GroupStateName, GroupStateValue> = {
+  Empty: GroupState.EMPTY,
+  PreparingRebalance: GroupState.PREPARING_REBALANCE,
+  Stable: GroupState.STABLE,
+};
+
+export function joinGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeJoinGroupRequest(frame);
+  return ctx.broker.groups.join(req, ctx.signal).then((r) => encodeJoinGroupResponse(correlationId, r));
+}
+
+export function heartbeat(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  const req = decodeHeartbeatRequest(frame);
+  ctx.broker.groups.heartbeat(req.group, req.memberId, req.generation);
+  return encodeHeartbeatResponse(correlationId);
+}
+
+export function leaveGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  const req = decodeLeaveGroupRequest(frame);
+  ctx.broker.groups.leave(req.group, req.memberId);
+  return encodeLeaveGroupResponse(correlationId);
+}
+
+export function commitOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeCommitOffsetsRequest(frame);
+  return ctx.broker.groups
+    .commit(req.group, req.memberId, req.generation, req.offsets)
+    .then(() => encodeCommitOffsetsResponse(correlationId));
+}
+
+export function fetchOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  const req = decodeFetchOffsetsRequest(frame);
+  const offsets = ctx.broker.groups.fetchOffsets(req.group, req.partitions);
+  return encodeFetchOffsetsResponse(correlationId, { offsets });
+}
+
+export function listGroups(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  decodeListGroupsRequest(frame);
+  const groups = ctx.broker.groups
+    .listGroups()
+    .map((g) => ({ group: g.group, state: WIRE_STATE[g.state], members: g.members }));
+  return encodeListGroupsResponse(correlationId, { groups });
+}
+
+export function describeGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+  const req = decodeDescribeGroupRequest(frame);
+  const d = ctx.broker.groups.describeGroup(req.group);
+  return encodeDescribeGroupResponse(correlationId, { ...d, state: WIRE_STATE[d.state] });
+}
+
+export function resetOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeResetOffsetsRequest(frame);
+  return ctx.broker.groups
+    .resetOffsets(req.group, req.topic, resetTarget(req.to, req.value))
+    .then((entries) =>
+      encodeResetOffsetsResponse(correlationId, {
+        offsets: entries.map((e) => ({ partition: e.partition, offset: e.offset })),
+      }),
+    );
+}
+
+export function deleteGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeDeleteGroupRequest(frame);
+  return ctx.broker.groups.deleteGroup(req.group).then(() => encodeDeleteGroupResponse(correlationId));
+}
+
+function resetTarget(to: ResetToValue, value: number): ResetTarget {
+  switch (to) {
+    case ResetTo.EARLIEST:
+      return { to: "earliest" };
+    case ResetTo.LATEST:
+      return { to: "latest" };
+    case ResetTo.TIMESTAMP:
+      return { to: "timestamp", timestampMs: value };
+    case ResetTo.OFFSET:
+      return { to: "offset", offset: value };
+  }
+}
