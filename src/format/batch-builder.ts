@@ -24,7 +24,7 @@ import {
   PRODUCER_ID_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
-import { compareTimestamps, writeTimestampMs } from "./timestamp.js";
+import { writeTimestampMs } from "./timestamp.js";
 import { writeU16, writeU32 } from "./u64.js";
 
 export type Bytes = Uint8Array | string;
@@ -42,8 +42,11 @@ export class BatchBuilder {
   /** The next free byte in the slab. */
   #pos = 0;
   #count = 0;
-  /** Position (in the slab) of the largest inner timestamp so far. */
-  #maxTsAt = -1;
+  /**
+   * The largest inner timestamp so far, in ms: comparing the numbers the caller passed is exact
+   * (they are integers below 2^42) and cheaper than comparing the stored u64s.
+   */
+  #maxTimestampMs = -1;
 
   constructor(options: BatchBuilderOptions = {}) {
     this.#slabBytes = options.slabBytes ?? 1 << 20;
@@ -84,9 +87,9 @@ export class BatchBuilder {
     writeU32(slab, p + PAYLOAD_SIZE_AT, valueLen);
     writeU32(slab, p + COUNT_AT, 1);
     let q = p + HEADER_SIZE;
-    if (key !== null) q += typeof key === "string" ? slab.write(key, q) : copyInto(slab, key, q);
-    q += typeof value === "string" ? slab.write(value, q) : copyInto(slab, value, q);
-    if (this.#maxTsAt < 0 || compareTimestamps(slab, p + 1, slab, this.#maxTsAt) > 0) this.#maxTsAt = p + 1;
+    if (key !== null) q += typeof key === "string" ? writeString(slab, key, q) : copyInto(slab, key, q);
+    q += typeof value === "string" ? writeString(slab, value, q) : copyInto(slab, value, q);
+    if (timestampMs > this.#maxTimestampMs) this.#maxTimestampMs = timestampMs;
     this.#pos = q;
     this.#count++;
   }
@@ -100,7 +103,7 @@ export class BatchBuilder {
     if (this.#count === 0) throw new RangeError("cannot finish an empty batch");
     const slab = this.#slab;
     const s = this.#start;
-    slab.copy(slab, s + TIMESTAMP_AT, this.#maxTsAt, this.#maxTsAt + 8);
+    writeTimestampMs(slab, s + TIMESTAMP_AT, this.#maxTimestampMs);
     writeU32(slab, s + KEY_SIZE_AT, BATCH_META_SIZE);
     writeU32(slab, s + PAYLOAD_SIZE_AT, this.#pos - s - BATCH_RECORDS_AT);
     writeU32(slab, s + COUNT_AT, this.#count);
@@ -120,7 +123,7 @@ export class BatchBuilder {
   /** Starts a batch at #start: header and metadata with everything but the sizes and CRC. */
   #begin(): void {
     this.#count = 0;
-    this.#maxTsAt = -1;
+    this.#maxTimestampMs = -1;
     this.#pos = this.#start;
     this.#ensure(BATCH_RECORDS_AT);
     const slab = this.#slab;
@@ -142,11 +145,29 @@ export class BatchBuilder {
     const used = this.#pos - this.#start;
     const next = Buffer.allocUnsafe(Math.max(this.#slabBytes, 2 * (used + n)));
     this.#slab.copy(next, 0, this.#start, this.#pos);
-    if (this.#maxTsAt >= 0) this.#maxTsAt -= this.#start;
     this.#slab = next;
     this.#start = 0;
     this.#pos = used;
   }
+}
+
+/** Strings up to this many UTF-16 units take the copy loop in `writeString`. */
+const SHORT_STRING = 32;
+
+/**
+ * Writes `s` as UTF-8 at `at` and returns the bytes written. Short ASCII strings (typical keys) are
+ * copied by a loop: Buffer#write's argument handling costs more than the copy itself. Anything
+ * else goes to Buffer#write, which also overwrites what the loop had copied.
+ */
+function writeString(target: Buffer, s: string, at: number): number {
+  const n = s.length;
+  if (n > SHORT_STRING) return target.write(s, at);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return target.write(s, at);
+    target[at + i] = c;
+  }
+  return n;
 }
 
 function copyInto(target: Buffer, source: Uint8Array, at: number): number {

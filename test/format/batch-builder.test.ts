@@ -171,3 +171,19 @@ test("keys and values given as strings, Buffers or plain Uint8Arrays store the s
   const b = buildBatch([{ value: views, key: Buffer.from("key"), timestampMs: 1 }]);
   assert.deepEqual(a, b);
 });
+
+test("strings of every kind and length around the short-string path encode as UTF-8", () => {
+  const samples: string[] = [];
+  for (const n of [0, 1, 2, 31, 32, 33, 64, 100]) {
+    const ascii = "abcdefghijklmnopqrstuvwxyz0123456789".repeat(3).slice(0, n);
+    samples.push(ascii, `${ascii.slice(1)}é`, `é${ascii.slice(1)}`, `${ascii.slice(2)}🐚`, `${ascii}\u007f`);
+    samples.push(`${ascii.slice(1)}\ud800`); // a lone surrogate: written as U+FFFD, like Buffer.from
+  }
+  for (const s of samples) {
+    const fromString = buildBatch([{ value: s, key: s.length > 0 ? s : null, timestampMs: 1 }]);
+    const fromBytes = buildBatch([
+      { value: Buffer.from(s), key: s.length > 0 ? Buffer.from(s) : null, timestampMs: 1 },
+    ]);
+    assert.deepEqual(fromString, fromBytes, JSON.stringify(s));
+  }
+});
