@@ -9,6 +9,8 @@ export function brokerOption(): Option {
     .env("CONCH_BROKER")
     .default(DEFAULT_BROKER)
     .argParser((text) => {
+      // An empty CONCH_BROKER counts as unset, as empty CONCH_* variables do for the broker.
+      if (text === "") return DEFAULT_BROKER;
       parseBrokerAddress(text);
       return text;
     });

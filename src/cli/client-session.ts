@@ -1,7 +1,7 @@
 /**
  * One SDK client per command, always closed whatever the command's outcome.
  */
-import { type Conch, createClient } from "../client/conch.js";
+import type { Conch } from "../client/conch.js";
 
 /**
  * How long a command waits for a broker that does not answer (the SDK's default is 30 s; a
@@ -9,13 +9,15 @@ import { type Conch, createClient } from "../client/conch.js";
  */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export function openClient(broker: string): Conch {
+/** Loads the SDK on first use, so that `--help` and `conch broker` do not pay for it. */
+export async function openClient(broker: string): Promise<Conch> {
+  const { createClient } = await import("../client/conch.js");
   return createClient({ brokers: [broker], clientId: "conch-cli", requestTimeoutMs: REQUEST_TIMEOUT_MS });
 }
 
 /** Runs `work` with a client for `broker`, then closes it. */
 export async function withClient<T>(broker: string, work: (client: Conch) => Promise<T>): Promise<T> {
-  const client = openClient(broker);
+  const client = await openClient(broker);
   try {
     return await work(client);
   } finally {

@@ -86,7 +86,9 @@ export async function consume(
   let written = 0;
 
   // Stop conditions other than --max-messages close the consumer, which ends the batch iterator.
+  let stopped = false;
   const stop = (): void => {
+    stopped = true;
     void consumer.close();
   };
   process.once("SIGINT", stop).once("SIGTERM", stop);
@@ -96,8 +98,11 @@ export async function consume(
     if (writing) idle?.refresh();
     else stop();
   };
-  const idle = o.timeoutMs === undefined ? null : setTimeout(onIdle, o.timeoutMs);
+  let idle: NodeJS.Timeout | null = null;
   try {
+    // The idle clock starts once the partitions are known, not while the client connects.
+    await consumer.start();
+    if (o.timeoutMs !== undefined) idle = setTimeout(onIdle, o.timeoutMs);
     const batches = consumer.batches();
     for (let r = await batches.next(); !r.done; r = await batches.next()) {
       writing = true;
@@ -114,6 +119,9 @@ export async function consume(
       idle?.refresh();
       if (written >= max) break;
     }
+  } catch (err) {
+    // A signal while connecting fails the requests in flight: that is the stop asked for, not an error.
+    if (!stopped) throw err;
   } finally {
     if (idle !== null) clearTimeout(idle);
     process.off("SIGINT", stop).off("SIGTERM", stop);

@@ -30,8 +30,10 @@ export interface RunOptions {
 
 /** Spawns `conch args...` (stdout left to the caller). */
 export function spawnConch(args: string[], options: RunOptions = {}): ChildProcess {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+  if (options.env?.CONCH_BROKER === undefined) delete env.CONCH_BROKER;
   const child = spawn(process.execPath, [CONCH, ...args], {
-    env: { ...process.env, CONCH_BROKER: "", ...options.env },
+    env,
     stdio: ["pipe", "pipe", "pipe"],
   });
   const input = options.input ?? "";
@@ -84,7 +86,12 @@ export class BrokerProcess {
   readonly logLines: string[];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  private constructor(child: ChildProcess, address: string, logLines: string[], exited: BrokerProcess["exited"]) {
+  private constructor(
+    child: ChildProcess,
+    address: string,
+    logLines: string[],
+    exited: BrokerProcess["exited"],
+  ) {
     this.child = child;
     this.address = address;
     this.logLines = logLines;
@@ -112,13 +119,17 @@ export class BrokerProcess {
         const m = / listening on (\S+) /.exec(line);
         if (m) resolve(m[1]!);
       });
-      exited.then(({ code }) => reject(new Error(`conch broker exited (${code}) before listening: ${stderr}`)));
+      exited.then(({ code }) =>
+        reject(new Error(`conch broker exited (${code}) before listening: ${stderr}`)),
+      );
     });
     return new BrokerProcess(child, address, lines, exited);
   }
 
   /** Sends `signal` and resolves with how the process ended. */
-  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  async stop(
+    signal: NodeJS.Signals = "SIGTERM",
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
     return this.exited;
   }

@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { BrokerProcess, removeDir, runConch, tempDir } from "./cli-harness.js";
+
+let dir: string;
+let broker: BrokerProcess;
+
+before(async () => {
+  dir = tempDir();
+  broker = await BrokerProcess.start(dir);
+});
+
+after(async () => {
+  await broker.stop();
+  removeDir(dir);
+});
+
+function conch(args: string[], input?: string) {
+  return runConch([...args, "--broker", broker.address], input === undefined ? {} : { input });
+}
+
+test("create, list, describe and delete a topic", async () => {
+  const created = await conch([
+    "topic",
+    "create",
+    "orders",
+    "--partitions",
+    "3",
+    "--config",
+    "retention.ms=3600000",
+  ]);
+  assert.equal(created.code, 0, created.stderr);
+  assert.equal(created.stdout, "", "a confirmation is not data");
+  assert.match(created.stderr, /created topic orders with 3 partitions/);
+
+  const compact = await conch(["topic", "create", "state", "--cleanup-policy", "compact"]);
+  assert.equal(compact.code, 0, compact.stderr);
+
+  const list = await conch(["topic", "list"]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.deepEqual(list.stdout.split("\n"), ["orders", "state", ""]);
+
+  await conch(["produce", "orders", "--partition", "1"], "a\nb\n");
+  const describe = await conch(["topic", "describe", "orders"]);
+  assert.equal(describe.code, 0, describe.stderr);
+  const lines = describe.stdout.trimEnd().split("\n");
+  assert.equal(lines[0], "topic: orders");
+  assert.equal(lines[1], "partitions: 3");
+  assert.ok(lines.includes("config: retention.ms=3600000"), describe.stdout);
+  assert.deepEqual(lines.slice(-4), [
+    "PARTITION  EARLIEST  LATEST",
+    "0          0         0",
+    "1          0         2",
+    "2          0         0",
+  ]);
+
+  const json = await conch(["topic", "describe", "state", "--json"]);
+  const parsed = JSON.parse(json.stdout) as {
+    topic: string;
+    partitions: unknown[];
+    configs: Record<string, string>;
+  };
+  assert.equal(parsed.topic, "state");
+  assert.deepEqual(parsed.partitions, [{ partition: 0, earliest: 0, latest: 0 }]);
+  assert.equal(parsed.configs["cleanup.policy"], "compact");
+
+  const deleted = await conch(["topic", "delete", "orders"]);
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal((await conch(["topic", "list"])).stdout, "state\n");
+});
+
+test("alter changes a config", async () => {
+  await conch(["topic", "create", "altered"]);
+  const altered = await conch([
+    "topic",
+    "alter",
+    "altered",
+    "--config",
+    "flush=sync",
+    "--config",
+    "retention.ms=1000",
+  ]);
+  assert.equal(altered.code, 0, altered.stderr);
+  const { configs } = JSON.parse((await conch(["topic", "describe", "altered", "--json"])).stdout) as {
+    configs: Record<string, string>;
+  };
+  assert.equal(configs.flush, "sync");
+  assert.equal(configs["retention.ms"], "1000");
+});
+
+test("broker errors: one line on stderr with the code name, exit 1", async () => {
+  for (const args of [
+    ["topic", "describe", "missing"],
+    ["topic", "delete", "missing"],
+    ["topic", "alter", "missing", "--config", "flush=sync"],
+  ]) {
+    const r = await conch(args);
+    assert.equal(r.code, 1, args.join(" "));
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr, 'error: unknown topic "missing" (UNKNOWN_TOPIC)\n');
+  }
+  await conch(["topic", "create", "twice"]);
+  const again = await conch(["topic", "create", "twice"]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /^error: .*\(TOPIC_ALREADY_EXISTS\)\n$/);
+  const badConfig = await conch(["topic", "create", "badcfg", "--config", "flush=sometimes"]);
+  assert.equal(badConfig.code, 1);
+  assert.match(badConfig.stderr, /^error: .*\(INVALID_CONFIG\)\n$/);
+});
+
+test("usage errors exit 2 with one line", async () => {
+  const cases = [
+    ["topic", "create"],
+    ["topic", "create", "x", "--partitions", "zero"],
+    ["topic", "create", "x", "--cleanup-policy", "never"],
+    ["topic", "list", "--bogus"],
+    ["topic", "alter", "x"],
+    ["topic", "create", "x", "--config", "novalue"],
+    ["consume", "x", "--from", "first"],
+    ["produce", "x", "--acks", "all"],
+    ["frobnicate"],
+  ];
+  for (const args of cases) {
+    const r = await conch(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /^error: /);
+  }
+});
+
+test("--help and --version exit 0 on stdout", async () => {
+  const help = await runConch(["topic", "create", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--partitions <n>/);
+  const version = await runConch(["--version"]);
+  assert.equal(version.code, 0);
+  assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+});
