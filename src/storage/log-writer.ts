@@ -14,13 +14,14 @@ import { MAX_OFFSET } from "../format/layout.js";
 import { validateBatches } from "../format/validate.js";
 import type { AppendBuffer, Chunk } from "./append-buffer.js";
 import type { LogConfig } from "./config.js";
-import { type FileOps, writeFileAtomically } from "./file-ops.js";
+import type { FileOps } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
 import { PendingAppend } from "./pending-append.js";
-import { Segment } from "./segment.js";
+import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
-import { walPath } from "./segment-name.js";
 import type { SegmentPreparer } from "./segment-preparer.js";
+import { SegmentRoller } from "./segment-roller.js";
+import { storageError } from "./storage-error.js";
 import type { TailCache } from "./tail-cache.js";
 
 /** What the writer tells the log. */
@@ -55,8 +56,7 @@ export class LogWriter {
   /** Queue index after the last append carried by the write running now (0 when none runs). */
   #inFlightEnd = 0;
   #drained: Promise<void> = Promise.resolve();
-  /** fdatasyncs of segments closed by a roll that no group fsync has waited for yet. */
-  #unsynced: Promise<void>[] = [];
+  readonly #roller: SegmentRoller;
   #failure: ConchError | null = null;
 
   constructor(options: WriterOptions) {
@@ -64,6 +64,15 @@ export class LogWriter {
     this.#buffer = options.chunks;
     this.#nextOffset = options.segments.active.nextOffset;
     this.#writtenOffset = this.#nextOffset;
+    this.#roller = new SegmentRoller({
+      dir: options.dir,
+      segments: options.segments,
+      preparer: options.preparer,
+      ops: options.ops,
+      logger: options.logger,
+      fatal: (error) => this.#fatal(error),
+      failed: () => this.#failure !== null,
+    });
     this.#commit = new GroupCommit(
       this.#writtenOffset,
       () => this.#syncWritten(),
@@ -171,7 +180,14 @@ export class LogWriter {
       !seg.isEmpty &&
       (seg.size + first.byteLength > config.segmentBytes || Date.now() - seg.rollStartMs >= config.segmentMs)
     ) {
-      if (!(await this.#roll(config)) || this.#failure !== null) return;
+      try {
+        await this.#roller.roll(config.segmentBytes);
+      } catch (err) {
+        o.logger?.error({ err }, "segment roll failed; appends failed");
+        this.#failQueue(storageError("segment roll failed", err));
+        return;
+      }
+      if (this.#failure !== null) return;
       seg = o.segments.active;
     }
 
@@ -305,65 +321,11 @@ export class LogWriter {
     this.#nextOffset = this.#writtenOffset;
   }
 
-  /**
-   * Starts a new active segment at the written end. The old one is sealed in the background:
-   * fdatasync, truncate to its data, write its index.
-   */
-  async #roll(config: LogConfig): Promise<boolean> {
-    const o = this.#o;
-    const old = o.segments.active;
-    const base = old.nextOffset;
-    let prepared: Awaited<ReturnType<SegmentPreparer["take"]>>;
-    try {
-      prepared = await o.preparer.take(config.segmentBytes, walPath(o.dir, base));
-    } catch (err) {
-      const error = storageError(`cannot create segment ${base}`, err);
-      o.logger?.error({ err, baseOffset: base }, "segment roll failed; appends failed");
-      this.#failQueue(error);
-      return false;
-    }
-    const seg = new Segment(o.dir, base, Date.now());
-    seg.setFile(prepared.file);
-    seg.fileSize = prepared.size;
-    o.segments.push(seg);
-    const synced = this.#syncClosed(old);
-    this.#unsynced.push(synced);
-    old.sealing = synced.then(() => this.#finishSeal(old));
-    o.logger?.debug({ baseOffset: base, closed: old.baseOffset }, "rolled to a new segment");
-    return true;
-  }
-
-  /** fdatasync of a segment just closed by a roll; never rejects (a failure is fatal). */
-  async #syncClosed(seg: Segment): Promise<void> {
-    try {
-      await seg.preallocation;
-      await this.#o.ops.datasync(seg.openFile!);
-    } catch (err) {
-      this.#fatal(storageError(`fsync of ${seg.walPath} failed`, err));
-    }
-  }
-
-  /** Truncates a closed segment to its data and writes its index; a failure only costs a rescan. */
-  async #finishSeal(seg: Segment): Promise<void> {
-    if (this.#failure !== null || seg.deleted) return;
-    try {
-      await this.#o.ops.truncate(seg.openFile!, seg.size);
-      seg.fileSize = seg.size;
-      await writeFileAtomically(seg.indexPath, this.#o.dir, seg.index.bytes());
-    } catch (err) {
-      this.#o.logger?.warn(
-        { err, segment: seg.walPath },
-        "could not finish closing a segment; it will be rescanned on open",
-      );
-    }
-  }
-
   /** The group commit's fsync: the active file and any segment closed since the last one. */
   async #syncWritten(): Promise<number> {
     const target = this.#writtenOffset;
     const file = this.#o.segments.active.openFile!;
-    const unsynced = this.#unsynced;
-    this.#unsynced = [];
+    const unsynced = this.#roller.takeUnsynced();
     await Promise.all([this.#o.ops.datasync(file), ...unsynced]);
     if (this.#failure !== null) throw this.#failure;
     return target;
@@ -377,13 +339,6 @@ export class LogWriter {
     this.#failQueue(error);
     this.#commit.failAll(error);
   }
-}
-
-/** A STORAGE_ERROR naming what failed, with the system error as its cause. */
-export function storageError(what: string, cause: unknown): ConchError {
-  if (cause instanceof ConchError) return cause;
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new ConchError(ErrorCode.STORAGE_ERROR, `${what}: ${detail}`, { cause });
 }
 
 function addRun(

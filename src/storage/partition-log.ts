@@ -17,7 +17,7 @@ import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js
 import { DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
-import { LogWriter, storageError } from "./log-writer.js";
+import { LogWriter } from "./log-writer.js";
 import type { AppendResult } from "./pending-append.js";
 import { recoverSegments } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
@@ -25,6 +25,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
+import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 
 export type { AppendResult, CompactionResult, FlushPolicy, LogConfig };

@@ -126,9 +126,13 @@ export class LogCleaner {
     }
   }
 
-  /** Runs a pass now, after any running one; resolves with what it did. */
-  compact(nowMs: number = Date.now()): Promise<CompactionResult> {
-    const run = this.#passes.then(() => this.#pass(nowMs));
+  /**
+   * Runs a pass now, after any running one; resolves with what it did. Unlike the background
+   * checks, it looks at the compacted segments again even when no new segment has closed, so
+   * records that newer data in the active segment supersedes go too.
+   */
+  compact(nowMs: number = Date.now(), force = true): Promise<CompactionResult> {
+    const run = this.#passes.then(() => this.#pass(nowMs, force));
     this.#passes = run.catch(() => {});
     return run;
   }
@@ -151,7 +155,7 @@ export class LogCleaner {
 
   #tick(): void {
     if (this.#busy || !this.#needsPass(Date.now())) return;
-    this.compact().catch((err: unknown) => this.#ctx.logger?.warn({ err }, "compaction failed"));
+    this.compact(Date.now(), false).catch((err: unknown) => this.#ctx.logger?.warn({ err }, "compaction failed"));
   }
 
   /** A cheap look at whether a pass would have work. */
@@ -183,7 +187,7 @@ export class LogCleaner {
     return { cleanable, dirtyFrom };
   }
 
-  async #pass(nowMs: number): Promise<CompactionResult> {
+  async #pass(nowMs: number, force: boolean): Promise<CompactionResult> {
     const result: CompactionResult = {
       segmentsRewritten: 0,
       segmentsDropped: 0,
@@ -213,7 +217,8 @@ export class LogCleaner {
       const hw = this.#ctx.highWatermark();
       const { cleanable, dirtyFrom } = this.#scope(all, nowMs, hw, config);
       const dirty = cleanable > dirtyFrom;
-      if (!dirty && !(dirtyFrom > 0 && this.#tombstoneDueMs < nowMs)) return result;
+      if (!force && !dirty && !(dirtyFrom > 0 && this.#tombstoneDueMs < nowMs)) return result;
+      if (cleanable === 0) return result;
 
       const from = all[dirtyFrom]!.baseOffset;
       const map = new KeyOffsetMap(slotsFor(Math.max(1, hw - from), this.#maxKeys));
