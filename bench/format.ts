@@ -3,7 +3,9 @@
  * batches of 1,000 with BatchBuilder, validate every batch, and walk them all with RecordCursor.
  * Prints records/s per step (median of the measured rounds) and the share of each step's wall time
  * spent in garbage collection, from PerformanceObserver 'gc' entries, and in the kernel (system CPU
- * time: mostly page faults on freshly allocated slabs, which every retained batch needs).
+ * time: mostly page faults on freshly allocated slabs, which every retained batch needs). Records
+ * per CPU-second (user + system time of the process over the measured rounds) is printed too: on a
+ * machine shared with other work it moves much less than wall-clock records/s.
  *
  *   npm run bench:format            # or: node dist/bench/format.js [rounds]
  *
@@ -113,6 +115,7 @@ async function main(): Promise<void> {
   const times = new Map<string, number[]>();
   const windows = new Map<string, [number, number][]>();
   const systemUs = new Map<string, number>();
+  const cpuUs = new Map<string, number>();
   let sink = 0;
   for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
     for (const step of steps) {
@@ -125,6 +128,7 @@ async function main(): Promise<void> {
       const cpu = process.cpuUsage(cpu0);
       if (round < WARMUP_ROUNDS) continue;
       systemUs.set(step.name, (systemUs.get(step.name) ?? 0) + cpu.system);
+      cpuUs.set(step.name, (cpuUs.get(step.name) ?? 0) + cpu.user + cpu.system);
       times.set(step.name, [...(times.get(step.name) ?? []), t1 - t0]);
       windows.set(step.name, [...(windows.get(step.name) ?? []), [t0, t1]]);
     }
@@ -145,8 +149,11 @@ async function main(): Promise<void> {
       gc += gcMsBetween(start, end);
     }
     const rate = Math.round(RECORDS / (median / 1000)).toLocaleString("en-US");
+    const cpuRate = Math.round((RECORDS * ROUNDS) / ((cpuUs.get(step.name) ?? 0) / 1e6)).toLocaleString(
+      "en-US",
+    );
     console.log(
-      `${step.name.padEnd(32)} ${rate.padStart(12)} records/s  ` +
+      `${step.name.padEnd(30)} ${rate.padStart(11)} records/s ${cpuRate.padStart(11)} per CPU-s  ` +
         `(median ${median.toFixed(1)} ms)  GC ${((100 * gc) / total).toFixed(1)}%  ` +
         `system ${((100 * (systemUs.get(step.name) ?? 0)) / 1000 / total).toFixed(1)}%`,
     );
