@@ -38,14 +38,14 @@ export class KeyOffsetMap {
   readonly #limit: number;
   #size = 0;
 
-  /** `slots` must be a power of two. */
-  constructor(slots: number) {
+  /** `slots` must be a power of two; at most `maxEntries` digests are taken (fewer if the load demands). */
+  constructor(slots: number, maxEntries = Number.POSITIVE_INFINITY) {
     if (slots < 1 || (slots & (slots - 1)) !== 0)
       throw new RangeError(`slots must be a power of two: ${slots}`);
     this.#digests = Buffer.alloc(slots * DIGEST_BYTES);
     this.#offsets = new Float64Array(slots).fill(-1);
     this.#mask = slots - 1;
-    this.#limit = Math.floor(slots * MAX_LOAD);
+    this.#limit = Math.min(maxEntries, Math.floor(slots * MAX_LOAD));
   }
 
   /** Distinct digests held. */

@@ -98,7 +98,7 @@ export class LogCleaner {
   constructor(ctx: CleanerContext) {
     this.#ctx = ctx;
     this.#throttle = new IoThrottle(() => ctx.config().compactionBytesPerSec);
-    this.#maxKeys = Math.max(16, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
+    this.#maxKeys = Math.max(1, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
     // The active segment is never compacted: anything from it on was truncated and written anew.
     this.#cleanedEnd = Math.min(ctx.cleanedEnd, ctx.segments.active.baseOffset);
     this.#deleteRetentionMs = ctx.config().deleteRetentionMs;
@@ -155,7 +155,9 @@ export class LogCleaner {
 
   #tick(): void {
     if (this.#busy || !this.#needsPass(Date.now())) return;
-    this.compact(Date.now(), false).catch((err: unknown) => this.#ctx.logger?.warn({ err }, "compaction failed"));
+    this.compact(Date.now(), false).catch((err: unknown) =>
+      this.#ctx.logger?.warn({ err }, "compaction failed"),
+    );
   }
 
   /** A cheap look at whether a pass would have work. */
@@ -221,7 +223,7 @@ export class LogCleaner {
       if (cleanable === 0) return result;
 
       const from = all[dirtyFrom]!.baseOffset;
-      const map = new KeyOffsetMap(slotsFor(Math.max(1, hw - from), this.#maxKeys));
+      const map = new KeyOffsetMap(slotsFor(Math.max(1, hw - from), this.#maxKeys), this.#maxKeys);
       const covered = await this.#buildMap(map, all, dirtyFrom, hw, signal);
       const end = Math.min(Math.max(covered, dirtyFrom), cleanable);
       if (dirty && covered <= dirtyFrom && !this.#warnedMapFull) {
