@@ -50,10 +50,11 @@ export function runConch(args: string[], options: RunOptions = {}): Promise<RunR
   return collect(child, options.killAfterMs ?? 60_000);
 }
 
-export function collect(child: ChildProcess, killAfterMs = 60_000): Promise<RunResult> {
+/** Waits for `child` to end; with `keepStdout` false the caller reads stdout itself (result stdout is ""). */
+export function collect(child: ChildProcess, killAfterMs = 60_000, keepStdout = true): Promise<RunResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  child.stdout?.on("data", (b: Buffer) => out.push(b));
+  if (keepStdout) child.stdout?.on("data", (b: Buffer) => out.push(b));
   child.stderr?.on("data", (b: Buffer) => err.push(b));
   const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
   return new Promise((resolve, reject) => {
@@ -98,11 +99,15 @@ export class BrokerProcess {
     this.exited = exited;
   }
 
-  static async start(dataDir: string, extraArgs: string[] = []): Promise<BrokerProcess> {
+  static async start(
+    dataDir: string,
+    extraArgs: string[] = [],
+    env: Record<string, string> = {},
+  ): Promise<BrokerProcess> {
     const child = spawn(
       process.execPath,
       [CONCH, "broker", "--port", "0", "--data-dir", dataDir, "--log-format", "json", ...extraArgs],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CONCH_CONFIG: "" } },
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CONCH_CONFIG: "", ...env } },
     );
     const lines: string[] = [];
     let stderr = "";
