@@ -31,6 +31,7 @@ export class AppendBuffer {
   #free: Chunk[] = [];
   /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
   #current: Chunk | null = null;
+  #appendsSinceTrim = false;
   /** After `copyIn`: the chunk the bytes went to and where they start in it. */
   chunk!: Chunk;
   start = 0;
@@ -57,9 +58,28 @@ export class AppendBuffer {
     }
     chunk.buf.set(src, chunk.used);
     chunk.outstanding++;
+    this.#appendsSinceTrim = true;
     this.chunk = chunk;
     this.start = chunk.used;
     chunk.used += n;
+  }
+
+  /**
+   * Gives memory back after a quiet spell: drops the free chunks, and the chunk being filled when
+   * nothing refers to it. Returns whether any append came since the previous call (then nothing is
+   * dropped), so the caller can tell an idle log from a busy one.
+   */
+  trimIdle(): boolean {
+    const busy = this.#appendsSinceTrim;
+    this.#appendsSinceTrim = false;
+    if (busy) return true;
+    this.#free = [];
+    const chunk = this.#current;
+    if (chunk !== null && chunk.outstanding === 0 && chunk.cachedRuns === 0) {
+      chunk.current = false;
+      this.#current = null;
+    }
+    return false;
   }
 
   /** Puts `chunk` on the free list if nothing refers to it any more. */

@@ -48,6 +48,11 @@ export interface LogOptions {
   appendChunkBytes?: number;
   /** How often retention runs in the background (default 60 s; 0 = never, call enforceRetention). */
   retentionCheckMs?: number;
+  /**
+   * How often the log checks whether it went quiet (default 10 s): after one quiet interval it
+   * frees its spare append chunks, after three its tail cache.
+   */
+  trimIntervalMs?: number;
   /** Cap on the distinct keys one compaction pass maps (default 786,432: 24 MiB). */
   compactionMaxKeys?: number;
 }
@@ -61,6 +66,10 @@ const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 const DEFAULT_TAIL_CACHE_BYTES = 4 * 1024 * 1024;
 /** Free chunks kept beyond the tail cache's: room for the appends of a few writes in flight. */
 const FREE_CHUNKS_BEYOND_TAIL = 8;
+/** How often a log checks whether it went quiet. */
+const TRIM_INTERVAL_MS = 10_000;
+/** Quiet checks in a row before the tail cache is dropped too. */
+const TAIL_IDLE_TICKS = 3;
 
 export class PartitionLog {
   readonly dir: string;
@@ -76,6 +85,9 @@ export class PartitionLog {
   #highWatermark: number;
   #flushTimer: NodeJS.Timeout | null = null;
   #retentionTimer: NodeJS.Timeout | null = null;
+  #trimTimer: NodeJS.Timeout | null = null;
+  /** Trim ticks in a row without an append. */
+  #idleTicks = 0;
   #retention: Promise<number> | null = null;
   #closing: Promise<void> | null = null;
   readonly #cleaner: LogCleaner;
@@ -102,6 +114,12 @@ export class PartitionLog {
     const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + FREE_CHUNKS_BEYOND_TAIL);
     const tail = new TailCache(tailBytes, chunks);
     this.#tail = tail;
+    // A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache.
+    this.#trimTimer = setInterval(() => {
+      if (chunks.trimIdle()) this.#idleTicks = 0;
+      else if (++this.#idleTicks === TAIL_IDLE_TICKS) tail.clear();
+    }, options.trimIntervalMs ?? TRIM_INTERVAL_MS);
+    this.#trimTimer.unref();
     this.#writer = new LogWriter({
       dir,
       segments,
@@ -355,6 +373,8 @@ export class PartitionLog {
   #stopTimers(): void {
     if (this.#flushTimer !== null) clearInterval(this.#flushTimer);
     if (this.#retentionTimer !== null) clearInterval(this.#retentionTimer);
+    if (this.#trimTimer !== null) clearInterval(this.#trimTimer);
+    this.#trimTimer = null;
     this.#flushTimer = null;
     this.#retentionTimer = null;
   }

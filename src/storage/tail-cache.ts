@@ -79,6 +79,13 @@ export class TailCache {
     return undefined;
   }
 
+  /** Forgets everything (the log went quiet: its readers have caught up or gone). */
+  clear(): void {
+    for (let i = this.#head; i < this.#runs.length; i++) this.#drop(this.#runs[i]!);
+    this.#runs = [];
+    this.#head = 0;
+  }
+
   /** Forgets everything of `segment` (deleted by retention). */
   forget(segment: Segment): void {
     const kept: CachedRun[] = [];

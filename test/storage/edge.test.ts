@@ -95,3 +95,20 @@ test("reads, appends, rolls and retention interleaved stay consistent", async ()
     await log.close();
   });
 });
+
+test("a log that goes quiet drops its spare chunks and tail cache, and keeps working", async () => {
+  await withTempDir(async (dir) => {
+    const log = await PartitionLog.open(dir, testConfig(), undefined, {
+      trimIntervalMs: 5,
+      appendChunkBytes: 4096,
+    });
+    for (let i = 0; i < 50; i++) await log.append(makeBatch(`q${i}`, 2));
+    const before = await readAll(log);
+    // Long enough for several quiet ticks.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(await readAll(log), before);
+    assert.deepEqual(await log.append(makeBatch("after", 1)), { baseOffset: 100, lastOffset: 100 });
+    assert.equal((await log.read(100, 1000)).records.readUInt32BE(25), 1);
+    await log.close();
+  });
+});
