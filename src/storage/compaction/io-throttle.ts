@@ -6,16 +6,22 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 
+type Sleep = (ms: number, signal: AbortSignal | undefined) => Promise<unknown>;
+
+const realSleep: Sleep = (ms, signal) => sleep(ms, undefined, signal === undefined ? undefined : { signal });
+
 export class IoThrottle {
   readonly #rate: () => number;
   readonly #now: () => number;
+  readonly #sleep: Sleep;
   #tokens = 0;
   #last: number;
 
-  /** `rate` returns bytes per second, or -1 for no cap. */
-  constructor(rate: () => number, now: () => number = () => performance.now()) {
+  /** `rate` returns bytes per second, or -1 for no cap; `now` and `sleep` are for tests. */
+  constructor(rate: () => number, now: () => number = () => performance.now(), wait: Sleep = realSleep) {
     this.#rate = rate;
     this.#now = now;
+    this.#sleep = wait;
     this.#last = now();
     const r = rate();
     this.#tokens = Math.max(r, 0);
@@ -30,7 +36,6 @@ export class IoThrottle {
     this.#last = now;
     this.#tokens -= bytes;
     if (this.#tokens >= 0) return;
-    const waitMs = Math.ceil((-this.#tokens * 1000) / rate);
-    await sleep(waitMs, undefined, signal === undefined ? undefined : { signal });
+    await this.#sleep(Math.ceil((-this.#tokens * 1000) / rate), signal);
   }
 }
