@@ -66,7 +66,8 @@ export class SegmentIndex {
     }
     writeU32(this.#buf, at, relativeOffset);
     writeU32(this.#buf, at + POSITION_AT, position);
-    this.#buf.set(maxTs.subarray(maxTsAt, maxTsAt + 8), at + TIMESTAMP_AT);
+    writeU32(this.#buf, at + TIMESTAMP_AT, readU32(maxTs, maxTsAt));
+    writeU32(this.#buf, at + TIMESTAMP_AT + 4, readU32(maxTs, maxTsAt + 4));
     this.#count++;
   }
 

@@ -9,6 +9,7 @@ import { open } from "node:fs/promises";
 import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
 import { TIMESTAMP_AT } from "../format/layout.js";
 import { compareTimestamps, readTimestampMs } from "../format/timestamp.js";
+import { readU32, writeU32 } from "../format/u64.js";
 import { SegmentIndex } from "./segment-index.js";
 import { indexPath, walPath } from "./segment-name.js";
 
@@ -64,7 +65,8 @@ export class Segment {
     const tsAt = at + TIMESTAMP_AT;
     if (this.firstTimestampMs < 0) this.firstTimestampMs = readTimestampMs(buf, tsAt);
     if (compareTimestamps(buf, tsAt, this.maxTimestamp, 0) > 0) {
-      this.maxTimestamp.set(buf.subarray(tsAt, tsAt + 8), 0);
+      writeU32(this.maxTimestamp, 0, readU32(buf, tsAt));
+      writeU32(this.maxTimestamp, 4, readU32(buf, tsAt + 4));
     }
     const last = this.index.lastPosition;
     if (last < 0 || (position > last && position - last >= indexIntervalBytes)) {
