@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SWAP_MARKER } from "../../src/storage/compaction/swap.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
-import { crashConfig, keyOf, valueOf } from "./fixtures/crash-records.js";
+import { crashConfig, keyOf, recordValue } from "./fixtures/crash-records.js";
 import { readAll, withTempDir } from "./helpers.js";
 
 const WRITER = fileURLToPath(new URL("./fixtures/compact-writer.js", import.meta.url));
@@ -91,7 +91,7 @@ test("SIGKILL while compacting never loses a key's newest acknowledged record no
         const records = await readAll(log, 4096);
         const newestStored = new Map<string, number>();
         for (const r of records) {
-          const value = valueOf(r.offset);
+          const value = recordValue(r.offset);
           if (r.key !== keyOf(r.offset) || (r.value ?? "") !== value) {
             assert.fail(`round ${rounds}: record ${r.offset} is ${r.key}=${r.value}`);
           }
