@@ -17,11 +17,9 @@
  * segment while a swap is replacing it.
  */
 import type { Logger } from "pino";
-import { batchCount, batchLastOffset, recordSize } from "../../format/batch-header.js";
+import { batchLastOffset, recordSize } from "../../format/batch-header.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
-import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
-import { batchStatusMessage, checkBatch } from "../../format/validate.js";
 import type { LogConfig } from "../config.js";
 import type { FileOps } from "../file-ops.js";
 import type { Segment } from "../segment.js";
@@ -31,6 +29,7 @@ import { CleanedSegmentWriter } from "./cleaned-segment.js";
 import { acquireCleanerSlot } from "./cleaner-slots.js";
 import { IoThrottle } from "./io-throttle.js";
 import { DIGEST_BYTES, KeyOffsetMap, keyDigest, slotsFor } from "./key-map.js";
+import { SegmentFilter } from "./segment-filter.js";
 import { completeSwap, removeSwapMarker, type SwapPlan, writeCheckpoint, writeSwapMarker } from "./swap.js";
 
 /** Default cap on the distinct keys one pass maps: 2^20 slots, 24 MiB. */
@@ -79,9 +78,7 @@ export class LogCleaner {
   readonly #abort = new AbortController();
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
-  #positions = new Int32Array(64);
-  #ends = new Int32Array(64);
-  #keep = new Uint8Array(64);
+  readonly #filter: SegmentFilter;
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
   #tombstoneDueMs = 0;
@@ -98,6 +95,7 @@ export class LogCleaner {
   constructor(ctx: CleanerContext) {
     this.#ctx = ctx;
     this.#throttle = new IoThrottle(() => ctx.config().compactionBytesPerSec);
+    this.#filter = new SegmentFilter(this.#throttle);
     this.#maxKeys = Math.max(1, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
     // The active segment is never compacted: anything from it on was truncated and written anew.
     this.#cleanedEnd = Math.min(ctx.cleanedEnd, ctx.segments.active.baseOffset);
@@ -239,7 +237,7 @@ export class LogCleaner {
       for (let i = 0; i < end; i++) {
         const seg = all[i]!;
         if (seg.isEmpty) continue;
-        const dry = await this.#filterSegment(seg, map, nowMs, config, null, signal);
+        const dry = await this.#filter.filterSegment(seg, map, nowMs, config, null, signal);
         if (dry.removed === 0) {
           due = Math.min(due, dry.due);
           continue;
@@ -254,7 +252,7 @@ export class LogCleaner {
         );
         writers.push({ index: i, writer });
         await writer.open();
-        const wet = await this.#filterSegment(seg, map, nowMs, config, writer, signal);
+        const wet = await this.#filter.filterSegment(seg, map, nowMs, config, writer, signal);
         due = Math.min(due, wet.due);
         result.recordsRemoved += wet.removed;
         await writer.finish();
@@ -333,111 +331,6 @@ export class LogCleaner {
   }
 
   /**
-   * Walks every batch of `seg`, deciding for each record whether it stays. A dry run (`writer`
-   * null) stops at the first record to remove; otherwise the survivors go to `writer`. Returns the
-   * records removed and when the oldest kept tombstone expires.
-   */
-  async #filterSegment(
-    seg: Segment,
-    map: KeyOffsetMap,
-    nowMs: number,
-    config: LogConfig,
-    writer: CleanedSegmentWriter | null,
-    signal: AbortSignal,
-  ): Promise<{ removed: number; due: number }> {
-    const limit = seg.size;
-    const out = { removed: 0, due: Number.POSITIVE_INFINITY };
-    let pos = 0;
-    let want = CHUNK_BYTES;
-    while (pos < limit) {
-      signal.throwIfAborted();
-      const len = Math.min(want, limit - pos);
-      const buf = Buffer.allocUnsafe(len);
-      const n = await seg.read(buf, len, pos);
-      await this.#throttle.take(n, signal);
-      let at = 0;
-      let need = 0;
-      while (at + HEADER_SIZE <= n) {
-        const size = recordSize(buf, at);
-        if (size < MIN_BATCH_SIZE || pos + at + size > limit) throw corrupt(seg, pos + at, "bad batch size");
-        if (at + size > n) {
-          need = size;
-          break;
-        }
-        // Never give a damaged batch a fresh CRC: rewriting it would hide the damage.
-        const status = checkBatch(buf, at, at + size, size);
-        if (status < 0) throw corrupt(seg, pos + at, batchStatusMessage(status));
-        this.#filterBatch(buf, at, size, map, nowMs, config, writer, out);
-        if (writer === null && out.removed > 0) return out;
-        at += size;
-      }
-      if (at === 0 && need === 0) throw corrupt(seg, pos, "bad batch size");
-      pos += at;
-      want = Math.max(need, CHUNK_BYTES);
-      if (writer !== null) await writer.maybeFlush();
-    }
-    return out;
-  }
-
-  #filterBatch(
-    buf: Buffer,
-    at: number,
-    size: number,
-    map: KeyOffsetMap,
-    nowMs: number,
-    config: LogConfig,
-    writer: CleanedSegmentWriter | null,
-    out: { removed: number; due: number },
-  ): void {
-    const count = batchCount(buf, at);
-    if (this.#keep.length < count) {
-      const n = Math.max(count, this.#keep.length * 2);
-      this.#positions = new Int32Array(n);
-      this.#ends = new Int32Array(n);
-      this.#keep = new Uint8Array(n);
-    }
-    const positions = this.#positions;
-    const ends = this.#ends;
-    const keep = this.#keep;
-    const cursor = this.#cursor.reset(buf, at, at + size);
-    const digest = this.#digest;
-    const retention = config.deleteRetentionMs;
-    let kept = 0;
-    for (let i = 0; cursor.next(); i++) {
-      positions[i] = cursor.keyStart - HEADER_SIZE;
-      ends[i] = cursor.valueEnd;
-      let stays = cursor.keyEnd !== cursor.keyStart;
-      if (stays) {
-        keyDigest(buf, cursor.keyStart, cursor.keyEnd, digest, 0);
-        stays = map.get(digest, 0) <= cursor.offset;
-      }
-      if (stays && cursor.valueEnd === cursor.valueStart) {
-        const ts = cursor.timestampMs;
-        if (nowMs - ts > retention) stays = false;
-        else if (ts + retention < out.due) out.due = ts + retention;
-      }
-      keep[i] = stays ? 1 : 0;
-      if (stays) kept++;
-    }
-    out.removed += count - kept;
-    if (writer === null) return;
-    if (kept === count) {
-      writer.copyBatch(buf, at, at + size);
-      return;
-    }
-    for (let i = 0; i < count; ) {
-      if (keep[i] === 0) {
-        i++;
-        continue;
-      }
-      let j = i + 1;
-      while (j < count && keep[j] === 1) j++;
-      writer.writeRun(buf, at, positions, ends, i, j);
-      i = j;
-    }
-  }
-
-  /**
    * The swap, run inside `exclusive`: checks that the segments are still there, commits (marker),
    * swaps the list, retires the old segments, then finishes the file steps. Returns false, having
    * changed nothing (`state.committed` stays false), when the segments changed meanwhile or the
@@ -503,11 +396,4 @@ export class LogCleaner {
     }
     this.#cleanedEnd = cleanedEnd;
   }
-}
-
-function corrupt(seg: Segment, position: number, why: string): ConchError {
-  return new ConchError(
-    ErrorCode.STORAGE_ERROR,
-    `compaction found a damaged batch in ${seg.walPath} at byte ${position}: ${why}`,
-  );
 }
