@@ -16,6 +16,7 @@ export {
   type ConsumerBatch,
   type ConsumerMessage,
   type ConsumerOptions,
+  type IterateOptions,
   type PartitionAssignment,
   type PartitionPosition,
   type ResetPolicy,

@@ -19,6 +19,8 @@ import {
   splitEmbeddedOptions,
   startEmbeddedBroker,
 } from "./embedded.js";
+import { GroupAdmin } from "./group-admin.js";
+import { GroupConsumer, type GroupConsumerOptions } from "./group-consumer.js";
 import { type ClientOptions, connectionManagerOptions } from "./options.js";
 import { Producer, type ProducerOptions } from "./producer.js";
 
@@ -64,8 +66,18 @@ export class Conch {
     return this.#track(new Producer(this.#options, options));
   }
 
-  consumer(options: ConsumerOptions = {}): Consumer {
+  /** With a `group`, a member of that consumer group (docs/groups.md); else a consumer of chosen partitions. */
+  consumer(options: GroupConsumerOptions): GroupConsumer;
+  consumer(options?: ConsumerOptions): Consumer;
+  consumer(options: ConsumerOptions | GroupConsumerOptions = {}): Consumer | GroupConsumer {
+    if ("group" in options) return this.#track(new GroupConsumer(this.#options, options));
     return this.#track(new Consumer(this.#options, options));
+  }
+
+  /** Consumer group administration, on the admin's connection. */
+  groups(): GroupAdmin {
+    this.admin();
+    return new GroupAdmin(this.#admin!.manager);
   }
 
   admin(): Admin {

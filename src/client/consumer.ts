@@ -13,12 +13,14 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
+import { eitherSignal } from "./abort.js";
 import { BatchQueue } from "./batch-queue.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { BatchCursor, type ConsumerBatch, type ConsumerMessage } from "./consumer-batch.js";
 import { abortedError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
 import {
+  type FetchMember,
   type FetchSettings,
   PartitionFetcher,
   type ResetPolicy,
@@ -57,6 +59,13 @@ export interface ConsumerOptions {
   retryBackoffMaxMs?: number;
   /** Aborting it closes the consumer; a waiting iterator throws ABORTED. */
   signal?: AbortSignal;
+  /** Fetch as this group member (GroupConsumer sets it; read at every fetch, so a new generation applies at once). */
+  member?: FetchMember;
+}
+
+export interface IterateOptions {
+  /** Ends a wait for data with ABORTED (the consumer stays open). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface PartitionPosition extends TopicPartition {
@@ -79,6 +88,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   constructor(client: ClientOptions, options: ConsumerOptions = {}) {
     this.#manager = new ConnectionManager(connectionManagerOptions(client));
     this.#settings = {
+      member: options.member,
       maxWaitMs: integerOption("maxWaitMs", options.maxWaitMs, 500, 0, 0xffffffff),
       maxBytes: integerOption("maxBytes", options.maxBytes, 1 << 20, 1, 0xffffffff),
       minBytes: integerOption("minBytes", options.minBytes, 1, 0, 0xffffffff),
@@ -163,14 +173,15 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     if (!batch.stale) batch.source.position = batch.nextOffset;
   }
 
-  /** Fetched batches as they arrive, from all assigned partitions. */
-  batches(): AsyncIterableIterator<ConsumerBatch> {
+  /** Fetched batches as they arrive, from all assigned partitions; `signal` ends a wait with ABORTED. */
+  batches(options: IterateOptions = {}): AsyncIterableIterator<ConsumerBatch> {
+    const signal = eitherSignal(options.signal, this.#signal);
     let current: ConsumerBatch | null = null;
     const next = async (): Promise<IteratorResult<ConsumerBatch>> => {
       if (current !== null) this.commitBatch(current);
       current = null;
       await this.#start();
-      current = await this.#queue.wait(this.#signal);
+      current = await this.#queue.wait(signal);
       return current === null ? { done: true, value: undefined } : { done: false, value: current };
     };
     const iterator: AsyncIterableIterator<ConsumerBatch> = {
@@ -186,8 +197,13 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   }
 
   /** Messages one by one. Breaking out of the loop leaves the consumer open: call `close()`. */
+  messages(options: IterateOptions = {}): AsyncIterableIterator<ConsumerMessage> {
+    return new MessageIterator(this, this.#queue, eitherSignal(options.signal, this.#signal));
+  }
+
+  /** `for await (const m of consumer)`: the same as `messages()`. */
   [Symbol.asyncIterator](): AsyncIterator<ConsumerMessage> {
-    return new MessageIterator(this, this.#queue, this.#signal);
+    return this.messages();
   }
 
   /** Stops fetching and closes the connection; iterators then finish. */
@@ -201,9 +217,13 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     return this.#closed;
   }
 
-  /** Starts fetching (on first use): resolves `topics` into partitions first. */
+  /**
+   * Starts fetching (iterating does it too) and resolves once every assigned partition knows its
+   * start offset: with `from: "latest"`, whatever is produced after `start()` resolves is seen.
+   */
   async start(): Promise<void> {
     await this.#start();
+    await Promise.all([...this.#fetchers.values()].map((f) => f.whenPositioned()));
   }
 
   #start(): Promise<void> {
@@ -257,7 +277,7 @@ function key(topic: string, partition: number): string {
  * Hand-written rather than an async generator: when records are buffered, `next()` costs one
  * resolved promise, one result and the message, with no generator machinery in between.
  */
-class MessageIterator implements AsyncIterator<ConsumerMessage> {
+class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
   #consumer: Consumer;
   #queue: BatchQueue;
   #signal: AbortSignal | undefined;
@@ -283,6 +303,10 @@ class MessageIterator implements AsyncIterator<ConsumerMessage> {
       return Promise.reject(err);
     }
     return this.#wait();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 
   async return(): Promise<IteratorResult<ConsumerMessage>> {

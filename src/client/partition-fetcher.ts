@@ -29,7 +29,16 @@ export type StartPosition = "earliest" | "latest" | { offset: number } | { times
  */
 export type ResetPolicy = "earliest" | "latest" | "error";
 
+/** A consumer group member fetching as its partitions' owner (docs/groups.md); read at every fetch. */
+export interface FetchMember {
+  group: string;
+  memberId: string;
+  generation: number;
+}
+
 export interface FetchSettings {
+  /** Set for a group member: every fetch carries its group, id and generation (Fetch version 2). */
+  member?: FetchMember | undefined;
   maxWaitMs: number;
   maxBytes: number;
   minBytes: number;
@@ -57,6 +66,7 @@ export class PartitionFetcher implements BatchSource {
   #inFlight = false;
   #stopped = false;
   #round: AbortController | null = null;
+  #positionWaiters: Array<() => void> = [];
   #backoff: Backoff;
   #manager: ConnectionManager;
   #settings: FetchSettings;
@@ -83,6 +93,12 @@ export class PartitionFetcher implements BatchSource {
     return this.#stopped;
   }
 
+  /** Resolves once the partition's start position is resolved to an offset (or it stopped). */
+  whenPositioned(): Promise<void> {
+    if (this.position >= 0 || this.#stopped) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#positionWaiters.push(resolve));
+  }
+
   /** Moves the partition: batches already fetched become stale, the fetch in flight is dropped. */
   seek(start: StartPosition): void {
     this.epoch++;
@@ -99,6 +115,7 @@ export class PartitionFetcher implements BatchSource {
     this.#stopped = true;
     this.epoch++;
     this.#round?.abort();
+    this.#positioned();
   }
 
   /** The application took a batch of this partition: room for the next. */
@@ -125,6 +142,7 @@ export class PartitionFetcher implements BatchSource {
         if (epoch !== this.epoch) return;
         this.#fetchOffset = offset;
         if (this.position < 0) this.position = offset;
+        this.#positioned();
       }
       const s = this.#settings;
       // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
@@ -137,6 +155,12 @@ export class PartitionFetcher implements BatchSource {
         maxWaitMs: s.maxWaitMs,
         minBytes: s.minBytes,
       };
+      const member = s.member;
+      if (member !== undefined) {
+        req.group = member.group;
+        req.memberId = member.memberId;
+        req.generation = member.generation;
+      }
       const res = await this.#manager.request(encodeFetchRequest, req, decodeFetchResponse, {
         signal: round.signal,
         extraWaitMs: s.maxWaitMs,
@@ -162,18 +186,28 @@ export class PartitionFetcher implements BatchSource {
     }
   }
 
+  #positioned(): void {
+    const waiters = this.#positionWaiters;
+    if (waiters.length === 0) return;
+    this.#positionWaiters = [];
+    for (const w of waiters) w();
+  }
+
   async #onError(e: ConchError, signal: AbortSignal): Promise<void> {
     if (e.code === ErrorCode.ABORTED || this.#stopped) return;
     if (e.code === ErrorCode.OFFSET_OUT_OF_RANGE && this.#settings.resetPolicy !== "error") {
       try {
         this.#fetchOffset = await this.#resetOffset(signal);
+        // Nothing fetched is waiting, so the reset offset is what the application sees next.
+        if (this.#buffered === 0) this.position = this.#fetchOffset;
         return;
       } catch (err) {
         e = asConchError(err);
         if (e.code === ErrorCode.ABORTED) return;
       }
     }
-    if (e.retriable) {
+    // A group member's fetch refused during a rebalance: its group consumer rejoins and reassigns.
+    if (e.retriable || e.code === ErrorCode.ILLEGAL_GENERATION || e.code === ErrorCode.UNKNOWN_MEMBER) {
       try {
         await delay(this.#backoff.next(), signal, () => abortedError(signal, "fetch"));
       } catch {

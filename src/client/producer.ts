@@ -20,6 +20,7 @@ import {
   encodeProduceRequestHeader,
   type ProduceResponse,
 } from "../protocol/produce.js";
+import { abortable } from "./abort.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
@@ -157,8 +158,8 @@ export class Producer {
   }
 
   /** Resolves when `hasRoom` is true: lets a fire-and-forget sender bound its own memory too. */
-  async waitForRoom(): Promise<void> {
-    while (!this.hasRoom && !this.#closing) await this.#nextProgress();
+  async waitForRoom(signal?: AbortSignal): Promise<void> {
+    while (!this.hasRoom && !this.#closing) await abortable(this.#nextProgress(), signal, "waitForRoom");
   }
 
   /** Sends one message; resolves with where it was stored once acknowledged per `acks`. */
@@ -187,17 +188,19 @@ export class Producer {
 
   /**
    * Sends every buffered message now and resolves once all messages sent before the call are
-   * acknowledged or failed. Failures are reported to their senders, not here.
+   * acknowledged or failed. Failures are reported to their senders, not here. Aborting `signal`
+   * ends the wait (ABORTED), not the sending.
    */
-  async flush(): Promise<void> {
+  async flush(signal?: AbortSignal): Promise<void> {
     const parkedBefore = this.#parkedEver;
     for (;;) {
       const parkedDone = this.#unparkedEver >= parkedBefore;
       this.#acc.sealAll();
       const batches = this.#acc.unsettled();
-      if (batches.length > 0) await Promise.all(batches.map((b) => b.whenSettled()));
+      if (batches.length > 0)
+        await abortable(Promise.all(batches.map((b) => b.whenSettled())), signal, "flush");
       if (parkedDone) return;
-      if (batches.length === 0) await this.#nextProgress();
+      if (batches.length === 0) await abortable(this.#nextProgress(), signal, "flush");
     }
   }
 

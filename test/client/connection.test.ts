@@ -163,9 +163,11 @@ test("the manager reconnects after the broker drops the connection, and tries ev
   });
   t.after(() => manager.close());
   assert.deepEqual(await listTopics(manager), ["ok"]);
-  const first = manager.current;
+  const first = manager.current!;
+  const noticed = new Promise<void>((resolve) => first.onClose(() => resolve()));
   fake.dropConnections();
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await noticed;
+  assert.equal(manager.current, null);
   assert.deepEqual(await listTopics(manager), ["ok"]);
   assert.ok(manager.current !== null && manager.current !== first, "a new connection");
   assert.equal(fake.connections.length, 2);

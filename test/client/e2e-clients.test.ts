@@ -219,7 +219,8 @@ test("out-of-range positions follow the reset policy", async (t) => {
   const lenient = conch.consumer({ partitions: [{ topic: "oor", partition: 0, from: { offset: 50 } }] });
   const next = take(lenient, 1);
   await lenient.start();
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(lenient.position("oor", 0), 50);
+  while (lenient.position("oor", 0) !== 2) await new Promise((resolve) => setTimeout(resolve, 5));
   await producer.send("oor", { value: "x2" });
   assert.deepEqual(
     (await next).map((m) => m.value.toString()),
@@ -243,6 +244,22 @@ test("consumer errors and cancellation: unknown topics, abort signals, close end
   ac.abort();
   assert.equal(await codeOf(waiting), "ABORTED");
   assert.ok(aborted.closed);
+
+  // A per-iteration signal ends only that wait; the consumer stays open and can go on.
+  const patient = conch.consumer({ topics: ["idle"] });
+  const ac2 = new AbortController();
+  const it = patient.messages({ signal: ac2.signal });
+  const pending = it.next();
+  await patient.start();
+  ac2.abort();
+  assert.equal(await codeOf(pending), "ABORTED");
+  assert.equal(patient.closed, false);
+  await conch.producer().send("idle", { value: "still here" });
+  assert.deepEqual(
+    (await take(patient, 1)).map((m) => m.value.toString()),
+    ["still here"],
+  );
+  await patient.close();
 
   const closing = conch.consumer({ topics: ["idle"] });
   const ended = take(closing, 1);

@@ -83,7 +83,7 @@ test("sends resolve with their offsets, in order, batched per partition", async 
 test("a full buffer makes sends wait until acknowledgements free memory", async (t) => {
   const log = new FakeLog();
   log.auto = false;
-  const { brokers } = await setup(t, log);
+  const { brokers, fake } = await setup(t, log);
   const producer = new Producer({ brokers }, { bufferBytes: 4096, batchBytes: 1024, maxInFlight: 100 });
   t.after(() => producer.close());
   const value = "v".repeat(71); // 100 bytes per record with its header
@@ -97,6 +97,7 @@ test("a full buffer makes sends wait until acknowledgements free memory", async 
       }),
     );
   }
+  await fake.waitForRequests(1);
   await settle();
   assert.ok(producer.bufferedBytes <= 4096, `buffered ${producer.bufferedBytes}`);
   assert.equal(producer.hasRoom, false);
@@ -183,13 +184,13 @@ test("a dropped connection makes the producer resend (at-least-once)", async (t)
 });
 
 test("acks none resolves once written, with offset -1", async (t) => {
-  const { brokers, log } = await setup(t);
+  const { brokers, log, fake } = await setup(t);
   const producer = new Producer({ brokers }, { acks: "none" });
   t.after(() => producer.close());
   const r = await producer.send("t", { value: "fire", partition: 0 });
   assert.deepEqual(r, { partition: 0, offset: -1 });
   await producer.flush();
-  await settle();
+  await fake.waitForRequests(1);
   assert.deepEqual(log.values[0], ["fire"]);
 });
 
@@ -232,7 +233,7 @@ test("errors: non-retriable broker errors, invalid messages and oversized record
 test("flush waits for everything sent before it; close flushes", async (t) => {
   const log = new FakeLog();
   log.auto = false;
-  const { brokers } = await setup(t, log);
+  const { brokers, fake } = await setup(t, log);
   const producer = new Producer({ brokers }, { lingerMs: 10_000 });
   let done = 0;
   for (let i = 0; i < 10; i++)
@@ -241,9 +242,15 @@ test("flush waits for everything sent before it; close flushes", async (t) => {
   const flushing = producer.flush().then(() => {
     flushed = true;
   });
+  await fake.waitForRequests(2);
   await settle();
   assert.equal(flushed, false);
   assert.equal(log.held.length, 2, "flush sealed both partitions' batches despite the linger");
+  assert.equal(
+    await codeOfFlush(producer.flush(AbortSignal.abort())),
+    "ABORTED",
+    "a flush wait can be abandoned",
+  );
   log.auto = true;
   log.release();
   await flushing;
@@ -252,3 +259,13 @@ test("flush waits for everything sent before it; close flushes", async (t) => {
   await producer.close();
   assert.deepEqual(log.values[0]?.at(-1), "last");
 });
+
+async function codeOfFlush(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof ConchError);
+    return err.codeName;
+  }
+  return "resolved";
+}
