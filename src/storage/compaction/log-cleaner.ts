@@ -179,7 +179,10 @@ export class LogCleaner {
     let cleanable = 0;
     while (cleanable < closed) {
       const seg = all[cleanable]!;
-      if (seg.nextOffset > hw || (!seg.isEmpty && seg.maxTimestampMs > lagLimit)) break;
+      // Producer timestamps are only consulted for a lag: one far in the future must not hold
+      // every later segment back when none was asked for.
+      if (seg.nextOffset > hw) break;
+      if (config.minCompactionLagMs > 0 && !seg.isEmpty && seg.maxTimestampMs > lagLimit) break;
       cleanable++;
     }
     let dirtyFrom = 0;
