@@ -46,7 +46,9 @@ function messageValue(i: number): string {
   return `${i}:${"abcdefghij".repeat(1 + (i % 20)).slice(i % 7)}`;
 }
 
-test("SIGKILL at random moments: every message acknowledged with acks=durable is read back intact", async (t) => {
+test("SIGKILL at random moments: every message acknowledged with acks=durable is read back intact", {
+  timeout: 90_000,
+}, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), "conch-crash-"));
   let child = await startBroker(dataDir, 0);
   t.after(async () => {

@@ -36,7 +36,9 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return "resolved";
 }
 
-test("several producers and consumers at once: every consumer gets every message, in key order", async (t) => {
+test("several producers and consumers at once: every consumer gets every message, in key order", {
+  timeout: 60_000,
+}, async (t) => {
   const { conch, admin } = await client(t);
   await admin.createTopic("shared", { partitions: 3 });
   const PER_PRODUCER = 20_000;
@@ -116,7 +118,9 @@ test("a long-polling consumer wakes when data arrives", { timeout: 20_000 }, asy
   );
 });
 
-test("start positions: earliest, latest, an offset inside a batch, a timestamp", async (t) => {
+test("start positions: earliest, latest, an offset inside a batch, a timestamp", {
+  timeout: 60_000,
+}, async (t) => {
   const { conch, admin } = await client(t);
   await admin.createTopic("pos");
   const producer = conch.producer();
@@ -163,7 +167,7 @@ test("start positions: earliest, latest, an offset inside a batch, a timestamp",
   await c.close();
 });
 
-test("assign and seek: partitions come and go, seek re-reads", async (t) => {
+test("assign and seek: partitions come and go, seek re-reads", { timeout: 60_000 }, async (t) => {
   const { conch, admin } = await client(t);
   await admin.createTopic("ab", { partitions: 2 });
   const producer = conch.producer();
@@ -202,7 +206,7 @@ test("assign and seek: partitions come and go, seek re-reads", async (t) => {
   await consumer.close();
 });
 
-test("out-of-range positions follow the reset policy", async (t) => {
+test("out-of-range positions follow the reset policy", { timeout: 60_000 }, async (t) => {
   const { conch, admin } = await client(t);
   await admin.createTopic("oor");
   const producer = conch.producer();
@@ -229,7 +233,9 @@ test("out-of-range positions follow the reset policy", async (t) => {
   await lenient.close();
 });
 
-test("consumer errors and cancellation: unknown topics, abort signals, close ends iteration", async (t) => {
+test("consumer errors and cancellation: unknown topics, abort signals, close ends iteration", {
+  timeout: 60_000,
+}, async (t) => {
   const { conch } = await client(t);
   const unknown = conch.consumer({ partitions: [{ topic: "missing", partition: 0 }] });
   assert.equal(await codeOf(take(unknown, 1)), "UNKNOWN_TOPIC");
@@ -268,7 +274,9 @@ test("consumer errors and cancellation: unknown topics, abort signals, close end
   assert.deepEqual(await ended, [], "close ends a waiting iteration");
 });
 
-test("admin: create, list, describe, alter, list offsets, delete, and their errors", async (t) => {
+test("admin: create, list, describe, alter, list offsets, delete, and their errors", {
+  timeout: 60_000,
+}, async (t) => {
   const { conch, admin } = await client(t);
   await admin.createTopic("orders", { partitions: 2, configs: { "retention.ms": "3600000" } });
   await admin.createTopic("audit");
@@ -298,7 +306,9 @@ test("admin: create, list, describe, alter, list offsets, delete, and their erro
   assert.equal(await codeOf(admin.deleteTopic("audit")), "UNKNOWN_TOPIC");
 });
 
-test("embedded mode: a broker in this process, same API, data kept across restarts", async (t) => {
+test("embedded mode: a broker in this process, same API, data kept across restarts", {
+  timeout: 60_000,
+}, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), "conch-embedded-"));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
   const first = await Conch.embedded({ dataDir, flush: "sync", clientId: "embedded-test" });

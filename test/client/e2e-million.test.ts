@@ -16,7 +16,9 @@ function parseDecimal(buf: Buffer, start: number, end: number): number {
   return n;
 }
 
-test("a million small messages through the SDK: each received exactly once, in order per partition", async (t) => {
+test("a million small messages through the SDK: each received exactly once, in order per partition", {
+  timeout: 90_000,
+}, async (t) => {
   const rb = await RealBroker.start(t);
   const conch = new Conch({ brokers: [rb.address] });
   t.after(() => conch.close());

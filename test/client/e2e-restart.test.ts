@@ -6,7 +6,9 @@ import { RealBroker } from "./real-broker.js";
 
 const TOTAL = 30_000;
 
-test("a broker restarted mid-stream: clients reconnect and go on; nothing acknowledged durably is lost", async (t) => {
+test("a broker restarted mid-stream: clients reconnect and go on; nothing acknowledged durably is lost", {
+  timeout: 60_000,
+}, async (t) => {
   const rb = await RealBroker.start(t);
   const conch = new Conch({ brokers: [rb.address], reconnectBackoffMs: 10, reconnectBackoffMaxMs: 100 });
   t.after(() => conch.close());
