@@ -356,27 +356,31 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
       decodeFetchOffsetsResponse,
       { signal },
     );
+    // One lookup per partition, made now, so that a member starts where the log is when it gets the
+    // partition: the reset policy's end for a partition without a commit, else the log start, which a
+    // commit that retention has since deleted falls below.
     return Promise.all(
       res.offsets.map(async (o): Promise<PartitionAssignment> => {
-        const k = key(o.topic, o.partition);
-        if (o.offset < 0) return { topic: o.topic, partition: o.partition, from: this.#resetPolicy };
-        this.#committed.set(k, o.offset);
-        // Retention may have deleted the committed position: then start at what is left.
-        const earliest = await this.#manager.request(
+        const committed = o.offset;
+        const spec =
+          committed < 0 && this.#resetPolicy === "latest" ? OffsetSpec.LATEST : OffsetSpec.EARLIEST;
+        const found = await this.#manager.request(
           encodeListOffsetsRequest,
-          { topic: o.topic, partition: o.partition, spec: OffsetSpec.EARLIEST, timestampMs: 0 },
+          { topic: o.topic, partition: o.partition, spec, timestampMs: 0 },
           decodeListOffsetsResponse,
           { signal },
         );
-        if (o.offset >= earliest.offset)
-          return { topic: o.topic, partition: o.partition, from: { offset: o.offset } };
+        if (committed < 0) return { topic: o.topic, partition: o.partition, from: { offset: found.offset } };
+        this.#committed.set(key(o.topic, o.partition), committed);
+        if (committed >= found.offset)
+          return { topic: o.topic, partition: o.partition, from: { offset: committed } };
         this.emit("offsetReset", {
           topic: o.topic,
           partition: o.partition,
-          committed: o.offset,
-          offset: earliest.offset,
+          committed,
+          offset: found.offset,
         } satisfies OffsetResetEvent);
-        return { topic: o.topic, partition: o.partition, from: { offset: earliest.offset } };
+        return { topic: o.topic, partition: o.partition, from: { offset: found.offset } };
       }),
     );
   }

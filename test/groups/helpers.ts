@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { Broker } from "../../src/broker/broker.js";
 import type { BrokerConfig } from "../../src/broker/broker-config.js";
+import type { GroupDescription } from "../../src/broker/group-coordinator.js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ConchError } from "../../src/format/errors.js";
 import { ConchServer } from "../../src/server/conch-server.js";
@@ -33,7 +34,9 @@ export interface Served {
   server: ConchServer;
   address: string;
   dataDir: string;
-  /** Closes the server, then the broker. */
+  /** Clients to close before the server stops (when the test ends, or at stop()). */
+  track<T extends { close(): Promise<void> }>(client: T): T;
+  /** Closes the tracked clients, the server, then the broker. */
   stop(): Promise<void>;
 }
 
@@ -44,15 +47,21 @@ export async function serve(t: TestContext, dataDir?: string): Promise<Served> {
   const server = new ConchServer(broker, { shutdownTimeoutMs: 1000 });
   const { port } = await server.listen(0, "127.0.0.1");
   let stopped: Promise<void> | null = null;
+  const clients: { close(): Promise<void> }[] = [];
+  const track = <T extends { close(): Promise<void> }>(client: T): T => {
+    clients.push(client);
+    return client;
+  };
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
+      await Promise.allSettled(clients.map((c) => c.close()));
       await server.close();
       await broker.close().catch(() => {});
     })();
     return stopped;
   };
   t.after(stop);
-  return { broker, server, address: `127.0.0.1:${port}`, dataDir: dir, stop };
+  return { broker, server, address: `127.0.0.1:${port}`, dataDir: dir, track, stop };
 }
 
 /** One batch of `values`, in its own buffer. */
@@ -98,5 +107,14 @@ export class FakeClock {
   readonly now = (): number => this.ms;
   advance(ms: number): void {
     this.ms += ms;
+  }
+}
+
+/** The group as the broker describes it, or null while it has no such group. */
+export function described(broker: Broker, group: string): GroupDescription | null {
+  try {
+    return broker.groups.describeGroup(group);
+  } catch {
+    return null;
   }
 }
