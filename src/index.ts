@@ -25,6 +25,23 @@ export {
 } from "./client/consumer.js";
 export { BatchCursor } from "./client/consumer-batch.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./client/embedded.js";
+export {
+  type CommittedOffset,
+  GroupAdmin,
+  type GroupInfo,
+  type GroupMemberInfo,
+  type GroupPartitionDescription,
+  type GroupStateName,
+  type GroupSummary,
+  type ResetPosition,
+} from "./client/group-admin.js";
+export {
+  GroupConsumer,
+  type GroupConsumerOptions,
+  type GroupStrategy,
+  type OffsetResetEvent,
+  type RebalanceEvent,
+} from "./client/group-consumer.js";
 export type { ClientOptions } from "./client/options.js";
 export { murmur2, partitionForKey } from "./client/partitioner.js";
 export {
