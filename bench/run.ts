@@ -16,6 +16,7 @@ import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
 import { renderTable } from "./suite/table.js";
 import { WORKLOADS, workloadById } from "./suite/workloads/index.js";
+import { latency } from "./suite/workloads/latency.js";
 import type { WorkloadId } from "./suite/workloads/workload.js";
 
 const options = parseOptions(process.argv.slice(2));
@@ -126,6 +127,7 @@ async function main(): Promise<void> {
     systems: options.systems,
     disk,
     loopback,
+    latencyRate: latency.params(options.scale).rate,
   });
   console.log(table);
 
@@ -173,6 +175,7 @@ async function main(): Promise<void> {
       workloads: ids,
       workloadTitles,
       subtitle,
+      latencyRate: latency.params(options.scale).rate,
     }),
   );
   log(`chart: ${options.chart}`);

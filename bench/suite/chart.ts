@@ -14,6 +14,8 @@ export interface ChartInput {
   workloads: readonly WorkloadId[];
   workloadTitles: Record<WorkloadId, string>;
   subtitle: string;
+  /** The latency workload's target rate; a system that fell short is marked as such. */
+  latencyRate: number;
 }
 
 const COLORS: Record<SystemId, string> = { conch: "#2563eb", nats: "#16a34a", redis: "#dc2626" };
@@ -102,6 +104,12 @@ function latencyPanel(parts: string[], rows: Row[], input: ChartInput, y0: numbe
       parts.push(text(LABEL_W + w + 6, y + 12, `${usToMs(us)} ms`, 11));
       y += BAR_H - 2;
     });
+    const rate = s?.msgsPerSec ?? 0;
+    if (rate < input.latencyRate * 0.95) {
+      const note = `sustained only ${thousands(rate)} msg/s: the latency is a growing queue`;
+      parts.push(text(LABEL_W, y + 11, note, 11, "normal", "#888888"));
+      y += BAR_H - 2;
+    }
     y += GAP;
   }
   return y;

@@ -12,6 +12,8 @@ export interface TableInput {
   systems: readonly SystemId[];
   disk?: DiskCeiling | undefined;
   loopback?: LoopbackCeiling | undefined;
+  /** The latency workload's target rate; a system that fell short is marked as such. */
+  latencyRate: number;
 }
 
 const HEADER = [
@@ -75,7 +77,7 @@ export function renderTable(input: TableInput): string {
         fixed(s.clientCpuPerMillion, 2),
         ratio(s, conch, workload),
         ceiling(s, workload, input),
-        note(s),
+        note(s, workload === "latency" ? input.latencyRate : 0),
       ]);
     }
   }
@@ -113,10 +115,14 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
   }
 }
 
-function note(s: Summary): string {
+function note(s: Summary, targetRate: number): string {
   const runs =
     s.runsOk < s.runs ? `${s.runsOk}/${s.runs} runs ok (${s.reason ?? ""})` : `median of ${s.runs}`;
   const others =
     s.otherCpuShare === undefined ? "" : `; others used ${(s.otherCpuShare * 100).toFixed(0)}% CPU`;
-  return runs + others;
+  const short =
+    (s.msgsPerSec ?? 0) < targetRate * 0.95
+      ? `; fell behind ${thousands(targetRate)} msg/s (latency = queue)`
+      : "";
+  return runs + others + short;
 }

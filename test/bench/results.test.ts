@@ -94,6 +94,7 @@ test("the table gives ratios against Conch and says why a row was not run", () =
     workloads: ["produce", "latency"],
     systems: ["conch", "nats", "redis"],
     disk: { sequentialMBps: 400, bytes: 1, syncWriteMedianUs: 1000, syncSamples: 1, dir: "/tmp" },
+    latencyRate: 50_000,
   });
   const row = (system: string, workload: string) =>
     table.split("\n").find((l) => l.includes(system) && l.includes(workload)) ?? "";
@@ -119,6 +120,7 @@ test("the chart is one SVG document with escaped text and a bar per measured sys
     workloads: ["produce"],
     workloadTitles: TITLES,
     subtitle: "test",
+    latencyRate: 50_000,
   });
   assert.ok(svg.startsWith("<svg "));
   assert.equal(svg.match(/<svg /g)?.length, 1);
