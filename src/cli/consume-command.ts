@@ -15,6 +15,7 @@ import { withClient } from "./client-session.js";
 import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
 import { OutputBuffer } from "./output-buffer.js";
 import { FORMATS, type FormatName, recordWriter } from "./record-format.js";
+import { checkTopic } from "./topic-check.js";
 
 interface ConsumeFlags {
   broker: string;
@@ -73,6 +74,7 @@ export async function consume(
   o: Omit<ConsumeFlags, "broker">,
   stdout: Writable,
 ): Promise<number> {
+  await checkTopic(client, topic, o.partition);
   const from = startPosition(o.from);
   const options: ConsumerOptions =
     o.partition === undefined
@@ -100,7 +102,7 @@ export async function consume(
   };
   let idle: NodeJS.Timeout | null = null;
   try {
-    // The idle clock starts once the partitions are known, not while the client connects.
+    // The idle clock starts once every partition's start offset is known, not while connecting.
     await consumer.start();
     if (o.timeoutMs !== undefined) idle = setTimeout(onIdle, o.timeoutMs);
     const batches = consumer.batches();

@@ -11,6 +11,7 @@ import { withClient } from "./client-session.js";
 import { indexOfIn, LineSplitter } from "./line-splitter.js";
 import { ACKS, type AcksName, integerParser, parseSeparator } from "./options.js";
 import { printLine } from "./output.js";
+import { checkTopic } from "./topic-check.js";
 
 interface ProduceFlags {
   broker: string;
@@ -53,9 +54,10 @@ export function registerProduceCommand(program: Command): void {
           "Examples:\n  seq 1 1000 | conch produce numbers\n  printf 'user1\\tlogin\\n' | conch produce events --key-separator '\\t'",
       ),
   ).action(async (topic: string, o: ProduceFlags) => {
-    const acknowledged = await withClient(o.broker, (client) =>
-      produceLines(client.producer({ acks: o.acks, lingerMs: o.lingerMs }), topic, process.stdin, o),
-    );
+    const acknowledged = await withClient(o.broker, async (client) => {
+      await checkTopic(client, topic, o.partition, true);
+      return produceLines(client.producer({ acks: o.acks, lingerMs: o.lingerMs }), topic, process.stdin, o);
+    });
     printLine(
       `${acknowledged} message${acknowledged === 1 ? "" : "s"} ${o.acks === "none" ? "sent" : "acknowledged"}`,
     );
