@@ -30,8 +30,8 @@ export const redisServer: ServerSpec = {
 
   describe(durability) {
     return durability === "interval"
-      ? "appendonly yes, appendfsync everysec (AOF write per event-loop turn, fsync once a second in a background thread), RDB and AOF rewrite off"
-      : "appendonly yes, appendfsync always (replies leave after the AOF write + fsync of their event-loop turn: a group commit)";
+      ? "appendonly yes, appendfsync everysec (AOF written every event-loop turn, fdatasync once a second in a background thread, seen with strace), RDB and AOF rewrite off"
+      : "appendonly yes, appendfsync always (the AOF is written and fdatasynced once per event-loop turn before that turn's replies: a group commit), RDB and AOF rewrite off";
   },
 
   start(durability): Promise<RunningServer> {
