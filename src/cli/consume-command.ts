@@ -12,6 +12,7 @@ import type { ConsumerOptions, StartPosition } from "../client/consumer.js";
 import { BatchCursor } from "../client/consumer-batch.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
+import { groupConsumer } from "./group-commands.js";
 import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
 import { OutputBuffer } from "./output-buffer.js";
 import { FORMATS, type FormatName, recordWriter } from "./record-format.js";
@@ -21,6 +22,7 @@ interface ConsumeFlags {
   broker: string;
   from: StartFlag;
   partition?: number;
+  group?: string;
   maxMessages?: number;
   timeoutMs?: number;
   format: FormatName;
@@ -40,6 +42,12 @@ export function registerConsumeCommand(program: Command): void {
       .addOption(
         new Option("-p, --partition <n>", "read only this partition (default: all)").argParser(
           integerParser(0),
+        ),
+      )
+      .addOption(
+        new Option(
+          "-g, --group <group>",
+          "read as a member of this consumer group, after its committed offsets (and commit)",
         ),
       )
       .addOption(
@@ -80,7 +88,8 @@ export async function consume(
     o.partition === undefined
       ? { topics: [topic], from }
       : { partitions: [{ topic, partition: o.partition }], from };
-  const consumer = client.consumer(options);
+  const group = o.group === undefined ? null : groupConsumer(client, topic, { ...o, group: o.group });
+  const consumer = group ?? client.consumer(options);
   const out = new OutputBuffer(stdout);
   const writer = recordWriter(o.format);
   const cursor = new BatchCursor();
@@ -119,7 +128,11 @@ export async function consume(
       await out.flush();
       writing = false;
       idle?.refresh();
-      if (written >= max) break;
+      if (written >= max) {
+        // The group commits what was printed, up to the last record, when the consumer closes.
+        group?.markProcessed({ topic: batch.topic, partition: batch.partition, offset: cursor.offset });
+        break;
+      }
     }
   } catch (err) {
     // A signal while connecting fails the requests in flight: that is the stop asked for, not an error.

@@ -9,6 +9,7 @@ import { registerBenchCommands } from "./bench-commands.js";
 import { registerBrokerCommand } from "./broker-command.js";
 import { registerConsumeCommand } from "./consume-command.js";
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
+import { registerGroupCommands } from "./group-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
 
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerTopicCommands(program);
   registerProduceCommand(program);
   registerConsumeCommand(program);
+  registerGroupCommands(program);
   registerBenchCommands(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;

@@ -107,6 +107,8 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   #committed = new Map<string, number>();
   /** The message the application holds: handed out, not yet processed. */
   #held: ConsumerMessage | null = null;
+  /** Positions the application vouched for with markProcessed, ahead of what the iterators know. */
+  #marks = new Map<string, number>();
   #commitTail: Promise<unknown> = Promise.resolve();
   #committing = false;
   #fatal: ConchError | null = null;
@@ -232,13 +234,31 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     return this.#consumer.batches(options);
   }
 
+  /** Resolves once the first assignment is in place and every partition's start is known. */
+  async start(): Promise<void> {
+    await this.#ready;
+    await this.#consumer.start();
+  }
+
   /**
-   * Commits what was processed, per owned partition. `message` (the one just handled) counts as
-   * processed too. Rejects with ILLEGAL_GENERATION or UNKNOWN_MEMBER when the partitions have moved
-   * on: the new owner will read the uncommitted messages again.
+   * Counts a record, and everything before it in its partition, as processed: for the message in
+   * hand, or a record read from a batch that is not finished (the batch API counts a batch only when
+   * the next one is asked for).
    */
-  commit(message?: ConsumerMessage): Promise<void> {
-    if (message !== undefined && message === this.#held) this.#held = null;
+  markProcessed(record: TopicPartition & { offset: number }): void {
+    if (record === this.#held) this.#held = null;
+    const k = key(record.topic, record.partition);
+    if (!this.#owned.has(k)) return;
+    this.#marks.set(k, Math.max(this.#marks.get(k) ?? 0, record.offset + 1));
+  }
+
+  /**
+   * Commits what was processed, per owned partition. `record` (the one just handled) counts as
+   * processed too (see markProcessed). Rejects with ILLEGAL_GENERATION or UNKNOWN_MEMBER when the
+   * partitions have moved on: the new owner will read the uncommitted messages again.
+   */
+  commit(record?: TopicPartition & { offset: number }): Promise<void> {
+    if (record !== undefined) this.markProcessed(record);
     return this.#commit(undefined);
   }
 
@@ -330,6 +350,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     this.#owned = new Set(kept.map((p) => key(p.topic, p.partition)));
     this.#ownedGeneration = generation;
     for (const k of [...this.#committed.keys()]) if (!this.#owned.has(k)) this.#committed.delete(k);
+    for (const k of [...this.#marks.keys()]) if (!this.#owned.has(k)) this.#marks.delete(k);
     if (this.#closing !== null) return;
     // Stop the partitions that moved away now; fetch the rest while the offsets are looked up.
     this.#consumer.assign(kept);
@@ -391,6 +412,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     this.#ownedGeneration = -1;
     this.#assignedGeneration = 0;
     this.#committed.clear();
+    this.#marks.clear();
     if (this.#closing === null) this.#consumer.assign([]);
   }
 
@@ -448,6 +470,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
       if (held !== null && held.topic === p.topic && held.partition === p.partition) {
         offset = Math.min(offset, held.offset);
       }
+      offset = Math.max(offset, this.#marks.get(k) ?? 0);
       if (this.#committed.get(k) === offset) continue;
       out.push({ topic: p.topic, partition: p.partition, offset });
     }

@@ -1,0 +1,165 @@
+/**
+ * `conch group list|describe|reset-offsets|delete`: consumer group administration (docs/groups.md).
+ * Data goes to stdout; confirmations of a change go to stderr.
+ */
+import { type Command, Option } from "commander";
+import type { Conch } from "../client/conch.js";
+import type { GroupInfo, GroupSummary, ResetPosition } from "../client/group-admin.js";
+import type { GroupConsumer } from "../client/group-consumer.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { withBroker } from "./client-options.js";
+import { withClient } from "./client-session.js";
+import { parseStartPosition, type StartPosition } from "./options.js";
+import { printLine, printStatus } from "./output.js";
+
+interface BrokerFlags {
+  broker: string;
+}
+
+export function registerGroupCommands(program: Command): void {
+  const group = program
+    .command("group")
+    .description("list, describe, reset the offsets of, and delete consumer groups");
+
+  withBroker(
+    group
+      .command("list")
+      .description("print every group: name, state and member count")
+      .option("--json", "print one JSON object a line"),
+  ).action(async (o: BrokerFlags & { json?: boolean }) => {
+    const groups = await withClient(o.broker, (client) => client.groups().listGroups());
+    if (o.json) for (const g of groups) printLine(JSON.stringify(g));
+    else for (const line of listLines(groups)) printLine(line);
+  });
+
+  withBroker(
+    group
+      .command("describe")
+      .description("print a group's members and, per partition, its owner, committed offset and lag")
+      .argument("<group>")
+      .option("--json", "print one JSON object instead of tables"),
+  ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
+    const info = await withClient(o.broker, (client) => client.groups().describeGroup(name));
+    if (o.json) printLine(JSON.stringify(info));
+    else for (const line of describeLines(info)) printLine(line);
+  });
+
+  withBroker(
+    group
+      .command("reset-offsets")
+      .description(
+        "move a group's committed offsets for every partition of a topic (the group must have no members)",
+      )
+      .argument("<group>")
+      .requiredOption("--topic <topic>", "the topic whose offsets move")
+      .addOption(
+        new Option("--to <position>", "earliest, latest, an offset, or @<timestamp-ms>")
+          .argParser(parseStartPosition)
+          .makeOptionMandatory(),
+      )
+      .addHelpText(
+        "after",
+        "\nThe committed offset is the next one the group reads. An offset is brought into the log's\n" +
+          "range; @<timestamp-ms> picks the first message at or after that time.\n\n" +
+          "Example:\n  conch group reset-offsets billing --topic orders --to earliest",
+      ),
+  ).action(async (name: string, o: BrokerFlags & { topic: string; to: StartPosition }) => {
+    const offsets = await withClient(o.broker, (client) =>
+      client.groups().resetOffsets(name, o.topic, resetPosition(o.to)),
+    );
+    for (const p of offsets) printLine(`${p.topic} ${p.partition} ${p.offset}`);
+    printStatus(`reset the offsets of group ${name} on ${o.topic}`);
+  });
+
+  withBroker(
+    group
+      .command("delete")
+      .description("forget a group and its committed offsets (the group must have no members)")
+      .argument("<group>"),
+  ).action(async (name: string, o: BrokerFlags) => {
+    await withClient(o.broker, (client) => client.groups().deleteGroup(name));
+    printStatus(`deleted group ${name}`);
+  });
+}
+
+/**
+ * The consumer of `conch consume TOPIC --group GROUP`: a member of the group reading the partitions
+ * the group gives it from the group's committed offsets; `--from earliest|latest` is where a
+ * partition without a commit starts.
+ */
+export function groupConsumer(
+  client: Conch,
+  topic: string,
+  o: { group: string; from: StartPosition; partition?: number | undefined },
+): GroupConsumer {
+  if (o.partition !== undefined) {
+    throw new ConchError(
+      ErrorCode.INVALID_REQUEST,
+      "--group and --partition do not go together: the group assigns partitions",
+    );
+  }
+  if (o.from.kind !== "earliest" && o.from.kind !== "latest") {
+    throw new ConchError(
+      ErrorCode.INVALID_REQUEST,
+      "with --group, --from is earliest or latest: where a partition the group never committed starts",
+    );
+  }
+  return client.consumer({ group: o.group, topics: [topic], resetPolicy: o.from.kind });
+}
+
+function resetPosition(to: StartPosition): ResetPosition {
+  switch (to.kind) {
+    case "offset":
+      return { offset: to.offset };
+    case "timestamp":
+      return { timestamp: to.timestampMs };
+    default:
+      return to.kind;
+  }
+}
+
+export function listLines(groups: readonly GroupSummary[]): string[] {
+  return table([["GROUP", "STATE", "MEMBERS"], ...groups.map((g) => [g.group, g.state, `${g.members}`])]);
+}
+
+/** A header, the members and what each owns, then one row per partition. */
+export function describeLines(info: GroupInfo): string[] {
+  const lines = [
+    `group: ${info.group}`,
+    `state: ${info.state}`,
+    `generation: ${info.generation}`,
+    `strategy: ${info.strategy === "" ? "-" : info.strategy}`,
+    `members: ${info.members.length}`,
+  ];
+  if (info.members.length > 0) {
+    const rows = [["MEMBER", "CLIENT", "ASSIGNMENT"]];
+    for (const m of info.members) {
+      const owned = m.assignment.map((a) => `${a.topic}:${a.partitions.join(",")}`).join(" ");
+      rows.push([m.memberId, m.clientId, owned === "" ? "-" : owned]);
+    }
+    lines.push(...table(rows));
+  }
+  const rows = [["TOPIC", "PARTITION", "OWNER", "COMMITTED", "END", "LAG"]];
+  for (const p of info.partitions) {
+    rows.push([
+      p.topic,
+      `${p.partition}`,
+      p.owner === "" ? "-" : p.owner,
+      p.committed < 0 ? "-" : `${p.committed}`,
+      `${p.highWatermark}`,
+      p.lag < 0 ? "-" : `${p.lag}`,
+    ]);
+  }
+  lines.push(...table(rows));
+  return lines;
+}
+
+function table(rows: readonly string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd(),
+  );
+}
