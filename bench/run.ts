@@ -162,9 +162,14 @@ async function main(): Promise<void> {
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
   log(`results: ${options.out}`);
 
+  const others = summaries.flatMap((x) => (x.otherCpuShare === undefined ? [] : [x.otherCpuShare * 100]));
+  const shared =
+    others.length > 0
+      ? `; other processes used ${Math.min(...others).toFixed(0)}-${Math.max(...others).toFixed(0)}% of the CPU`
+      : "";
   const subtitle =
     `scale ${options.scale}, median of ${options.runs} run(s), ${report.machine.cpus} cores, ` +
-    `Node ${process.version}, ${startedAt.slice(0, 10)}`;
+    `Node ${process.version}, ${startedAt.slice(0, 10)}${shared}`;
   await mkdir(dirname(options.chart), { recursive: true });
   await writeFile(
     options.chart,
