@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,11 +11,22 @@ import type { Endpoint, RunningServer } from "./types.js";
 const READY_TIMEOUT_MS = 15_000;
 const STOP_GRACE_MS = 10_000;
 
-/** Every server the suite started and has not stopped yet, so an interrupted run can still kill them. */
-const live = new Set<ChildProcess>();
+/**
+ * Every server the suite started and has not stopped yet, with its data directory, so that an
+ * interrupted run can still kill them and remove what they wrote.
+ */
+const live = new Map<ChildProcess, string>();
 
+/** Synchronous, for exit and signal handlers. */
 export function killAllServers(): void {
-  for (const child of live) child.kill("SIGKILL");
+  for (const [child, dataDir] of live) {
+    child.kill("SIGKILL");
+    try {
+      rmSync(dataDir, { recursive: true, force: true });
+    } catch {
+      // best effort: the process may still hold files open for a moment
+    }
+  }
   live.clear();
 }
 
@@ -59,7 +70,7 @@ async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<RunningSer
     env: { ...process.env, ...spec.env },
   });
   closeSync(log);
-  live.add(child);
+  live.set(child, dataDir);
   let exited = false;
   const exitPromise = new Promise<void>((resolve) => {
     child.once("exit", () => {
