@@ -15,6 +15,7 @@ import { type Measurement, summarize } from "./suite/results.js";
 import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
 import { renderTable } from "./suite/table.js";
+import { killAllWorkers } from "./suite/worker-run.js";
 import { WORKLOADS, workloadById } from "./suite/workloads/index.js";
 import { latency } from "./suite/workloads/latency.js";
 import type { WorkloadId } from "./suite/workloads/workload.js";
@@ -22,13 +23,17 @@ import type { WorkloadId } from "./suite/workloads/workload.js";
 const options = parseOptions(process.argv.slice(2));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+function killAll(): void {
+  killAllWorkers();
+  killAllServers();
+}
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    killAllServers();
+    killAll();
     process.exit(130);
   });
 }
-process.on("exit", killAllServers);
+process.on("exit", killAll);
 
 // consume reads what produce wrote: asking for it brings produce along.
 const wanted = new Set<WorkloadId>(options.workloads);
@@ -188,6 +193,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   log(`bench failed: ${errorText(err)}`);
-  killAllServers();
+  killAll();
   process.exit(1);
 });

@@ -1,9 +1,17 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { errorText } from "./deadline.js";
 import { RESULT_PREFIX, type WorkerRequest, type WorkerResult } from "./worker-protocol.js";
 
 const WORKER = fileURLToPath(new URL("./worker.js", import.meta.url));
+
+const running = new Set<ChildProcess>();
+
+/** Kills every worker still running (for exit and signal handlers). */
+export function killAllWorkers(): void {
+  for (const child of running) child.kill("SIGKILL");
+  running.clear();
+}
 
 /**
  * Runs one workload in a worker process, killing it after `timeoutMs`. Never rejects: a crash, a
@@ -14,6 +22,7 @@ export function runWorker(request: WorkerRequest, timeoutMs: number): Promise<Wo
     const child = spawn(process.execPath, [WORKER, JSON.stringify(request)], {
       stdio: ["ignore", "pipe", "pipe"],
     });
+    running.add(child);
     let stdout = "";
     let stderr = "";
     let timedOut = false;
@@ -29,10 +38,12 @@ export function runWorker(request: WorkerRequest, timeoutMs: number): Promise<Wo
       child.kill("SIGKILL");
     }, timeoutMs);
     child.on("error", (err) => {
+      running.delete(child);
       clearTimeout(timer);
       resolve({ ok: false, error: errorText(err) });
     });
     child.on("close", (code, signal) => {
+      running.delete(child);
       clearTimeout(timer);
       if (timedOut) {
         resolve({ ok: false, error: `timed out after ${Math.round(timeoutMs / 1000)} s` });
