@@ -54,10 +54,18 @@ export function registerProduceCommand(program: Command): void {
           "Examples:\n  seq 1 1000 | conch produce numbers\n  printf 'user1\\tlogin\\n' | conch produce events --key-separator '\\t'",
       ),
   ).action(async (topic: string, o: ProduceFlags) => {
+    // SIGINT/SIGTERM end the input early: what was read is still sent and counted.
+    let interrupted = false;
+    const interrupt = (): void => {
+      interrupted = true;
+      process.stdin.destroy();
+    };
+    process.once("SIGINT", interrupt).once("SIGTERM", interrupt);
     const acknowledged = await withClient(o.broker, async (client) => {
       await checkTopic(client, topic, o.partition, true);
-      return produceLines(client.producer({ acks: o.acks, lingerMs: o.lingerMs }), topic, process.stdin, o);
-    });
+      const producer = client.producer({ acks: o.acks, lingerMs: o.lingerMs });
+      return produceLines(producer, topic, process.stdin, o, () => interrupted);
+    }).finally(() => process.off("SIGINT", interrupt).off("SIGTERM", interrupt));
     printLine(
       `${acknowledged} message${acknowledged === 1 ? "" : "s"} ${o.acks === "none" ? "sent" : "acknowledged"}`,
     );
@@ -70,6 +78,7 @@ export async function produceLines(
   topic: string,
   input: AsyncIterable<Buffer>,
   o: Pick<ProduceFlags, "keySeparator" | "partition">,
+  interrupted: () => boolean = () => false,
 ): Promise<number> {
   const splitter = new LineSplitter();
   const sep = o.keySeparator;
@@ -108,14 +117,19 @@ export async function produceLines(
     batch = [];
   };
 
-  for await (const chunk of input) {
-    splitter.push(chunk, onLine);
-    send();
-    if (failure !== null) break;
-    // Backpressure: stdin is not read again until the producer has buffer room.
-    if (!producer.hasRoom) await producer.waitForRoom();
+  try {
+    for await (const chunk of input) {
+      splitter.push(chunk, onLine);
+      send();
+      if (failure !== null) break;
+      // Backpressure: stdin is not read again until the producer has buffer room.
+      if (!producer.hasRoom) await producer.waitForRoom();
+    }
+    // The last line needs no newline, unless the input was cut short: then it may be half a line.
+    splitter.end(onLine);
+  } catch (err) {
+    if (!interrupted()) throw err;
   }
-  splitter.end(onLine);
   if (failure === null) send();
   await Promise.all(inFlight);
   if (failure !== null) throw failure;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { PassThrough } from "node:stream";
 import { after, before, test } from "node:test";
 import { BrokerProcess, collect, removeDir, runConch, spawnConch, tempDir } from "./cli-harness.js";
 
@@ -183,4 +184,25 @@ test("a reader that stops early (| head) ends consume quietly with exit 0", asyn
   const r = await done;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, "");
+});
+
+test("SIGINT ends produce's input early: what was read is sent and counted, exit 0", async () => {
+  await conch(["topic", "create", "interrupted"]);
+  const input = new PassThrough();
+  const child = spawnConch(["produce", "interrupted", "--broker", broker.address], { input });
+  const done = collect(child);
+  input.write("one\ntwo\nhalf a li");
+  // Wait (bounded) until the two whole lines are stored, then interrupt with stdin still open.
+  for (let i = 0; i < 100; i++) {
+    const d = await conch(["topic", "describe", "interrupted", "--json"]);
+    if ((JSON.parse(d.stdout) as { partitions: { latest: number }[] }).partitions[0]!.latest === 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill("SIGINT");
+  const r = await done;
+  input.end();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "2 messages acknowledged\n");
+  const consumed = await conch(["consume", "interrupted", "--timeout-ms", "1000"]);
+  assert.equal(consumed.stdout, "one\ntwo\n");
 });
