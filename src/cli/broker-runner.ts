@@ -37,6 +37,13 @@ export function listeningMessage(config: BrokerConfig, host: string, port: numbe
  * A second signal during shutdown exits at once.
  */
 async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
+  // A bug that escapes every handler ends the process, as Node would, but as a log entry that the
+  // broker's log readers see rather than a stack trace on stderr.
+  const fatal = (err: unknown): void => {
+    logger.fatal({ err }, "conch broker failed: exiting");
+    process.exit(EXIT_ERROR);
+  };
+  process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
   const broker = await Broker.open(config, logger);
   const server = new ConchServer(broker, { logger });
   let address: { address: string; port: number };
