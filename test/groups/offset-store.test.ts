@@ -81,3 +81,35 @@ test("committed offsets survive a restart; the topic is compacted and internal",
   assert.deepEqual(third.groups.fetchOffsets("audit", []), [{ topic: "orders", partition: 1, offset: 1 }]);
   assert.deepEqual(third.groups.listGroups(), [{ group: "audit", state: "Empty", members: 0 }]);
 });
+
+test("after compaction of __consumer_offsets a restart still finds the latest offsets, and no deleted group", async (t) => {
+  const dir = await tempDir(t);
+  const first = await openBroker(t, dir, { segmentBytes: 1024 });
+  await first.createTopic("orders", 2);
+  for (let i = 1; i <= 60; i++) {
+    await first.groups.commit("billing", "", 0, [
+      { topic: "orders", partition: 0, offset: i },
+      { topic: "orders", partition: 1, offset: 2 * i },
+    ]);
+    if (i <= 10) await first.groups.commit("gone", "", 0, [{ topic: "orders", partition: 0, offset: i }]);
+  }
+  await first.groups.deleteGroup("gone");
+  // Fill the active segment so that the tombstones are in a closed one too.
+  for (let i = 0; i < 10; i++)
+    await first.groups.commit("billing", "", 0, [{ topic: "orders", partition: 1, offset: 120 }]);
+  const log = first.partition(OFFSETS_TOPIC, 0);
+  const result = await log.compact(Date.now());
+  assert.ok(result.recordsRemoved > 0, "compaction removed superseded commits");
+  await first.close();
+
+  const second = await openBroker(t, dir, { segmentBytes: 1024 });
+  assert.deepEqual(second.groups.fetchOffsets("billing", []), [
+    { topic: "orders", partition: 0, offset: 60 },
+    { topic: "orders", partition: 1, offset: 120 },
+  ]);
+  assert.deepEqual(second.groups.fetchOffsets("gone", []), []);
+  assert.deepEqual(
+    second.groups.listGroups().map((g) => g.group),
+    ["billing"],
+  );
+});
