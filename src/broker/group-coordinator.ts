@@ -175,8 +175,11 @@ export class GroupCoordinator {
   tick(): void {
     if (this.#closed) return;
     const now = this.#now();
-    for (const group of this.#groups.values()) {
+    for (const [name, group] of this.#groups) {
       if (group.memberCount > 0) group.tick(now);
+      // An empty group lives on only in its committed offsets: its ids and generation are no longer
+      // needed, since member ids are never reused.
+      else this.#groups.delete(name);
     }
   }
 

@@ -349,6 +349,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     const fresh = continuous ? next.filter((p) => !this.#owned.has(key(p.topic, p.partition))) : next;
     this.#owned = new Set(kept.map((p) => key(p.topic, p.partition)));
     this.#ownedGeneration = generation;
+    this.#membership.member.generation = generation;
     for (const k of [...this.#committed.keys()]) if (!this.#owned.has(k)) this.#committed.delete(k);
     for (const k of [...this.#marks.keys()]) if (!this.#owned.has(k)) this.#marks.delete(k);
     if (this.#closing !== null) return;

@@ -4,8 +4,9 @@
  * the broker says the member must rejoin, and leaves. It knows nothing of offsets or messages; the
  * GroupConsumer drives it.
  *
- * `member` is the identity a group member's fetches carry (Fetch version 2); it is updated in
- * place when a join completes, so the partition fetchers pick up a new generation at once.
+ * `member` is the identity a group member's fetches carry (Fetch version 2), updated in place: the
+ * member id when a join completes, the generation when the GroupConsumer takes the assignment (so
+ * the generation changes together with the partitions it owns), and the fetchers read it at once.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeHeartbeatResponse, encodeHeartbeatRequest } from "../protocol/heartbeat.js";
@@ -89,7 +90,6 @@ export class GroupMembership {
           { signal, extraWaitMs: s.rebalanceTimeoutMs },
         );
         this.member.memberId = res.memberId;
-        this.member.generation = res.generation;
         return res;
       } catch (err) {
         const e = asConchError(err);

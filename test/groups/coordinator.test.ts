@@ -359,3 +359,18 @@ test("describe shows members, owners, committed offsets and lag; close answers w
   await assert.rejects(waiting, conchError(ErrorCode.SHUTTING_DOWN));
   assert.throws(() => groups.listGroups(), conchError(ErrorCode.SHUTTING_DOWN));
 });
+
+test("an empty group is forgotten at the next sweep unless it holds committed offsets", async (t) => {
+  const { groups, join } = await setup(t);
+  const a = await join();
+  const b = await join({ group: "kept" });
+  await groups.commit("kept", b.memberId, 1, [{ topic: "orders", partition: 0, offset: 1 }]);
+  groups.leave("g", a.memberId);
+  groups.leave("kept", b.memberId);
+  groups.tick();
+  assert.deepEqual(groups.listGroups(), [{ group: "kept", state: "Empty", members: 0 }]);
+  assert.throws(() => groups.describeGroup("g"), conchError(ErrorCode.UNKNOWN_GROUP));
+  assert.throws(() => groups.heartbeat("g", a.memberId, 1), conchError(ErrorCode.UNKNOWN_MEMBER));
+  // A new member starts the group again from the first generation.
+  assert.equal((await join()).generation, 1);
+});
