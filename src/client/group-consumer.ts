@@ -32,59 +32,28 @@ import {
   Consumer,
   type ConsumerBatch,
   type ConsumerMessage,
-  type ConsumerOptions,
   type IterateOptions,
   type PartitionAssignment,
   type TopicPartition,
 } from "./consumer.js";
 import { asConchError } from "./errors.js";
-import { GroupMembership, type GroupStrategy, groupStrategy, isFatalGroupError } from "./group-membership.js";
-import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import {
+  type GroupConsumerOptions,
+  groupSettings,
+  type OffsetResetEvent,
+  type RebalanceEvent,
+} from "./group-consumer-options.js";
+import { GroupMembership, isFatalGroupError } from "./group-membership.js";
+import { GroupMessageIterator, type HeldMessages } from "./group-message-iterator.js";
+import { GroupPositions } from "./group-positions.js";
+import { type ClientOptions, connectionManagerOptions } from "./options.js";
 
+export type { GroupConsumerOptions, OffsetResetEvent, RebalanceEvent } from "./group-consumer-options.js";
 export type { GroupStrategy } from "./group-membership.js";
 
-export interface GroupConsumerOptions
-  extends Omit<ConsumerOptions, "partitions" | "topics" | "from" | "resetPolicy" | "member"> {
-  /** The group to join. */
-  group: string;
-  /** The topics the group's members share. */
-  topics: readonly string[];
-  /** How partitions are shared; the group uses the strategy most members ask for. Default "range". */
-  strategy?: GroupStrategy;
-  /** Commit processed positions every `autoCommitIntervalMs`, before a rebalance and at close. Default true. */
-  autoCommit?: boolean;
-  /** Default 5000. */
-  autoCommitIntervalMs?: number;
-  /** Where a partition starts when the group has committed nothing for it. Default "earliest". */
-  resetPolicy?: "earliest" | "latest";
-  /** The broker drops a member it has not heard from for this long. Default 10 000 (100..3 600 000). */
-  sessionTimeoutMs?: number;
-  /** How long a rebalance waits for the members to rejoin. Default `sessionTimeoutMs`. */
-  rebalanceTimeoutMs?: number;
-  /** Default a third of `sessionTimeoutMs`. */
-  heartbeatIntervalMs?: number;
-}
-
-export interface RebalanceEvent {
-  generation: number;
-  memberId: string;
-  /** This member's partitions in the new generation. */
-  partitions: TopicPartition[];
-}
-
-export interface OffsetResetEvent {
-  topic: string;
-  partition: number;
-  /** The committed offset, no longer in the log. */
+/** A partition new to the member, where it starts, and what the group had committed (-1: none). */
+interface StartingPartition extends PartitionAssignment {
   committed: number;
-  /** Where the partition starts instead: the earliest offset still stored. */
-  offset: number;
-}
-
-interface Committable {
-  topic: string;
-  partition: number;
-  offset: number;
 }
 
 export class GroupConsumer extends EventEmitter implements AsyncIterable<ConsumerMessage> {
@@ -98,17 +67,14 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   #stop = new AbortController();
   #loop: Promise<void>;
   #autoCommitTimer: NodeJS.Timeout | null = null;
-  /** Partitions owned in the current generation ("topic:partition"), and the generation they belong to. */
-  #owned = new Set<string>();
+  /** What was processed and committed, for the partitions owned now. */
+  #positions = new GroupPositions();
+  /** The generation the owned partitions belong to; -1 when there is no assignment to go on from. */
   #ownedGeneration = -1;
   /** The generation whose assignment the consumer reads now; 0 before the first. */
   #assignedGeneration = 0;
-  /** What the group has committed for the owned partitions, as far as this member knows. */
-  #committed = new Map<string, number>();
-  /** The message the application holds: handed out, not yet processed. */
-  #held: ConsumerMessage | null = null;
-  /** Positions the application vouched for with markProcessed, ahead of what the iterators know. */
-  #marks = new Map<string, number>();
+  /** What the message iterators report to. */
+  #held: HeldMessages;
   #commitTail: Promise<unknown> = Promise.resolve();
   #committing = false;
   #fatal: ConchError | null = null;
@@ -119,58 +85,17 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
 
   constructor(client: ClientOptions, options: GroupConsumerOptions) {
     super();
-    if (typeof options.group !== "string" || options.group === "") {
-      throw new ConchError(ErrorCode.INVALID_GROUP, "a group consumer needs a group name");
-    }
-    if (options.topics.length === 0) {
-      throw new ConchError(ErrorCode.INVALID_REQUEST, "a group consumer needs at least one topic");
-    }
-    const conn = connectionManagerOptions(client);
-    const sessionTimeoutMs = integerOption(
-      "sessionTimeoutMs",
-      options.sessionTimeoutMs,
-      10_000,
-      100,
-      3_600_000,
-    );
-    const membership = {
-      group: options.group,
-      clientId: conn.clientId,
-      topics: [...options.topics],
-      strategy: groupStrategy(options.strategy),
-      sessionTimeoutMs,
-      rebalanceTimeoutMs: integerOption(
-        "rebalanceTimeoutMs",
-        options.rebalanceTimeoutMs,
-        sessionTimeoutMs,
-        100,
-        3_600_000,
-      ),
-      heartbeatIntervalMs: integerOption(
-        "heartbeatIntervalMs",
-        options.heartbeatIntervalMs,
-        Math.max(1, Math.floor(sessionTimeoutMs / 3)),
-        1,
-        sessionTimeoutMs,
-      ),
-      retryBackoffMs: integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
-      retryBackoffMaxMs: integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
-    };
-    const autoCommitIntervalMs = integerOption("autoCommitIntervalMs", options.autoCommitIntervalMs, 5000, 1);
-    this.#group = options.group;
-    this.#sessionTimeoutMs = sessionTimeoutMs;
-    this.#autoCommit = options.autoCommit ?? true;
-    this.#resetPolicy = options.resetPolicy ?? "earliest";
-    if (this.#resetPolicy !== "earliest" && this.#resetPolicy !== "latest") {
-      throw new ConchError(ErrorCode.INVALID_REQUEST, `resetPolicy must be "earliest" or "latest"`);
-    }
+    const settings = groupSettings(client, options);
+    this.#group = settings.membership.group;
+    this.#sessionTimeoutMs = settings.membership.sessionTimeoutMs;
+    this.#autoCommit = settings.autoCommit;
+    this.#resetPolicy = settings.resetPolicy;
     // Group requests go on their own connection: a join that waits out a rebalance, or a commit
     // waiting for its fsync, never sits in front of a fetch.
-    this.#manager = new ConnectionManager(conn);
-    this.#membership = new GroupMembership(this.#manager, membership);
-    const { group: _g, strategy: _s, autoCommit: _a, autoCommitIntervalMs: _i, signal, ...rest } = options;
+    this.#manager = new ConnectionManager(connectionManagerOptions(client));
+    this.#membership = new GroupMembership(this.#manager, settings.membership);
     this.#consumer = new Consumer(client, {
-      ...stripGroupOptions(rest),
+      ...settings.fetch,
       // Past the end of the log (a broker that lost an unflushed tail) the fetcher goes to the end;
       // below its start (retention), to the start. Where to begin without a commit is decided here.
       resetPolicy: "earliest",
@@ -181,13 +106,23 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
       this.#rejectReady = reject;
     });
     this.#ready.catch(() => {});
+    const positions = this.#positions;
+    const self = this;
+    this.#held = {
+      hold: (m) => positions.hold(m),
+      release: () => positions.release(),
+      get failure() {
+        return self.#fatal;
+      },
+    };
+    const signal = options.signal;
     if (signal !== undefined) {
       if (signal.aborted) void this.close();
       else signal.addEventListener("abort", () => void this.close(), { once: true });
     }
     this.#loop = this.#run();
     if (this.#autoCommit) {
-      this.#autoCommitTimer = setInterval(() => this.#commitInBackground(), autoCommitIntervalMs);
+      this.#autoCommitTimer = setInterval(() => this.#commitInBackground(), settings.autoCommitIntervalMs);
       this.#autoCommitTimer.unref();
     }
   }
@@ -222,7 +157,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
 
   /** Messages one by one, as `for await (const m of consumer)`. */
   messages(options: IterateOptions = {}): AsyncIterableIterator<ConsumerMessage> {
-    return new GroupMessageIterator(this.#consumer.messages(options), this);
+    return new GroupMessageIterator(this.#consumer.messages(options), this.#held);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumerMessage> {
@@ -246,10 +181,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
    * the next one is asked for).
    */
   markProcessed(record: TopicPartition & { offset: number }): void {
-    if (record === this.#held) this.#held = null;
-    const k = key(record.topic, record.partition);
-    if (!this.#owned.has(k)) return;
-    this.#marks.set(k, Math.max(this.#marks.get(k) ?? 0, record.offset + 1));
+    this.#positions.markProcessed(record);
   }
 
   /**
@@ -283,21 +215,6 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
       this.#rejectReady(new ConchError(ErrorCode.ABORTED, "the consumer closed"));
     })();
     return this.#closing;
-  }
-
-  /** @internal The iterator handed out `m`. */
-  hold(m: ConsumerMessage): void {
-    this.#held = m;
-  }
-
-  /** @internal The iterator moved past the held message: it is processed. */
-  release(): void {
-    this.#held = null;
-  }
-
-  /** @internal The error that ended the group loop, if any. */
-  get fatal(): ConchError | null {
-    return this.#fatal;
   }
 
   // ---- the membership loop -------------------------------------------------------------------
@@ -345,20 +262,20 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     const next: TopicPartition[] = [];
     for (const t of joined.assignment)
       for (const p of t.partitions) next.push({ topic: t.topic, partition: p });
-    const kept = continuous ? next.filter((p) => this.#owned.has(key(p.topic, p.partition))) : [];
-    const fresh = continuous ? next.filter((p) => !this.#owned.has(key(p.topic, p.partition))) : next;
-    this.#owned = new Set(kept.map((p) => key(p.topic, p.partition)));
+    const positions = this.#positions;
+    const kept = continuous ? next.filter((p) => positions.owns(p.topic, p.partition)) : [];
+    const fresh = continuous ? next.filter((p) => !positions.owns(p.topic, p.partition)) : next;
+    positions.ownOnly(kept);
     this.#ownedGeneration = generation;
     this.#membership.member.generation = generation;
-    for (const k of [...this.#committed.keys()]) if (!this.#owned.has(k)) this.#committed.delete(k);
-    for (const k of [...this.#marks.keys()]) if (!this.#owned.has(k)) this.#marks.delete(k);
     if (this.#closing !== null) return;
     // Stop the partitions that moved away now; fetch the rest while the offsets are looked up.
     this.#consumer.assign(kept);
     const starts = await this.#startPositions(fresh);
     if (this.#stop.signal.aborted) return;
     this.#consumer.assign([...kept, ...starts]);
-    for (const p of fresh) this.#owned.add(key(p.topic, p.partition));
+    positions.own(fresh);
+    for (const s of starts) if (s.committed >= 0) positions.committed(s.topic, s.partition, s.committed);
     this.#assignedGeneration = generation;
     this.emit("rebalance", {
       generation,
@@ -369,7 +286,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   }
 
   /** Where each new partition starts: after the committed offset, else per the reset policy. */
-  async #startPositions(partitions: readonly TopicPartition[]): Promise<PartitionAssignment[]> {
+  async #startPositions(partitions: readonly TopicPartition[]): Promise<StartingPartition[]> {
     if (partitions.length === 0) return [];
     const signal = this.#stop.signal;
     const res = await this.#manager.request(
@@ -382,7 +299,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     // partition: the reset policy's end for a partition without a commit, else the log start, which a
     // commit that retention has since deleted falls below.
     return Promise.all(
-      res.offsets.map(async (o): Promise<PartitionAssignment> => {
+      res.offsets.map(async (o): Promise<StartingPartition> => {
         const committed = o.offset;
         const spec =
           committed < 0 && this.#resetPolicy === "latest" ? OffsetSpec.LATEST : OffsetSpec.EARLIEST;
@@ -392,28 +309,25 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
           decodeListOffsetsResponse,
           { signal },
         );
-        if (committed < 0) return { topic: o.topic, partition: o.partition, from: { offset: found.offset } };
-        this.#committed.set(key(o.topic, o.partition), committed);
-        if (committed >= found.offset)
-          return { topic: o.topic, partition: o.partition, from: { offset: committed } };
+        const start = committed < 0 || committed < found.offset ? found.offset : committed;
+        const starting = { topic: o.topic, partition: o.partition, from: { offset: start }, committed };
+        if (committed < 0 || committed >= found.offset) return starting;
         this.emit("offsetReset", {
           topic: o.topic,
           partition: o.partition,
           committed,
           offset: found.offset,
         } satisfies OffsetResetEvent);
-        return { topic: o.topic, partition: o.partition, from: { offset: found.offset } };
+        return starting;
       }),
     );
   }
 
   /** Forgets the assignment and every position: whatever comes next starts from the commits. */
   #drop(): void {
-    this.#owned.clear();
+    this.#positions.clear();
     this.#ownedGeneration = -1;
     this.#assignedGeneration = 0;
-    this.#committed.clear();
-    this.#marks.clear();
     if (this.#closing === null) this.#consumer.assign([]);
   }
 
@@ -440,7 +354,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
 
   async #commitNow(signal: AbortSignal | undefined): Promise<void> {
     const member = this.#membership.member;
-    const offsets = this.#processed();
+    const offsets = this.#positions.toCommit(this.#consumer.positions());
     if (offsets.length === 0 || member.generation === 0 || member.memberId === "") return;
     this.#committing = true;
     try {
@@ -450,83 +364,9 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
         decodeCommitOffsetsResponse,
         { signal },
       );
-      for (const o of offsets) {
-        const k = key(o.topic, o.partition);
-        if (this.#owned.has(k)) this.#committed.set(k, o.offset);
-      }
+      for (const o of offsets) this.#positions.committed(o.topic, o.partition, o.offset);
     } finally {
       this.#committing = false;
     }
   }
-
-  /** The processed position of every owned partition whose position moved since its last commit. */
-  #processed(): Committable[] {
-    const out: Committable[] = [];
-    const held = this.#held;
-    for (const p of this.#consumer.positions()) {
-      const k = key(p.topic, p.partition);
-      if (!this.#owned.has(k)) continue;
-      let offset = p.offset;
-      // The iterator counted the message in hand as read; it is not processed until it moves on.
-      if (held !== null && held.topic === p.topic && held.partition === p.partition) {
-        offset = Math.min(offset, held.offset);
-      }
-      offset = Math.max(offset, this.#marks.get(k) ?? 0);
-      if (this.#committed.get(k) === offset) continue;
-      out.push({ topic: p.topic, partition: p.partition, offset });
-    }
-    return out;
-  }
-}
-
-/**
- * The Consumer's message iterator, telling the group consumer which message the application holds:
- * it is processed once the application asks for the next.
- */
-class GroupMessageIterator implements AsyncIterableIterator<ConsumerMessage> {
-  #inner: AsyncIterableIterator<ConsumerMessage>;
-  #owner: GroupConsumer;
-
-  constructor(inner: AsyncIterableIterator<ConsumerMessage>, owner: GroupConsumer) {
-    this.#inner = inner;
-    this.#owner = owner;
-  }
-
-  next(): Promise<IteratorResult<ConsumerMessage>> {
-    this.#owner.release();
-    return this.#inner.next().then(this.#took);
-  }
-
-  return(): Promise<IteratorResult<ConsumerMessage>> {
-    return this.#inner.return?.() ?? Promise.resolve({ done: true, value: undefined });
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  #took = (r: IteratorResult<ConsumerMessage>): IteratorResult<ConsumerMessage> => {
-    if (!r.done) this.#owner.hold(r.value);
-    else if (this.#owner.fatal !== null) throw this.#owner.fatal;
-    return r;
-  };
-}
-
-/** The Consumer options a group consumer passes on (fetch sizes, waits, backoff). */
-function stripGroupOptions(
-  o: Omit<GroupConsumerOptions, "group" | "strategy" | "autoCommit" | "autoCommitIntervalMs" | "signal">,
-): ConsumerOptions {
-  const {
-    topics: _t,
-    resetPolicy: _r,
-    sessionTimeoutMs: _s,
-    rebalanceTimeoutMs: _b,
-    heartbeatIntervalMs: _h,
-    ...fetch
-  } = o;
-  return fetch;
-}
-
-function key(topic: string, partition: number): string {
-  return `${topic}:${partition}`;
 }
