@@ -55,7 +55,7 @@ test("lines of stdin come back as messages, exactly", async () => {
   );
   for (const r of records) assert.ok(r.timestamp >= before - 1000 && r.timestamp <= Date.now() + 1000);
 
-  const values = await conch(["consume", "lines", "--timeout-ms", "2000"]);
+  const values = await conch(["consume", "lines", "--timeout-ms", "1000"]);
   assert.equal(values.code, 0, values.stderr);
   assert.equal(values.stdout, `${input}\n`);
 });
@@ -99,8 +99,8 @@ test("--partition, --from and --max-messages", async () => {
     "2",
     "--from",
     "2",
-    "--timeout-ms",
-    "2000",
+    "--max-messages",
+    "2",
   ]);
   assert.equal(fromOffset.stdout, "c\nd\n");
   const limited = await conch(["consume", "parts", "--partition", "2", "--max-messages", "3"]);
@@ -108,7 +108,7 @@ test("--partition, --from and --max-messages", async () => {
   const latest = await conch(["consume", "parts", "--from", "latest", "--timeout-ms", "300"]);
   assert.equal(latest.code, 0);
   assert.equal(latest.stdout, "");
-  const all = await conch(["consume", "parts", "--format", "json", "--timeout-ms", "2000"]);
+  const all = await conch(["consume", "parts", "--format", "json", "--max-messages", "5"]);
   assert.deepEqual(
     parseJsonLines(all.stdout)
       .map((r) => `${r.partition}/${r.offset}=${r.value}`)
