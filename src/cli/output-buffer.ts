@@ -27,12 +27,10 @@ export class OutputBuffer {
     return this.#pos >= CHUNK_BYTES;
   }
 
-  /** Appends buf[start, end). */
-  bytes(buf: Uint8Array, start: number, end: number): void {
-    const n = end - start;
-    this.#room(n);
-    this.#chunk.set(buf.subarray(start, end), this.#pos);
-    this.#pos += n;
+  /** Appends buf[start, end) (copied in place: no view per call). */
+  bytes(buf: Buffer, start: number, end: number): void {
+    this.#room(end - start);
+    this.#pos += buf.copy(this.#chunk, this.#pos, start, end);
   }
 
   /** Appends one byte (a newline, a separator). */
