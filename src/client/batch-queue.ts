@@ -50,10 +50,11 @@ export class BatchQueue implements FetchSink {
   take(): ConsumerBatch | null {
     const err = this.#errors.shift();
     if (err !== undefined) throw err;
-    const items = this.#items;
-    while (this.#head < items.length) {
+    while (this.#head < this.#items.length) {
+      const items = this.#items;
       const batch = items[this.#head]!;
       items[this.#head++] = undefined as unknown as ConsumerBatch;
+      // Emptied: start a fresh array (the loop condition then ends the scan).
       if (this.#head === items.length) {
         this.#items = [];
         this.#head = 0;
