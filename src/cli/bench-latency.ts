@@ -11,7 +11,11 @@ import type { Producer, ProducerMessage } from "../client/producer.js";
 import type { BenchOptions } from "./bench-commands.js";
 import { type GcMeter, LatencyRecorder } from "./bench-report.js";
 import type { BenchResult } from "./bench-runner.js";
+import { printStatus } from "./output.js";
 import { Progress } from "./progress.js";
+
+/** How long the reader waits for stragglers once everything is sent. */
+const STALL_MS = 10_000;
 
 export async function benchLatency(client: Conch, o: BenchOptions, gc: GcMeter): Promise<BenchResult> {
   // Start from the current end of every partition, looked up before anything is sent.
@@ -30,8 +34,14 @@ export async function benchLatency(client: Conch, o: BenchOptions, gc: GcMeter):
   gc.start();
   const started = performance.now();
   const sending = sendPaced(producer, o, started);
-  // A failed send would leave the reader waiting for messages that never come.
+  // A failed send would leave the reader waiting for messages that never come; so would a message
+  // lost with acks=none. The reader gives up once everything is sent and nothing came for a while.
   sending.catch(() => consumer.close());
+  // (Set in a callback; the cast keeps the checker from narrowing it to null.)
+  let stall = null as NodeJS.Timeout | null;
+  void sending.then(() => {
+    stall = setTimeout(() => void consumer.close(), STALL_MS);
+  });
   let received = 0;
   const cursor = new BatchCursor();
   for await (const batch of consumer.batches()) {
@@ -42,10 +52,17 @@ export async function benchLatency(client: Conch, o: BenchOptions, gc: GcMeter):
       received++;
     }
     progress.update(received);
+    stall?.refresh();
     if (received >= o.messages) break;
   }
   const seconds = (performance.now() - started) / 1000;
+  if (stall !== null) clearTimeout(stall);
   progress.stop();
+  if (received < o.messages) {
+    printStatus(
+      `only ${received} of ${o.messages} messages arrived (none for ${STALL_MS / 1000} s after the last send)`,
+    );
+  }
   await sending;
   await Promise.all([consumer.close(), producer.close()]);
   return { messages: received, bytes: received * o.size, seconds, latency };
