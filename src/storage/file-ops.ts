@@ -3,6 +3,8 @@
  * truncation and preallocation. They go through this small interface so that tests can count
  * fsyncs, hold them back, or make a write fail part-way, and watch the log keep its promises.
  */
+
+import { writevSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
 import { fallocate } from "./fallocate.js";
@@ -10,6 +12,11 @@ import { fallocate } from "./fallocate.js";
 export interface FileOps {
   /** Writes `buffers` at `position`; resolves with the bytes written (short on a full disk). */
   writev(file: FileHandle, buffers: Buffer[], position: number): Promise<number>;
+  /**
+   * The same write, done on the calling thread; throws on failure. Optional: a log uses it, when
+   * present, for writes while no fsync of the log runs (see log-writer.ts).
+   */
+  writevSync?(file: FileHandle, buffers: Buffer[], position: number): number;
   /** fdatasync: the data, and the metadata needed to read it back, are on stable storage. */
   datasync(file: FileHandle): Promise<void>;
   truncate(file: FileHandle, length: number): Promise<void>;
@@ -36,6 +43,7 @@ export const defaultFileOps: FileOps = {
     const { bytesWritten } = await file.writev(buffers, position);
     return bytesWritten;
   },
+  writevSync: (file, buffers, position) => writevSync(file.fd, buffers, position),
   datasync: (file) => file.datasync(),
   truncate: (file, length) => file.truncate(length),
   preallocate,

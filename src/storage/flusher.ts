@@ -37,6 +37,11 @@ export class GroupCommit {
     this.#onError = onError;
   }
 
+  /** Whether an fsync is running (or about to start). */
+  get running(): boolean {
+    return this.#running;
+  }
+
   /** The log end the last completed fsync covered. */
   get flushedOffset(): number {
     return this.#flushed;

@@ -158,8 +158,9 @@ export class LogWriter {
   }
 
   async #drain(): Promise<void> {
-    // Appends made in the same tick as the first one join its write.
-    await undefined;
+    // Appends made in the same pass of the event loop as the first one (every connection's data
+    // read in this poll phase) join its write: the write starts in the check phase right after.
+    await new Promise(setImmediate);
     try {
       while (this.#head < this.#queue.length && this.#failure === null) await this.#writeSome();
     } catch (err) {
@@ -224,7 +225,13 @@ export class LogWriter {
       this.#inFlightEnd = to;
       let error: unknown = null;
       try {
-        const written = await o.ops.writev(file, iov, position);
+        // Written on the event loop while no fsync of this log runs: a write into the page cache
+        // costs less than handing it to the thread pool and back (measured in docs/performance.md,
+        // "Hot path"). While an fsync runs a write may wait for it, so it goes to the pool then.
+        const written =
+          o.ops.writevSync !== undefined && !this.#commit.running
+            ? o.ops.writevSync(file, iov, position)
+            : await o.ops.writev(file, iov, position);
         if (written !== bytes) error = new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
       } catch (err) {
         error = err;
