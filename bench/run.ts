@@ -16,11 +16,14 @@ import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
 import { renderTable } from "./suite/table.js";
 import { killAllWorkers } from "./suite/worker-run.js";
+import { DURABLE_IN_FLIGHT_ENV } from "./suite/workloads/durable.js";
 import { WORKLOADS, workloadById } from "./suite/workloads/index.js";
 import { latency } from "./suite/workloads/latency.js";
 import type { WorkloadId } from "./suite/workloads/workload.js";
 
 const options = parseOptions(process.argv.slice(2));
+// The workers inherit it; workload 4 reads it (bench/suite/workloads/durable.ts).
+process.env[DURABLE_IN_FLIGHT_ENV] = String(options.durableInFlight);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function killAll(): void {

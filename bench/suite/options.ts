@@ -11,6 +11,8 @@ export interface SuiteOptions {
   ceilings: boolean;
   out: string;
   chart: string;
+  /** Send calls each producer of workload 4 keeps unacknowledged (1 = stop-and-wait, the default). */
+  durableInFlight: number;
 }
 
 const SYSTEMS: SystemId[] = ["conch", "nats", "redis"];
@@ -24,7 +26,8 @@ const USAGE = `npm run bench -- [options]
   --no-install     do not run bench/peers/install.sh first
   --no-ceilings    skip the disk and loopback measurements
   --out PATH       results JSON (default bench/results/latest.json)
-  --chart PATH     SVG chart (default docs/bench-chart.svg)`;
+  --chart PATH     SVG chart (default docs/bench-chart.svg)
+  --durable-in-flight N  send calls each durable producer keeps in flight (default 1: stop-and-wait)`;
 
 export function parseOptions(argv: string[]): SuiteOptions {
   const { values } = parseArgs({
@@ -38,6 +41,7 @@ export function parseOptions(argv: string[]): SuiteOptions {
       "no-ceilings": { type: "boolean", default: false },
       out: { type: "string", default: "bench/results/latest.json" },
       chart: { type: "string", default: "docs/bench-chart.svg" },
+      "durable-in-flight": { type: "string", default: "1" },
       help: { type: "boolean", default: false },
     },
   });
@@ -49,6 +53,10 @@ export function parseOptions(argv: string[]): SuiteOptions {
   const runs = Number(values.runs);
   if (!(scale > 0 && scale <= 10)) throw new Error(`--scale must be in (0, 10], got ${values.scale}`);
   if (!(Number.isInteger(runs) && runs >= 1 && runs <= 20)) throw new Error(`--runs must be 1..20`);
+  const durableInFlight = Number(values["durable-in-flight"]);
+  if (!(Number.isInteger(durableInFlight) && durableInFlight >= 1 && durableInFlight <= 10_000)) {
+    throw new Error(`--durable-in-flight must be 1..10000`);
+  }
   return {
     scale,
     runs,
@@ -58,6 +66,7 @@ export function parseOptions(argv: string[]): SuiteOptions {
     ceilings: !values["no-ceilings"],
     out: values.out,
     chart: values.chart,
+    durableInFlight,
   };
 }
 
