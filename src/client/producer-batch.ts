@@ -60,6 +60,8 @@ export class ProducerBatch {
   /** Once sealed the batch takes no more records and `records` holds its bytes. */
   sealed = false;
   records: Buffer = EMPTY;
+  /** The encode buffer `records` lives in, until the accumulator takes it back. */
+  encoded: Buffer | null = null;
   count = 0;
   /** Bytes counted against the producer's buffer memory. */
   bytes = 0;

@@ -122,6 +122,8 @@ export class Producer {
         lingerMs: integerOption("lingerMs", options.lingerMs, 0, 0, 60_000),
         maxInFlight: integerOption("maxInFlight", options.maxInFlight, 5, 1, 1000),
         bufferBytes: this.#bufferBytes,
+        // Without responses nothing tells when a batch's bytes have left the socket.
+        recycleBuffers: this.#acks !== Acks.NONE,
       },
       this.#sendBatch,
     );

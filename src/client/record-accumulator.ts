@@ -10,9 +10,12 @@
  * fires every open batch becomes due, so a record waits at most `lingerMs` before it may be sent.
  *
  * Memory: every record's encoded bytes are counted from append until its batch settles; the
- * producer asks `hasRoom()` before appending and parks the message otherwise.
+ * producer asks `hasRoom()` before appending and parks the message otherwise. Batches are encoded
+ * into buffers from one adaptive pool (format/encode-buffer-pool.ts); a settled batch's buffer goes
+ * back to it, unless `recycleBuffers` is off (acks = none: nothing tells when the bytes have left).
  */
 import { BatchBuilder } from "../format/batch-builder.js";
+import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
 import { ProducerBatch, type Reject, type Resolve, type SendGroup } from "./producer-batch.js";
@@ -22,6 +25,8 @@ export interface AccumulatorOptions {
   lingerMs: number;
   bufferBytes: number;
   maxInFlight: number;
+  /** Give a settled batch's buffer back for reuse. Default true; false with acks = none. */
+  recycleBuffers?: boolean;
 }
 
 /**
@@ -30,15 +35,10 @@ export interface AccumulatorOptions {
  */
 export type BatchSender = (batch: ProducerBatch) => void;
 
-/** A small first slab keeps a quiet partition cheap; a partition that fills batches gets a big one. */
-const SMALL_SLAB_BYTES = 16 * 1024;
-
 class PartitionQueue {
   readonly topic: string;
   readonly partition: number;
   builder: BatchBuilder | null = null;
-  /** Whether the last batch was sealed for size: the next builder gets a slab for full batches. */
-  busy = false;
   open: ProducerBatch | null = null;
   /** Sealed batches waiting for an in-flight slot, in seq order. */
   ready: ProducerBatch[] = [];
@@ -75,12 +75,16 @@ export class RecordAccumulator {
   #retryTimer: NodeJS.Timeout | null = null;
   #retryAt = 0;
   #onRoom: () => void = noop;
+  readonly #pool: EncodeBufferPool;
+  readonly #recycle: boolean;
 
   constructor(options: AccumulatorOptions, send: BatchSender) {
     this.#batchBytes = options.batchBytes;
     this.#lingerMs = options.lingerMs;
     this.#bufferBytes = options.bufferBytes;
     this.#maxInFlight = options.maxInFlight;
+    this.#recycle = options.recycleBuffers ?? true;
+    this.#pool = new EncodeBufferPool();
     this.#send = send;
   }
 
@@ -235,7 +239,7 @@ export class RecordAccumulator {
   }
 
   #openBatch(q: PartitionQueue): ProducerBatch {
-    q.builder ??= new BatchBuilder({ slabBytes: q.busy ? 2 * this.#batchBytes : SMALL_SLAB_BYTES });
+    q.builder ??= new BatchBuilder({ pool: this.#pool });
     const batch = new ProducerBatch(q.topic, q.partition, q.nextSeq++);
     // The batch's own header counts against memory as well as its records.
     batch.bytes = BATCH_RECORDS_AT;
@@ -251,17 +255,12 @@ export class RecordAccumulator {
   #seal(q: PartitionQueue, forSize: boolean): ProducerBatch {
     const batch = q.open!;
     batch.records = q.builder!.finish();
+    batch.encoded = batch.records;
     batch.sealed = true;
     batch.sealedAt = performance.now();
     q.open = null;
     q.due = false;
-    if (forSize) {
-      q.ready.push(batch);
-      if (!q.busy) {
-        q.busy = true;
-        q.builder = null;
-      }
-    }
+    if (forSize) q.ready.push(batch);
     return batch;
   }
 
@@ -269,14 +268,14 @@ export class RecordAccumulator {
     this.#usedBytes -= batch.bytes;
     batch.bytes = 0;
     this.#unsettled.delete(batch);
+    const encoded = batch.encoded;
+    batch.encoded = null;
+    if (encoded !== null && this.#recycle) this.#pool.release(encoded);
     const q = this.#queue(batch.topic, batch.partition);
     if (q.idle) {
       this.#active.delete(q);
-      // A burst is over: give the big slab back; the next burst earns it again.
-      if (q.busy) {
-        q.busy = false;
-        q.builder = null;
-      }
+      // A quiet partition holds no encode buffer.
+      q.builder?.detach();
     }
   }
 

@@ -3,11 +3,16 @@
  * another out of a shared slab, so a batch costs one small view, not one allocation; a batch that
  * outgrows the slab's remaining room moves to a fresh slab sized for it.
  *
+ * With a `pool` (encode-buffer-pool.ts) each batch is encoded into a buffer of its own taken from
+ * the pool, moved to a larger one if it outgrows it, and the caller gives the buffer back
+ * (`pool.release(batch)`) once it is done with the batch, so a steady producer allocates nothing.
+ *
  *   const b = new BatchBuilder();
  *   b.add("value", "key", Date.now());
  *   const batch = b.finish(); // ready to send; the builder starts the next batch
  */
 import { batchCrc } from "./crc.js";
+import type { EncodeBufferPool } from "./encode-buffer-pool.js";
 import {
   BASE_SEQUENCE_AT,
   BATCH_META_SIZE,
@@ -30,13 +35,18 @@ import { writeU16, writeU32 } from "./u64.js";
 export type Bytes = Uint8Array | string;
 
 export interface BatchBuilderOptions {
-  /** Size of each slab batches are carved from. Default 1 MiB. */
+  /** Size of each slab batches are carved from. Default 1 MiB. Ignored with a pool. */
   slabBytes?: number;
+  /** Encode each batch into a buffer from this pool instead (see the file comment). */
+  pool?: EncodeBufferPool;
 }
 
 export class BatchBuilder {
   #slabBytes: number;
+  readonly #pool: EncodeBufferPool | null;
   #slab: Buffer;
+  /** With a pool: the slab went out with the last finished batch; the next batch needs another. */
+  #handedOut = false;
   /** Where the batch being built starts in the slab. */
   #start = 0;
   /** The next free byte in the slab. */
@@ -50,8 +60,19 @@ export class BatchBuilder {
 
   constructor(options: BatchBuilderOptions = {}) {
     this.#slabBytes = options.slabBytes ?? 1 << 20;
-    this.#slab = Buffer.allocUnsafe(this.#slabBytes);
+    this.#pool = options.pool ?? null;
+    this.#slab = this.#pool === null ? Buffer.allocUnsafe(this.#slabBytes) : this.#pool.acquire();
     this.#begin();
+  }
+
+  /**
+   * With a pool: gives the buffer of an empty batch back to the pool, so an idle builder holds no
+   * memory; the next `add` takes another. Does nothing without a pool or when records were added.
+   */
+  detach(): void {
+    if (this.#pool === null || this.#handedOut || this.#count > 0) return;
+    this.#pool.release(this.#slab);
+    this.#handedOut = true;
   }
 
   /** Records in the batch being built. */
@@ -74,6 +95,7 @@ export class BatchBuilder {
     if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
       throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
     }
+    if (this.#handedOut) this.#begin();
     const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
     const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
     this.#ensure(HEADER_SIZE + keyLen + valueLen);
@@ -110,18 +132,33 @@ export class BatchBuilder {
     writeU32(slab, s + CRC_AT, batchCrc(slab, s, this.#pos));
     const batch = slab.subarray(s, this.#pos);
     this.#start = this.#pos;
+    if (this.#pool !== null) {
+      // The next batch takes a buffer when its first record comes.
+      this.#pool.noteSize(batch.length);
+      this.#handedOut = true;
+      this.#count = 0;
+      this.#start = 0;
+      this.#pos = BATCH_RECORDS_AT;
+      return batch;
+    }
     this.#begin();
     return batch;
   }
 
   /** Drops the records of the batch being built. */
   clear(): void {
+    if (this.#handedOut) return;
     this.#pos = this.#start;
     this.#begin();
   }
 
   /** Starts a batch at #start: header and metadata with everything but the sizes and CRC. */
   #begin(): void {
+    if (this.#handedOut) {
+      this.#slab = this.#pool!.acquire();
+      this.#start = 0;
+      this.#handedOut = false;
+    }
     this.#count = 0;
     this.#maxTimestampMs = -1;
     this.#pos = this.#start;
@@ -143,8 +180,12 @@ export class BatchBuilder {
   #ensure(n: number): void {
     if (this.#pos + n <= this.#slab.length) return;
     const used = this.#pos - this.#start;
-    const next = Buffer.allocUnsafe(Math.max(this.#slabBytes, 2 * (used + n)));
+    const pool = this.#pool;
+    const next =
+      pool === null ? Buffer.allocUnsafe(Math.max(this.#slabBytes, 2 * (used + n))) : pool.acquire(used + n);
     this.#slab.copy(next, 0, this.#start, this.#pos);
+    // Never handed out (the batch in it is still being built), so it can go straight back.
+    pool?.release(this.#slab);
     this.#slab = next;
     this.#start = 0;
     this.#pos = used;
