@@ -22,26 +22,49 @@ export interface SendBatchResult {
   offsets: Float64Array;
 }
 
-/** The completion of one `sendBatch` call, shared by all its messages whatever batches they land in. */
+/**
+ * The completion of one `sendBatch` call, shared by all its messages whatever batches they land in.
+ * A one-message call (a common way to pipeline, and many may wait at once for an fsync) keeps its
+ * partition and offset in two fields and makes its result arrays only when it resolves, so what
+ * waits is one small object.
+ */
 export class SendGroup {
-  readonly partitions: Uint32Array;
-  readonly offsets: Float64Array;
+  #partitions: Uint32Array | null = null;
+  #offsets: Float64Array | null = null;
+  #partition0 = 0;
+  #offset0 = 0;
   #remaining: number;
   #resolve: (value: SendBatchResult) => void;
   #reject: Reject;
   #failed = false;
 
   constructor(count: number, resolve: (value: SendBatchResult) => void, reject: Reject) {
-    this.partitions = new Uint32Array(count);
-    this.offsets = new Float64Array(count);
+    if (count !== 1) {
+      this.#partitions = new Uint32Array(count);
+      this.#offsets = new Float64Array(count);
+    }
     this.#remaining = count;
     this.#resolve = resolve;
     this.#reject = reject;
   }
 
+  /** The partition message `index` went to. */
+  setPartition(index: number, partition: number): void {
+    if (this.#partitions === null) this.#partition0 = partition;
+    else this.#partitions[index] = partition;
+  }
+
   ack(index: number, offset: number): void {
-    this.offsets[index] = offset;
-    if (--this.#remaining === 0 && !this.#failed) this.#resolve(this);
+    if (this.#offsets === null) this.#offset0 = offset;
+    else this.#offsets[index] = offset;
+    if (--this.#remaining === 0 && !this.#failed) this.#resolve(this.result());
+  }
+
+  /** Where each message went (complete once every message is acknowledged). */
+  result(): SendBatchResult {
+    const partitions = this.#partitions ?? Uint32Array.of(this.#partition0);
+    const offsets = this.#offsets ?? Float64Array.of(this.#offset0);
+    return { partitions, offsets };
   }
 
   /** The first failure rejects the whole call; later ones are ignored. */
@@ -83,7 +106,7 @@ export class ProducerBatch {
 
   /** Adds one record's completion pair: (resolve, reject) of a send, or (group, index) of a sendBatch. */
   addSink(a: Resolve | SendGroup, b: Reject | number): void {
-    if (a instanceof SendGroup) a.partitions[b as number] = this.partition;
+    if (a instanceof SendGroup) a.setPartition(b as number, this.partition);
     this.sinks.push(a, b);
     this.count++;
   }

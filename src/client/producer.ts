@@ -183,7 +183,7 @@ export class Producer {
       capturedReject as Reject,
     );
     if (this.#closing) group.fail(closedError());
-    else if (messages.length === 0) return Promise.resolve(group);
+    else if (messages.length === 0) return Promise.resolve(group.result());
     else for (let i = 0; i < messages.length; i++) this.#enqueue(topic, messages[i]!, group, i);
     return promise;
   }
