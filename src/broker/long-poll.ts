@@ -5,6 +5,7 @@
  * the log and removed when it ends, so a client that goes away leaves nothing behind.
  */
 import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
+import { onAbort } from "./abort-fanout.js";
 
 /** setTimeout's ceiling; a longer wait would fire at once. */
 const MAX_WAIT_MS = 2 ** 31 - 1;
@@ -32,9 +33,11 @@ export async function fetchWithWait(
 
   const deadline = performance.now() + Math.min(maxWaitMs, MAX_WAIT_MS);
   const wake = new AbortController();
-  const onAbort = (): void => wake.abort();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  closed.addEventListener("abort", onAbort, { once: true });
+  const abortWake = (): void => wake.abort();
+  // Shared signals (the connection's, the topic's) get one listener each, whatever the number of
+  // waits on them: see abort-fanout.ts.
+  const unsubscribeSignal = signal === undefined ? null : onAbort(signal, abortWake);
+  const unsubscribeClosed = onAbort(closed, abortWake);
   try {
     for (;;) {
       const remaining = Math.ceil(deadline - performance.now());
@@ -47,8 +50,8 @@ export async function fetchWithWait(
       if (result.records.length >= wanted) break;
     }
   } finally {
-    signal?.removeEventListener("abort", onAbort);
-    closed.removeEventListener("abort", onAbort);
+    unsubscribeSignal?.();
+    unsubscribeClosed();
   }
   return result;
 }

@@ -5,11 +5,13 @@
  *   answered with its correlation id whenever it completes.
  * - The handshake comes first; any other request before it is answered HANDSHAKE_REQUIRED and the
  *   connection closed.
- * - Backpressure: bytes of requests in flight (plus the responses they may return) and bytes of
- *   responses the socket still holds are bounded by `maxInflightBytes`. Over it, the connection
- *   stops taking frames from its parser and pauses the socket, so a client that sends faster than
- *   it reads is throttled by TCP instead of growing the broker's memory. It resumes when a request
- *   completes or the socket drains.
+ * - Backpressure: bytes of requests in flight (plus the responses they may return; each request
+ *   counts at least 4 KiB) and bytes of responses the socket still holds are bounded by
+ *   `maxInflightBytes`. Over it, the connection stops taking frames from its parser and pauses
+ *   the socket, so a client that sends faster than it reads is throttled by TCP instead of growing
+ *   the broker's memory. It resumes when a request completes or the socket drains. Requests in
+ *   flight are also capped at 1,000: at the cap, frames wait in the parser (counted in the byte
+ *   bound) until one completes, so no client can park an unbounded number of long polls.
  * - Framing errors (a size over the maximum, a frame too short for a request header) close the
  *   connection at once; request errors are answered and the connection stays.
  * - When the client ends or the socket closes, the connection's signal aborts, so its long polls
@@ -33,6 +35,13 @@ import type { ServerLimits } from "./server-options.js";
 
 /** Codes at or above this are client-side only and never sent. */
 const FIRST_CLIENT_ONLY_CODE = 100;
+/**
+ * Requests a connection may have in flight at once, whatever their size. Without it, tiny
+ * pipelined long polls (a few dozen bytes each, waiting for minutes) pile up by the million.
+ */
+const MAX_INFLIGHT_REQUESTS = 1000;
+/** The least a request in flight counts against the byte bound, so small ones are not free. */
+const MIN_REQUEST_COST = 4096;
 
 export class Connection {
   readonly id: number;
@@ -132,6 +141,14 @@ export class Connection {
         this.#setPaused(true);
         return;
       }
+      if (this.#inflight >= MAX_INFLIGHT_REQUESTS) {
+        // Frames wait in the parser. The socket keeps being read while they fit in the byte bound,
+        // so a client that pipelines long polls and hangs up is noticed at once (a paused socket
+        // never sees the FIN) and its waits end.
+        const held = this.#inflightBytes + this.#socket.writableLength + this.#parser.bufferedBytes;
+        this.#setPaused(held > this.#limits.maxInflightBytes);
+        return;
+      }
       let frame: Buffer | null;
       try {
         frame = this.#parser.next();
@@ -213,7 +230,7 @@ export class Connection {
       if (reply !== null) this.#write(reply);
       return;
     }
-    const cost = frame.length + this.#ctx.responseBytes;
+    const cost = Math.max(frame.length, MIN_REQUEST_COST) + this.#ctx.responseBytes;
     this.#inflight++;
     this.#inflightBytes += cost;
     reply.then(
