@@ -32,6 +32,7 @@ export interface BrokerConfig {
   maxConnections: number;
   autoCreateTopics: boolean;
   defaultPartitions: number;
+  maxPartitions: number;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

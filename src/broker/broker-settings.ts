@@ -131,6 +131,13 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     1,
     integerValue(1, 10_000),
   ),
+  setting(
+    "maxPartitions",
+    "number",
+    "partitions across all topics (internal ones included); creating or growing past it fails with INVALID_PARTITIONS",
+    10_000,
+    integerValue(1, 1_000_000),
+  ),
 ];
 
 /** The flag and environment variable that name a JSON config file. */

@@ -84,6 +84,7 @@ export class Broker {
       if (this.#topics.has(name)) {
         throw new ConchError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic "${name}" already exists`);
       }
+      this.#checkPartitionBudget(name, partitions);
       await this.#create(name, partitions, overrides);
     });
   }
@@ -131,6 +132,7 @@ export class Broker {
           `topic "${name}" has ${before.partitions} partition(s); it can only grow (asked for ${partitions})`,
         );
       }
+      this.#checkPartitionBudget(name, partitions - before.partitions);
       // The count is made durable first: a crash before the logs exist leaves partitions that
       // simply open empty on the next start.
       await this.#store.update({ ...before, partitions });
@@ -318,6 +320,22 @@ export class Broker {
     return run;
   }
 
+  /**
+   * Every partition holds files and disk (its preallocated segment), so their total is capped by
+   * maxPartitions. Must run inside #admin, so concurrent creates cannot both pass.
+   */
+  #checkPartitionBudget(name: string, adding: number): void {
+    let total = 0;
+    for (const topic of this.#topics.values()) total += topic.meta().partitions;
+    const max = this.config.maxPartitions;
+    if (total + adding > max) {
+      throw new ConchError(
+        ErrorCode.INVALID_PARTITIONS,
+        `cannot add ${adding} partition(s) for topic "${name}": the broker has ${total} of at most ${max} (setting maxPartitions)`,
+      );
+    }
+  }
+
   /** Must run inside #admin. */
   async #create(name: string, partitions: number, overrides: TopicOverrides): Promise<Topic> {
     const meta = { name, partitions, configs: overrides };
@@ -350,7 +368,12 @@ export class Broker {
         return Promise.reject(err);
       }
       const partitions = this.config.defaultPartitions;
-      pending = this.#admin(async () => this.#topics.get(name) ?? (await this.#create(name, partitions, {})));
+      pending = this.#admin(async () => {
+        const existing = this.#topics.get(name);
+        if (existing !== undefined) return existing;
+        this.#checkPartitionBudget(name, partitions);
+        return this.#create(name, partitions, {});
+      });
       this.#autoCreating.set(name, pending);
       const forget = (): void => {
         this.#autoCreating.delete(name);

@@ -42,6 +42,7 @@ test("defaults when nothing is given", () => {
     maxConnections: 1000,
     autoCreateTopics: false,
     defaultPartitions: 1,
+    maxPartitions: 10_000,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -92,6 +93,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     maxConnections: ["7", 7],
     autoCreateTopics: ["true", true],
     defaultPartitions: ["3", 3],
+    maxPartitions: ["20", 20],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {
