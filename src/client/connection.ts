@@ -6,6 +6,9 @@
  * - Writes are queued and flushed once per microtask inside cork/uncork, so everything issued in
  *   one tick leaves in one writev. When `write()` returns false the rest waits for 'drain'.
  * - Responses go through the protocol's FrameParser, bounded by the handshake's maxFrameBytes.
+ *   Reads go where the parser needs them (net's `onread`): straight into a large response being
+ *   assembled, so a fetch's megabyte costs neither socket chunks nor a copy; small reads land in
+ *   one scratch buffer and are copied out.
  * - One coarse timer per connection sweeps requests that outlived their deadline; a broker that
  *   stops answering is treated as gone: the connection is closed and every request on it fails.
  * - When the connection closes, every request in flight fails with a retriable CONNECTION_CLOSED.
@@ -57,12 +60,54 @@ interface Pending {
 const HANDSHAKE_MAX_FRAME_BYTES = 64 * 1024;
 const MAX_CORRELATION_ID = 0xffffffff;
 const NO_OPTIONS: RequestOptions = {};
+/** Reads go straight into a frame when at least this much of it is missing. */
+const DIRECT_READ_MIN_BYTES = 32 * 1024;
+const SCRATCH_READ_BYTES = 64 * 1024;
+
+/**
+ * Chooses the buffer for each socket read and hands what was read to the connection. It exists
+ * before the connection does (the socket is made first); nothing arrives before the handshake is
+ * sent, and by then the connection has set `parser` and `onRead`.
+ */
+class SocketReads {
+  parser: FrameParser | null = null;
+  /** Called after each read, once its bytes are in the parser. */
+  onRead: () => void = () => {};
+  /** Called when the bytes read cannot be taken (the stream is broken). */
+  onFailure: (err: unknown) => void = () => {};
+  #scratch = Buffer.allocUnsafe(SCRATCH_READ_BYTES);
+  #direct: Uint8Array | null = null;
+
+  readonly onread = {
+    buffer: (): Uint8Array => {
+      this.#direct = this.parser?.readTarget(DIRECT_READ_MIN_BYTES) ?? null;
+      return this.#direct ?? this.#scratch;
+    },
+    // Returning false would pause reading; a client never does (the broker only answers).
+    callback: (n: number, buf: Uint8Array): boolean => {
+      const parser = this.parser;
+      if (parser === null) return true;
+      try {
+        if (buf === this.#direct) parser.wrote(n);
+        else parser.push(Buffer.from(buf.subarray(0, n)));
+      } catch (err) {
+        this.#direct = null;
+        this.onFailure(err);
+        return true;
+      }
+      this.#direct = null;
+      this.onRead();
+      return true;
+    },
+  };
+}
 
 export class Connection {
   readonly address: BrokerAddress;
   #socket: net.Socket;
   #options: ConnectionOptions;
   #parser = new FrameParser({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
+  #reads: SocketReads;
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #out: Buffer[] = [];
@@ -79,8 +124,9 @@ export class Connection {
     options: ConnectionOptions,
     signal?: AbortSignal,
   ): Promise<Connection> {
-    const socket = await connectSocket(address, options.connectTimeoutMs, signal);
-    const conn = new Connection(address, socket, options);
+    const reads = new SocketReads();
+    const socket = await connectSocket(address, options.connectTimeoutMs, signal, reads);
+    const conn = new Connection(address, socket, options, reads);
     const timer = setTimeout(
       () =>
         conn.close(new ConchError(ErrorCode.TIMEOUT, `handshake with ${formatAddress(address)} timed out`)),
@@ -106,11 +152,20 @@ export class Connection {
     }
   }
 
-  private constructor(address: BrokerAddress, socket: net.Socket, options: ConnectionOptions) {
+  private constructor(
+    address: BrokerAddress,
+    socket: net.Socket,
+    options: ConnectionOptions,
+    reads: SocketReads,
+  ) {
     this.address = address;
     this.#socket = socket;
     this.#options = options;
-    socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    this.#reads = reads;
+    reads.parser = this.#parser;
+    reads.onRead = () => this.#onRead();
+    reads.onFailure = (err) =>
+      this.close(connectionClosedError(`bad response stream from ${formatAddress(address)}`, err));
     socket.on("drain", () => {
       this.#blocked = false;
       this.#flush();
@@ -216,6 +271,7 @@ export class Connection {
     if (this.#parser.midFrame)
       throw new ConchError(ErrorCode.MALFORMED_REQUEST, "unexpected bytes after the handshake");
     this.#parser = new FrameParser({ maxFrameBytes: hs.maxFrameBytes });
+    this.#reads.parser = this.#parser;
   }
 
   #allocateId(): number {
@@ -254,11 +310,12 @@ export class Connection {
     this.#out = i === out.length ? [] : out.slice(i);
   }
 
-  #onData(chunk: Buffer): void {
-    const parser = this.#parser;
+  /** Bytes arrived (already in the parser): dispatch every whole frame. */
+  #onRead(): void {
+    if (this.#closeError !== null) return;
     try {
-      parser.push(chunk);
-      for (let frame = parser.next(); frame !== null; frame = this.#parser.next()) this.#dispatch(frame);
+      for (let frame = this.#parser.next(); frame !== null; frame = this.#parser.next())
+        this.#dispatch(frame);
     } catch (err) {
       this.close(connectionClosedError(`bad response stream from ${formatAddress(this.address)}`, err));
     }
@@ -305,13 +362,23 @@ export class Connection {
 }
 
 /** A connected socket, or a rejection after the timeout or abort. */
-function connectSocket(address: BrokerAddress, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+function connectSocket(
+  address: BrokerAddress,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  reads: SocketReads,
+): Promise<net.Socket> {
   return new Promise<net.Socket>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortedError(signal, "connect"));
       return;
     }
-    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
+    const socket = net.connect({
+      host: address.host,
+      port: address.port,
+      noDelay: true,
+      onread: reads.onread,
+    });
     const fail = (err: ConchError): void => {
       cleanup();
       socket.destroy();

@@ -12,6 +12,9 @@
  *   as its bytes arrive (so the chunks it came in are released early).
  * - Frames are pulled, not pushed: a caller under backpressure simply stops calling `next()`, and
  *   the unread bytes wait here (`bufferedBytes` says how many) until it resumes.
+ * - A reader that can choose where the socket writes (net's `onread`) may ask `readTarget()` for
+ *   the rest of the frame being assembled and read into it directly, then report it with
+ *   `wrote(n)`: a large response then costs no intermediate chunk and no copy.
  *
  * After FRAME_TOO_LARGE the stream has lost its framing: the parser drops what it holds and throws
  * the same error from every later call.
@@ -100,6 +103,31 @@ export class FrameParser {
     if (this.#filled < size) return null;
     this.#partial = null;
     return this.#complete(partial);
+  }
+
+  /**
+   * The unfilled rest of the frame being assembled, when at least `minBytes` of it are missing and
+   * every byte pushed so far is consumed (so bytes read into it come next in the stream); else null.
+   * Bytes read into it must be reported with `wrote` before anything else is pushed.
+   */
+  readTarget(minBytes: number): Uint8Array | null {
+    const size = this.#size;
+    if (this.#error !== null || size < 0 || this.#queued !== 0) return null;
+    const filled = this.#partial === null ? 0 : this.#filled;
+    if (size - filled < minBytes) return null;
+    if (this.#partial === null) {
+      this.#partial = Buffer.allocUnsafe(size);
+      this.#filled = 0;
+    }
+    return this.#partial.subarray(this.#filled);
+  }
+
+  /** `n` bytes were read into the last `readTarget()`. */
+  wrote(n: number): void {
+    if (this.#partial === null || n < 0 || this.#filled + n > this.#partial.length) {
+      throw new RangeError(`wrote ${n} bytes past the frame being assembled`);
+    }
+    this.#filled += n;
   }
 
   #complete(frame: Buffer): Buffer {

@@ -255,3 +255,55 @@ test("fuzz: random bytes never throw anything but FRAME_TOO_LARGE, nor allocate 
     { numRuns: 500 },
   );
 });
+
+test("readTarget/wrote: bytes read straight into a frame being assembled make the same frames", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 20 }),
+      fc.integer({ min: 1, max: 200 }),
+      (cuts, minBytes) => {
+        const frames = [Buffer.alloc(700, 1), ...payloads(5), Buffer.alloc(1000, 2), Buffer.alloc(3, 3)];
+        for (let i = 0; i < frames[0]!.length; i++) frames[0]![i] = i & 0xff;
+        const stream = Buffer.concat(frames.map(wire));
+        const parser = new FrameParser({ maxFrameBytes: 2000 });
+        const got: Buffer[] = [];
+        let at = 0;
+        let i = 0;
+        let direct = 0;
+        while (at < stream.length) {
+          const want = cuts[i++ % cuts.length]!;
+          const target = parser.readTarget(minBytes);
+          if (target !== null) {
+            // The "socket" writes at most what the target holds, like a read into it would.
+            const n = Math.min(want, target.length, stream.length - at);
+            target.set(stream.subarray(at, at + n));
+            parser.wrote(n);
+            direct += n;
+            at += n;
+          } else {
+            parser.push(stream.subarray(at, at + want));
+            at += want;
+          }
+          for (let f = parser.next(); f !== null; f = parser.next()) got.push(Buffer.from(f));
+        }
+        assert.deepEqual(got, frames);
+        assert.equal(parser.midFrame, false);
+        if (minBytes <= 100 && cuts.every((c) => c < 50))
+          assert.ok(direct > 0, "large frames were read directly");
+      },
+    ),
+  );
+});
+
+test("readTarget is null while pushed bytes wait, and wrote() past the frame throws", () => {
+  const parser = new FrameParser({ maxFrameBytes: 1000 });
+  const w = wire(Buffer.alloc(500, 9));
+  parser.push(w.subarray(0, 10));
+  assert.equal(parser.next(), null);
+  const target = parser.readTarget(1);
+  assert.ok(target !== null);
+  assert.equal(target.length, 494);
+  assert.throws(() => parser.wrote(495), RangeError);
+  parser.push(w.subarray(10, 11));
+  assert.equal(parser.readTarget(1), null, "a pushed byte must be consumed first");
+});
