@@ -3,9 +3,9 @@
  * util-linux's `fallocate` per segment forks the whole Node process, which blocks the event loop
  * for a time that grows with the heap (it showed in the storage benchmark's profile). So one small
  * shell process is started on first use and kept: each request is one line on its stdin
- * (`<bytes> <path>`), each answer one line back ("ok" or "no"), in order. It runs
- * `fallocate -l <bytes> -- <path>`: mode 0 allocates unwritten extents for the holes and changes
- * no data; the file is already that long, so its size does not change either.
+ * (`<offset> <length> <path>`), each answer one line back ("ok" or "no"), in order. It runs
+ * `fallocate -o <offset> -l <length> -- <path>`: mode 0 allocates unwritten extents for the holes
+ * and changes no data; the file is already that long, so its size does not change either.
  *
  * Without `sh` or `fallocate`, or on a file system that refuses, every answer is false and the file
  * stays sparse (blocks are then allocated as data is written).
@@ -13,24 +13,25 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 
-// `read` puts the first word in size and the rest of the line, spaces included, in path.
+// `read` puts the first two words in offset and size and the rest of the line, spaces included, in path.
 const SCRIPT =
-  'while read -r size path; do if fallocate -l "$size" -- "$path" 2>/dev/null; then echo ok; else echo no; fi; done';
+  'while read -r offset size path; do if fallocate -o "$offset" -l "$size" -- "$path" 2>/dev/null; then echo ok; else echo no; fi; done';
 
 let helper: ChildProcessByStdio<Writable, Readable, null> | null = null;
 let broken = false;
 let pending: ((ok: boolean) => void)[] = [];
 let partial = "";
 
-/** Asks the helper to reserve blocks for the first `bytes` of `path`; resolves true when it did. */
-export function fallocate(path: string, bytes: number): Promise<boolean> {
+/** Asks the helper to reserve blocks for bytes [offset, bytes) of `path`; resolves true when it did. */
+export function fallocate(path: string, bytes: number, offset = 0): Promise<boolean> {
+  if (offset >= bytes) return Promise.resolve(true);
   if (broken || path.includes("\n") || path.trim() !== path) return Promise.resolve(false);
   const child = helper ?? start();
   if (child === null) return Promise.resolve(false);
   return new Promise((resolve) => {
     if (pending.length === 0) setRef(child, true);
     pending.push(resolve);
-    child.stdin.write(`${bytes} ${path}\n`);
+    child.stdin.write(`${offset} ${bytes - offset} ${path}\n`);
   });
 }
 

@@ -21,10 +21,10 @@ export interface FileOps {
   datasync(file: FileHandle): Promise<void>;
   truncate(file: FileHandle, length: number): Promise<void>;
   /**
-   * Tries to reserve disk blocks for the first `bytes` of the file at `path` (already that long).
-   * Resolves true when blocks were reserved; never rejects.
+   * Tries to reserve disk blocks for bytes [offset, bytes) of the file at `path` (already that
+   * long; offset defaults to 0). Resolves true when blocks were reserved; never rejects.
    */
-  preallocate(path: string, bytes: number): Promise<boolean>;
+  preallocate(path: string, bytes: number, offset?: number): Promise<boolean>;
 }
 
 /**
@@ -34,8 +34,8 @@ export interface FileOps {
 export const PREALLOCATE_MIN_BYTES = 4 * 1024 * 1024;
 
 /** Reserves blocks for segments from PREALLOCATE_MIN_BYTES up (see fallocate.ts). */
-function preallocate(path: string, bytes: number): Promise<boolean> {
-  return bytes < PREALLOCATE_MIN_BYTES ? Promise.resolve(false) : fallocate(path, bytes);
+function preallocate(path: string, bytes: number, offset = 0): Promise<boolean> {
+  return bytes < PREALLOCATE_MIN_BYTES ? Promise.resolve(false) : fallocate(path, bytes, offset);
 }
 
 export const defaultFileOps: FileOps = {

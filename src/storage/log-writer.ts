@@ -13,6 +13,7 @@ import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { validateBatches } from "../format/validate.js";
 import type { AppendBuffer, Chunk } from "./append-buffer.js";
+import { extendReserve } from "./block-reserve.js";
 import type { LogConfig } from "./config.js";
 import type { FileOps } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
@@ -276,6 +277,7 @@ export class LogWriter {
     }
     this.#compactQueue();
     if (seg.size >= config.segmentBytes / 2) o.preparer.prepare(config.segmentBytes);
+    extendReserve(seg, o.ops, config.segmentBytes);
   }
 
   #compactQueue(): void {

@@ -10,6 +10,7 @@ import { mkdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { AppendBuffer } from "./append-buffer.js";
+import { extendReserve } from "./block-reserve.js";
 import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
 import { recoverSwap } from "./compaction/swap.js";
@@ -187,6 +188,7 @@ export class PartitionLog {
         const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0));
         seg.setFile(prepared.file);
         seg.fileSize = prepared.size;
+        seg.reservedTo = prepared.reserved;
       } catch (err) {
         throw storageError(`cannot create the first segment in ${dir}`, err);
       }
@@ -199,8 +201,10 @@ export class PartitionLog {
         if (active.fileSize < checked.segmentBytes) {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
-          active.preallocation = ops.preallocate(active.walPath, checked.segmentBytes);
         }
+        // The written part has its blocks; reserve a chunk ahead of it.
+        active.reservedTo = active.size;
+        extendReserve(active, ops, checked.segmentBytes);
       } catch (err) {
         await Promise.all(segments.map((s) => s.closeFile()));
         throw storageError(`cannot prepare the active segment in ${dir}`, err);

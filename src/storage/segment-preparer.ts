@@ -1,18 +1,21 @@
 /**
  * Prepares the next segment's file ahead of a roll, so that a roll is a rename: the file is
  * created under a name that is not a segment's, extended to segmentBytes with ftruncate and given
- * real blocks with fallocate where possible. A roll then renames it to `<base offset>.wal` and
- * fsyncs the directory.
+ * real blocks for its first chunk with fallocate where possible (block-reserve.ts reserves the
+ * rest as writes advance). A roll then renames it to `<base offset>.wal` and fsyncs the directory.
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { reserveChunk } from "./block-reserve.js";
 import { type FileOps, syncDir } from "./file-ops.js";
 import { PREPARED_NAME } from "./segment-name.js";
 
 export interface PreparedFile {
   file: FileHandle;
   size: number;
+  /** Bytes from the start with blocks reserved; `size` when no reservation is to be tried. */
+  reserved: number;
 }
 
 export class SegmentPreparer {
@@ -44,6 +47,7 @@ export class SegmentPreparer {
       if (prepared.size !== bytes) {
         await this.#ops.truncate(prepared.file, bytes);
         prepared.size = bytes;
+        prepared.reserved = Math.min(prepared.reserved, bytes);
       }
       await rename(this.#path, target);
       await syncDir(this.#dir);
@@ -72,11 +76,12 @@ export class SegmentPreparer {
     const file = await open(this.#path, "w+");
     try {
       await this.#ops.truncate(file, bytes);
-      await this.#ops.preallocate(this.#path, bytes);
+      const chunk = reserveChunk(bytes);
+      const ok = await this.#ops.preallocate(this.#path, chunk);
+      return { file, size: bytes, reserved: ok ? chunk : bytes };
     } catch (err) {
       await file.close().catch(() => {});
       throw err;
     }
-    return { file, size: bytes };
   }
 }

@@ -50,6 +50,7 @@ export class SegmentRoller {
     const seg = new Segment(o.dir, base, Date.now());
     seg.setFile(prepared.file);
     seg.fileSize = prepared.size;
+    seg.reservedTo = prepared.reserved;
     o.segments.push(seg);
     const synced = this.#syncClosed(old);
     this.#unsynced.push(synced);

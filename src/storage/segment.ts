@@ -34,6 +34,9 @@ export class Segment {
   deleted = false;
   /** The running `fallocate`, awaited before the file is truncated. */
   preallocation: Promise<unknown> | null = null;
+  /** Bytes from the start with disk blocks reserved (block-reserve.ts), and whether more are on their way. */
+  reservedTo = 0;
+  reserving = false;
   /** After a roll: fdatasync, truncate to `size`, write the index. */
   sealing: Promise<void> | null = null;
   #file: FileHandle | null = null;

@@ -64,8 +64,8 @@ export class TestFileOps implements FileOps {
     return defaultFileOps.truncate(file, length);
   }
 
-  preallocate(path: string, bytes: number): Promise<boolean> {
-    return defaultFileOps.preallocate(path, bytes);
+  preallocate(path: string, bytes: number, offset?: number): Promise<boolean> {
+    return defaultFileOps.preallocate(path, bytes, offset);
   }
 }
 

@@ -1,0 +1,42 @@
+/**
+ * Disk blocks are reserved (fallocate) for a segment in steps ahead of its write position, not for
+ * the whole segment at once: a new segment gets one chunk (min(segmentBytes, 16 MiB)), so an idle
+ * partition holds at most one chunk of disk and creating many partitions with a large segmentBytes
+ * cannot fill the disk with empty reservations. The file's length is segmentBytes from the start
+ * (ftruncate, which costs no blocks), so an append never waits for the file to grow. Once the
+ * writes pass half of what is reserved, the reservation doubles in the background (16, 32, 64 MiB,
+ * ... up to segmentBytes), well before the writes reach its end: a partition being written holds
+ * at most four times its data (or one chunk), and a fast writer needs only a few fallocate calls
+ * per segment.
+ */
+import type { FileOps } from "./file-ops.js";
+import type { Segment } from "./segment.js";
+
+/** The reservation step: large enough that fallocate is rare, small enough to hold per partition. */
+export const RESERVE_CHUNK_BYTES = 16 * 1024 * 1024;
+
+export function reserveChunk(segmentBytes: number): number {
+  return Math.min(segmentBytes, RESERVE_CHUNK_BYTES);
+}
+
+/**
+ * Starts the next reservation of `seg` once its writes passed half of what is reserved. Cheap when
+ * nothing is due (two comparisons), so it is called after every write. One reservation runs at a
+ * time, kept in `seg.preallocation` (awaited before the file is cut).
+ */
+export function extendReserve(seg: Segment, ops: FileOps, segmentBytes: number): void {
+  if (seg.reservedTo >= segmentBytes || seg.reserving) return;
+  if (seg.size * 2 < seg.reservedTo) return;
+  const upTo = Math.min(
+    segmentBytes,
+    Math.max(reserveChunk(segmentBytes), 2 * Math.max(seg.reservedTo, seg.size)),
+  );
+  // Only the new range: what is reserved (or written) already is not walked again.
+  const from = Math.min(seg.reservedTo, seg.size);
+  seg.reserving = true;
+  seg.preallocation = ops.preallocate(seg.walPath, upTo, from).then((ok) => {
+    seg.reserving = false;
+    // A file system that refuses (or a segment too small to bother) is left sparse from here on.
+    seg.reservedTo = ok ? upTo : segmentBytes;
+  });
+}

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
+import { extendReserve, RESERVE_CHUNK_BYTES } from "../../src/storage/block-reserve.js";
+import type { FileOps } from "../../src/storage/file-ops.js";
+import { PartitionLog } from "../../src/storage/partition-log.js";
+import { Segment } from "../../src/storage/segment.js";
+import { testConfig, withTempDir } from "./helpers.js";
+
+const MiB = 1024 * 1024;
+
+/** A batch of `count` records of `size` bytes each. */
+function bigBatch(count: number, size: number): Buffer {
+  const b = new BatchBuilder({ slabBytes: count * (size + 64) + 4096 });
+  const value = Buffer.alloc(size, 120);
+  for (let i = 0; i < count; i++) b.add(value, null, 1_700_000_000_000);
+  return Buffer.from(b.finish());
+}
+
+async function allocated(path: string): Promise<number> {
+  return (await stat(path)).blocks * 512;
+}
+
+test("a new partition reserves one chunk of disk, not its whole segment, and reserves more as it is written", async (t) => {
+  await withTempDir(async (dir) => {
+    const segmentBytes = 256 * MiB;
+    const log = await PartitionLog.open(dir, testConfig({ segmentBytes, maxBatchBytes: 8 * MiB }));
+    try {
+      const path = join(dir, "00000000000000000000.wal");
+      assert.equal((await stat(path)).size, segmentBytes, "the file is segmentBytes long from the start");
+      const idle = await allocated(path);
+      if (idle < RESERVE_CHUNK_BYTES) {
+        t.skip("this file system does not reserve blocks (fallocate)");
+        return;
+      }
+      assert.ok(idle <= RESERVE_CHUNK_BYTES + MiB, `an idle partition holds ${idle} bytes`);
+      // Past half the first chunk, the reservation doubles in the background.
+      for (let i = 0; i < 10; i++) await log.append(bigBatch(16, 64 * 1024));
+      for (let i = 0; i < 500 && (await allocated(path)) < 2 * RESERVE_CHUNK_BYTES; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const after = await allocated(path);
+      assert.ok(after >= 2 * RESERVE_CHUNK_BYTES, `reserved ${after} bytes after 10 MiB of writes`);
+      assert.ok(after <= 2 * RESERVE_CHUNK_BYTES + MiB, `reserved ${after} bytes after 10 MiB of writes`);
+    } finally {
+      await log.close();
+    }
+  });
+});
+
+test("extendReserve: doubles once writes pass half the reservation, one at a time, never past the segment", async () => {
+  const calls: [number, number][] = [];
+  let finish: ((ok: boolean) => void) | null = null;
+  const ops = {
+    preallocate(_path: string, bytes: number, offset = 0): Promise<boolean> {
+      calls.push([offset, bytes]);
+      return new Promise<boolean>((resolve) => {
+        finish = resolve;
+      });
+    },
+  } as unknown as FileOps;
+  const chunk = RESERVE_CHUNK_BYTES;
+  const segmentBytes = 6 * chunk;
+  const seg = new Segment("/nowhere", 0, 0);
+  seg.reservedTo = chunk;
+  seg.size = chunk / 2 - 1;
+  extendReserve(seg, ops, segmentBytes);
+  assert.deepEqual(calls, [], "more than half the reservation still ahead");
+  seg.size = chunk / 2 + 1;
+  extendReserve(seg, ops, segmentBytes);
+  extendReserve(seg, ops, segmentBytes);
+  assert.deepEqual(calls, [[chunk / 2 + 1, 2 * chunk]], "the new range only, once");
+  finish!(true);
+  await seg.preallocation;
+  assert.equal(seg.reservedTo, 2 * chunk);
+  seg.size = 2 * chunk;
+  extendReserve(seg, ops, segmentBytes);
+  finish!(true);
+  await seg.preallocation;
+  seg.size = 3 * chunk;
+  extendReserve(seg, ops, segmentBytes);
+  assert.deepEqual(calls.slice(1), [
+    [2 * chunk, 4 * chunk],
+    [3 * chunk, segmentBytes],
+  ]);
+  finish!(false);
+  await seg.preallocation;
+  extendReserve(seg, ops, segmentBytes);
+  assert.equal(calls.length, 3, "a refused reservation is not retried");
+});
