@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { Conch } from "../../src/client/conch.js";
 
 const CHILD = fileURLToPath(new URL("./broker-child.js", import.meta.url));
-const ROUNDS = 4;
+// Each round is a kill and a restart at a random moment; 12 of them take a few seconds.
+const ROUNDS = 12;
 
 interface Child {
   proc: ChildProcess;
@@ -47,7 +48,7 @@ function messageValue(i: number): string {
 }
 
 test("SIGKILL at random moments: every message acknowledged with acks=durable is read back intact", {
-  timeout: 90_000,
+  timeout: 40_000,
 }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), "conch-crash-"));
   let child = await startBroker(dataDir, 0);
