@@ -184,7 +184,11 @@ export class Producer {
     );
     if (this.#closing) group.fail(closedError());
     else if (messages.length === 0) return Promise.resolve(group.result());
-    else for (let i = 0; i < messages.length; i++) this.#enqueue(topic, messages[i]!, group, i);
+    else {
+      // One clock read per call: on some machines Date.now() costs as much as encoding a record.
+      const now = Date.now();
+      for (let i = 0; i < messages.length; i++) this.#enqueue(topic, messages[i]!, group, i, now);
+    }
     return promise;
   }
 
@@ -223,8 +227,15 @@ export class Producer {
     return this.#closed;
   }
 
-  #enqueue(topic: string, m: ProducerMessage, a: Resolve | SendGroup, b: Reject | number): void {
-    if (this.#parkHead < this.#parkTopics.length || !this.#tryAppend(topic, m, a, b)) {
+  /** `now` stands in for a message without a timestamp; undefined: the time it is appended. */
+  #enqueue(
+    topic: string,
+    m: ProducerMessage,
+    a: Resolve | SendGroup,
+    b: Reject | number,
+    now?: number,
+  ): void {
+    if (this.#parkHead < this.#parkTopics.length || !this.#tryAppend(topic, m, a, b, now)) {
       this.#parkTopics.push(topic);
       this.#parkMessages.push(m);
       this.#parkA.push(a);
@@ -235,10 +246,16 @@ export class Producer {
   }
 
   /** Appends the message (or rejects it if invalid); false if it must wait. */
-  #tryAppend(topic: string, m: ProducerMessage, a: Resolve | SendGroup, b: Reject | number): boolean {
+  #tryAppend(
+    topic: string,
+    m: ProducerMessage,
+    a: Resolve | SendGroup,
+    b: Reject | number,
+    now?: number,
+  ): boolean {
     const value = m.value;
     const key = m.key ?? null;
-    const ts = m.timestamp;
+    const ts = m.timestamp ?? now;
     const valueBytes = byteLength(value);
     const keyBytes = key === null ? 0 : byteLength(key);
     if (valueBytes < 0 || keyBytes < 0)
