@@ -62,8 +62,14 @@ export class SendGroup {
 
   /** Where each message went (complete once every message is acknowledged). */
   result(): SendBatchResult {
-    const partitions = this.#partitions ?? Uint32Array.of(this.#partition0);
-    const offsets = this.#offsets ?? Float64Array.of(this.#offset0);
+    if (this.#partitions !== null && this.#offsets !== null) {
+      return { partitions: this.#partitions, offsets: this.#offsets };
+    }
+    // Not TypedArray.of: it goes through the iteration protocol and measured slower.
+    const partitions = new Uint32Array(1);
+    const offsets = new Float64Array(1);
+    partitions[0] = this.#partition0;
+    offsets[0] = this.#offset0;
     return { partitions, offsets };
   }
 
