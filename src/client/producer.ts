@@ -10,7 +10,10 @@
  *
  * Messages that cannot be appended yet — the buffer is full, or the topic's partition count is
  * still being learned — wait in a FIFO of parallel arrays (no object per message) and everything
- * sent after them waits behind them, so order is kept.
+ * sent after them waits behind them, so order is kept. The FIFO is bounded too: past `bufferBytes`
+ * of waiting records a send fails at once with BUFFER_FULL (retriable), so a caller that does not
+ * await its sends cannot grow memory without limit. A waiting send whose `signal` aborts leaves the
+ * FIFO and fails with ABORTED; once appended to a batch it can no longer be recalled.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { HEADER_SIZE } from "../format/layout.js";
@@ -22,7 +25,7 @@ import {
 } from "../protocol/produce.js";
 import { abortable } from "./abort.js";
 import { ConnectionManager } from "./connection-manager.js";
-import { asConchError } from "./errors.js";
+import { abortedError, asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
 import { partitionForKey, StickyPartitioner } from "./partitioner.js";
 import {
@@ -58,6 +61,23 @@ export interface ProducerOptions {
   retryBackoffMaxMs?: number;
   /** A batch not acknowledged this long after it was sealed fails with its last error. Default 60 s. */
   deliveryTimeoutMs?: number;
+}
+
+export interface SendOptions {
+  /**
+   * Aborting it withdraws the send while it waits for buffer memory or metadata (it fails with
+   * ABORTED). A message already appended to a batch cannot be recalled: the abort is then ignored
+   * and the send completes as usual. For sendBatch, the messages still waiting are withdrawn and
+   * the call fails with ABORTED; those already appended may still be stored.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+/** A waiting send's abort listener and how many of its messages still wait (sendBatch: several). */
+interface ParkedAbort {
+  readonly signal: AbortSignal;
+  readonly listener: () => void;
+  waiting: number;
 }
 
 export interface ProducerMessage {
@@ -97,6 +117,11 @@ export class Producer {
   #parkA: Array<Resolve | SendGroup> = [];
   #parkB: Array<Reject | number> = [];
   #parkHead = 0;
+  /** Bytes of the records waiting in the FIFO, bounded by bufferBytes. */
+  #parkBytes: number[] = [];
+  #parkedBytes = 0;
+  /** Waiting sends that have a signal, by their resolver or group. Empty on the fast path. */
+  #parkAborts = new Map<Resolve | SendGroup, ParkedAbort>();
   #parkedEver = 0;
   #unparkedEver = 0;
   /** Why the head of the FIFO could not be appended. */
@@ -165,29 +190,39 @@ export class Producer {
   }
 
   /** Sends one message; resolves with where it was stored once acknowledged per `acks`. */
-  send(topic: string, message: ProducerMessage): Promise<RecordMetadata> {
+  send(topic: string, message: ProducerMessage, options?: SendOptions): Promise<RecordMetadata> {
     const promise = new Promise<RecordMetadata>(capture);
     const resolve = capturedResolve as Resolve;
     const reject = capturedReject as Reject;
+    const signal = options?.signal;
     if (this.#closing) reject(closedError());
-    else this.#enqueue(topic, message, resolve, reject);
+    else if (signal?.aborted === true) reject(abortedError(signal, "send"));
+    else this.#enqueue(topic, message, resolve, reject, undefined, signal);
     return promise;
   }
 
   /** Sends many messages with one promise; cheaper than `send` per message. */
-  sendBatch(topic: string, messages: readonly ProducerMessage[]): Promise<SendBatchResult> {
+  sendBatch(
+    topic: string,
+    messages: readonly ProducerMessage[],
+    options?: SendOptions,
+  ): Promise<SendBatchResult> {
     const promise = new Promise<SendBatchResult>(capture);
     const group = new SendGroup(
       messages.length,
       capturedResolve as (r: SendBatchResult) => void,
       capturedReject as Reject,
     );
+    const signal = options?.signal;
     if (this.#closing) group.fail(closedError());
+    else if (signal?.aborted === true) group.fail(abortedError(signal, "sendBatch"));
     else if (messages.length === 0) return Promise.resolve(group.result());
     else {
       // One clock read per call: on some machines Date.now() costs as much as encoding a record.
       const now = Date.now();
-      for (let i = 0; i < messages.length; i++) this.#enqueue(topic, messages[i]!, group, i, now);
+      for (let i = 0; i < messages.length; i++) {
+        if (!this.#enqueue(topic, messages[i]!, group, i, now, signal)) break;
+      }
     }
     return promise;
   }
@@ -234,15 +269,88 @@ export class Producer {
     a: Resolve | SendGroup,
     b: Reject | number,
     now?: number,
-  ): void {
+    signal?: AbortSignal,
+  ): boolean {
     if (this.#parkHead < this.#parkTopics.length || !this.#tryAppend(topic, m, a, b, now)) {
+      const bytes = recordBytes(m);
+      if (this.#parkedBytes + bytes > this.#bufferBytes && this.#parkHead < this.#parkTopics.length) {
+        const err = new ConchError(
+          ErrorCode.BUFFER_FULL,
+          `the producer's buffer is full and ${this.#parkedBytes} bytes of sends already wait for it (bufferBytes ${this.#bufferBytes}); await sends, or use waitForRoom()`,
+        );
+        // A sendBatch fails whole: its messages already waiting are withdrawn too.
+        if (a instanceof SendGroup) this.#withdraw(a, err);
+        else fail(a, b, err);
+        return false;
+      }
       this.#parkTopics.push(topic);
       this.#parkMessages.push(m);
       this.#parkA.push(a);
       this.#parkB.push(b);
+      this.#parkBytes.push(bytes);
+      this.#parkedBytes += bytes;
       this.#parkedEver++;
+      if (signal !== undefined) this.#watchParked(a, signal);
       if (this.#blockedOnMemory) this.#acc.pressure = true;
     }
+    return true;
+  }
+
+  /** A waiting send with a signal: aborting it withdraws the send's waiting messages. */
+  #watchParked(a: Resolve | SendGroup, signal: AbortSignal): void {
+    const known = this.#parkAborts.get(a);
+    if (known !== undefined) {
+      known.waiting++;
+      return;
+    }
+    const listener = (): void =>
+      this.#withdraw(a, abortedError(signal, a instanceof SendGroup ? "sendBatch" : "send"));
+    this.#parkAborts.set(a, { signal, listener, waiting: 1 });
+    signal.addEventListener("abort", listener, { once: true });
+  }
+
+  /** One message of `a` left the FIFO (appended or failed): stop watching once none waits. */
+  #leftPark(a: Resolve | SendGroup): void {
+    const watch = this.#parkAborts.get(a);
+    if (watch === undefined || --watch.waiting > 0) return;
+    this.#parkAborts.delete(a);
+    watch.signal.removeEventListener("abort", watch.listener);
+  }
+
+  /** Takes every waiting message of `a` out of the FIFO and fails `a` with `err`. */
+  #withdraw(a: Resolve | SendGroup, err: ConchError): void {
+    const watch = this.#parkAborts.get(a);
+    if (watch !== undefined) {
+      this.#parkAborts.delete(a);
+      watch.signal.removeEventListener("abort", watch.listener);
+    }
+    let b: Reject | number | undefined;
+    let write = this.#parkHead;
+    for (let i = this.#parkHead; i < this.#parkTopics.length; i++) {
+      if (this.#parkA[i] === a) {
+        b = this.#parkB[i];
+        this.#parkedBytes -= this.#parkBytes[i]!;
+        this.#unparkedEver++;
+        continue;
+      }
+      this.#parkTopics[write] = this.#parkTopics[i]!;
+      this.#parkMessages[write] = this.#parkMessages[i]!;
+      this.#parkA[write] = this.#parkA[i]!;
+      this.#parkB[write] = this.#parkB[i]!;
+      this.#parkBytes[write] = this.#parkBytes[i]!;
+      write++;
+    }
+    this.#parkTopics.length = write;
+    this.#parkMessages.length = write;
+    this.#parkA.length = write;
+    this.#parkB.length = write;
+    this.#parkBytes.length = write;
+    if (b !== undefined) fail(a, b, err);
+    else if (a instanceof SendGroup) a.fail(err);
+    // What waited behind the withdrawn sends may fit now.
+    this.#setHead(this.#parkHead);
+    this.#unpark();
+    this.#wakeProgress();
   }
 
   /** Appends the message (or rejects it if invalid); false if it must wait. */
@@ -312,6 +420,8 @@ export class Producer {
       head < topics.length &&
       this.#tryAppend(topics[head]!, this.#parkMessages[head]!, this.#parkA[head]!, this.#parkB[head]!)
     ) {
+      this.#parkedBytes -= this.#parkBytes[head]!;
+      if (this.#parkAborts.size > 0) this.#leftPark(this.#parkA[head]!);
       head++;
     }
     this.#unparkedEver += head - start;
@@ -326,22 +436,27 @@ export class Producer {
       messages: [] as ProducerMessage[],
       a: [] as Array<Resolve | SendGroup>,
       b: [] as Array<Reject | number>,
+      bytes: [] as number[],
     };
     for (let i = this.#parkHead; i < this.#parkTopics.length; i++) {
       if (this.#parkTopics[i] === topic && this.#parkMessages[i]!.partition === undefined) {
         fail(this.#parkA[i]!, this.#parkB[i]!, err);
+        this.#parkedBytes -= this.#parkBytes[i]!;
+        this.#leftPark(this.#parkA[i]!);
         this.#unparkedEver++;
       } else {
         keep.topics.push(this.#parkTopics[i]!);
         keep.messages.push(this.#parkMessages[i]!);
         keep.a.push(this.#parkA[i]!);
         keep.b.push(this.#parkB[i]!);
+        keep.bytes.push(this.#parkBytes[i]!);
       }
     }
     this.#parkTopics = keep.topics;
     this.#parkMessages = keep.messages;
     this.#parkA = keep.a;
     this.#parkB = keep.b;
+    this.#parkBytes = keep.bytes;
     this.#parkHead = 0;
     this.#unpark();
     this.#wakeProgress();
@@ -353,6 +468,8 @@ export class Producer {
       this.#parkMessages = [];
       this.#parkA = [];
       this.#parkB = [];
+      this.#parkBytes = [];
+      this.#parkedBytes = 0;
       this.#parkHead = 0;
       this.#acc.pressure = false;
       return;
@@ -363,6 +480,7 @@ export class Producer {
       this.#parkMessages = this.#parkMessages.slice(head);
       this.#parkA = this.#parkA.slice(head);
       this.#parkB = this.#parkB.slice(head);
+      this.#parkBytes = this.#parkBytes.slice(head);
       head = 0;
     }
     this.#parkHead = head;
@@ -432,6 +550,13 @@ export class Producer {
     const step = Math.min(this.#retryBackoffMaxMs, this.#retryBackoffMs * 2 ** Math.min(attempts - 1, 20));
     return step / 2 + Math.random() * (step / 2);
   }
+}
+
+/** What a message will take in a batch (0 for an invalid one: it fails when it is appended). */
+function recordBytes(m: ProducerMessage): number {
+  const key = m.key ?? null;
+  const bytes = HEADER_SIZE + byteLength(m.value) + (key === null ? 0 : byteLength(key));
+  return Math.max(bytes, HEADER_SIZE);
 }
 
 /** UTF-8 bytes of a string, length of bytes, or -1 for anything else. */

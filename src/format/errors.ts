@@ -35,6 +35,8 @@ export const ErrorCode = {
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,
+  /** A producer's queue of sends waiting for buffer memory is full; retry once sends complete. */
+  BUFFER_FULL: 102,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -56,7 +58,8 @@ export function isRetriable(code: number): boolean {
     code === ErrorCode.SHUTTING_DOWN ||
     code === ErrorCode.CONNECTION_CLOSED ||
     code === ErrorCode.REBALANCE_IN_PROGRESS ||
-    code === ErrorCode.NOT_COORDINATOR
+    code === ErrorCode.NOT_COORDINATOR ||
+    code === ErrorCode.BUFFER_FULL
   );
 }
 

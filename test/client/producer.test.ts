@@ -89,7 +89,9 @@ test("a full buffer makes sends wait until acknowledgements free memory", async 
   const value = "v".repeat(71); // 100 bytes per record with its header
   let resolved = 0;
   const sends: Array<Promise<RecordMetadata>> = [];
-  for (let i = 0; i < 100; i++) {
+  // 7,000 bytes: a buffer full, and less than another waiting for it (past that, BUFFER_FULL).
+  const count = 70;
+  for (let i = 0; i < count; i++) {
     sends.push(
       producer.send("t", { value, partition: 0 }).then((r) => {
         resolved++;
@@ -103,10 +105,10 @@ test("a full buffer makes sends wait until acknowledgements free memory", async 
   assert.equal(producer.hasRoom, false);
   assert.equal(resolved, 0);
   const sentBefore = log.held.reduce((n, h) => n + batchCount(h.produce.records, 0), 0);
-  assert.ok(sentBefore > 0 && sentBefore < 100, `${sentBefore} records on the wire while memory is full`);
+  assert.ok(sentBefore > 0 && sentBefore < count, `${sentBefore} records on the wire while memory is full`);
   const room = producer.waitForRoom();
   // Acknowledge repeatedly: each acknowledgement lets parked sends in.
-  while (resolved < 100) {
+  while (resolved < count) {
     log.release();
     await settle();
   }
@@ -114,7 +116,7 @@ test("a full buffer makes sends wait until acknowledgements free memory", async 
   const results = await Promise.all(sends);
   assert.deepEqual(
     results.map((r) => r.offset),
-    Array.from({ length: 100 }, (_, i) => i),
+    Array.from({ length: count }, (_, i) => i),
   );
   assert.equal(producer.bufferedBytes, 0);
   assert.equal(producer.hasRoom, true);
@@ -269,3 +271,97 @@ async function codeOfFlush(p: Promise<unknown>): Promise<string> {
   }
   return "resolved";
 }
+
+test("send({ signal }): a send waiting for memory is withdrawn with ABORTED; one already in a batch is not", async (t) => {
+  const log = new FakeLog();
+  log.auto = false;
+  const { brokers } = await setup(t, log);
+  const producer = new Producer({ brokers }, { bufferBytes: 4096, batchBytes: 1024, maxInFlight: 100 });
+  t.after(() => producer.close());
+  const value = "v".repeat(71); // 100 bytes per record with its header
+  const inBatch = new AbortController();
+  const first = producer.send("t", { value: "first", partition: 0 }, { signal: inBatch.signal });
+  const sends: Array<Promise<RecordMetadata>> = [first];
+  for (let i = 0; i < 39; i++) sends.push(producer.send("t", { value, partition: 0 }));
+  await settle();
+  assert.equal(producer.hasRoom, false);
+  const parked = new AbortController();
+  const withdrawn = producer.send("t", { value: "withdrawn", partition: 0 }, { signal: parked.signal });
+  const group = new AbortController();
+  const withdrawnBatch = producer.sendBatch(
+    "t",
+    [
+      { value: "batch-a", partition: 0 },
+      { value: "batch-b", partition: 0 },
+    ],
+    { signal: group.signal },
+  );
+  const behind = producer.send("t", { value: "behind", partition: 0 });
+  parked.abort();
+  group.abort();
+  inBatch.abort();
+  await assert.rejects(
+    withdrawn,
+    (err: unknown) => err instanceof ConchError && err.code === ErrorCode.ABORTED,
+  );
+  await assert.rejects(
+    withdrawnBatch,
+    (err: unknown) => err instanceof ConchError && err.code === ErrorCode.ABORTED,
+  );
+  await assert.rejects(
+    producer.send("t", { value: "late" }, { signal: AbortSignal.abort() }),
+    (err: unknown) => err instanceof ConchError && err.code === ErrorCode.ABORTED,
+  );
+  let released = false;
+  void behind.then(() => {
+    released = true;
+  });
+  while (!released) {
+    log.release();
+    await settle();
+  }
+  await Promise.all(sends);
+  assert.equal((await first).offset, 0, "a send already in a batch completes");
+  const stored = log.values[0] ?? [];
+  assert.equal(stored.length, 41);
+  assert.equal(stored.at(-1), "behind");
+  for (const v of ["withdrawn", "batch-a", "batch-b", "late"])
+    assert.ok(!stored.includes(v), `${v} was not sent`);
+});
+
+test("sends waiting for memory are bounded by bufferBytes: past it send and sendBatch fail at once with BUFFER_FULL", async (t) => {
+  const log = new FakeLog();
+  log.auto = false;
+  const { brokers } = await setup(t, log);
+  const producer = new Producer({ brokers }, { bufferBytes: 4096, batchBytes: 1024, maxInFlight: 100 });
+  t.after(() => producer.close());
+  const value = "v".repeat(71); // 100 bytes per record with its header
+  const big = "w".repeat(900);
+  const sends: Array<Promise<RecordMetadata>> = [];
+  // About 40 in the buffer, 35 waiting for it.
+  for (let i = 0; i < 75; i++) sends.push(producer.send("t", { value, partition: 0 }));
+  await settle();
+  const full = (err: unknown): boolean =>
+    err instanceof ConchError &&
+    err.code === ErrorCode.BUFFER_FULL &&
+    err.retriable &&
+    /bufferBytes/.test(err.message);
+  await assert.rejects(producer.send("t", { value: big, partition: 0 }), full);
+  await assert.rejects(
+    producer.sendBatch("t", [
+      { value: "b0", partition: 0 },
+      { value: big, partition: 0 },
+      { value: "b2", partition: 0 },
+    ]),
+    full,
+  );
+  let done = 0;
+  for (const s of sends) void s.then(() => done++);
+  while (done < 75) {
+    log.release();
+    await settle();
+  }
+  const stored = log.values[0] ?? [];
+  assert.equal(stored.length, 75);
+  for (const v of [big, "b0", "b2"]) assert.ok(!stored.includes(v), `${v} was not sent`);
+});

@@ -32,6 +32,7 @@ test("ConchError carries code, codeName, message, cause and retriability", () =>
   assert.equal(new ConchError(ErrorCode.INVALID_BATCH, "x").retriable, false);
   const retriable = Object.values(ErrorCode).filter((c) => isRetriable(c));
   assert.deepEqual(retriable.map(errorName).sort(), [
+    "BUFFER_FULL",
     "CONNECTION_CLOSED",
     "NOT_COORDINATOR",
     "REBALANCE_IN_PROGRESS",
