@@ -116,7 +116,9 @@ export class ConnectionManager {
       };
       const onAbort = (): void => waiter.reject(abortedError(signal, "connect"));
       const timer = setTimeout(() => {
-        const last = this.#lastError === null ? "" : `: ${this.#lastError.message}`;
+        // The last error is itself a "connection closed: ..." one: only its detail is repeated.
+        const detail = this.#lastError?.message.replace(/^connection closed: /, "");
+        const last = detail === undefined ? "" : ` (last attempt: ${detail})`;
         waiter.reject(connectionClosedError(`no broker reachable within ${ms} ms${last}`, this.#lastError));
       }, ms);
       signal?.addEventListener("abort", onAbort, { once: true });
