@@ -4,6 +4,7 @@
  * truth: `loadBrokerConfig` reads it, and `conch broker` builds its options from it, so a setting is
  * added here and nowhere else.
  */
+import { MAX_BATCH_BYTES_LIMIT } from "../storage/config.js";
 import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
 import { booleanValue, enumValue, integerValue, textValue, type ValueParser } from "./config-values.js";
 
@@ -108,7 +109,8 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "bytes",
     "largest batch a producer may send",
     4 * MiB,
-    integerValue(1024, MAX_SEGMENT_BYTES),
+    // The storage layer's own limit, so a value the broker accepts is one its logs accept.
+    integerValue(1024, MAX_BATCH_BYTES_LIMIT),
   ),
   setting(
     "maxConnections",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadBrokerConfig } from "../../src/broker/broker-config.js";
 import { ErrorCode } from "../../src/format/errors.js";
+import { MAX_BATCH_BYTES_LIMIT } from "../../src/storage/config.js";
 import { conchError, openBroker } from "./helpers.js";
 
 const refused = (err: unknown): boolean =>
@@ -29,6 +30,17 @@ test("maxPartitions: default 10,000, settable by flag and environment", () => {
   assert.equal(loadBrokerConfig({ env: {}, flags: { maxPartitions: "9" } }).maxPartitions, 9);
   assert.throws(
     () => loadBrokerConfig({ env: { CONCH_MAX_PARTITIONS: "0" } }),
+    conchError(ErrorCode.INVALID_CONFIG),
+  );
+});
+
+test("maxBatchBytes accepts up to the storage limit and no more", () => {
+  assert.equal(
+    loadBrokerConfig({ env: { CONCH_MAX_BATCH_BYTES: String(MAX_BATCH_BYTES_LIMIT) } }).maxBatchBytes,
+    MAX_BATCH_BYTES_LIMIT,
+  );
+  assert.throws(
+    () => loadBrokerConfig({ env: { CONCH_MAX_BATCH_BYTES: String(MAX_BATCH_BYTES_LIMIT + 1) } }),
     conchError(ErrorCode.INVALID_CONFIG),
   );
 });
