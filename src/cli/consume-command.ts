@@ -10,10 +10,12 @@ import { type Command, Option } from "commander";
 import type { Conch } from "../client/conch.js";
 import type { ConsumerOptions, StartPosition } from "../client/consumer.js";
 import { BatchCursor } from "../client/consumer-batch.js";
+import type { OffsetResetEvent } from "../client/group-consumer.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { groupConsumer } from "./group-commands.js";
 import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
+import { printStatus } from "./output.js";
 import { OutputBuffer } from "./output-buffer.js";
 import { FORMATS, type FormatName, recordWriter } from "./record-format.js";
 import { checkTopic } from "./topic-check.js";
@@ -75,6 +77,21 @@ export function registerConsumeCommand(program: Command): void {
   });
 }
 
+/**
+ * A group's committed position that retention deleted is skipped over to the earliest offset still
+ * stored: messages in between are lost to this group, so it is said, once per partition, on stderr.
+ */
+export function logOffsetResets(
+  group: { on(event: "offsetReset", listener: (e: OffsetResetEvent) => void): unknown },
+  write: (line: string) => void,
+): void {
+  group.on("offsetReset", (e) =>
+    write(
+      `${e.topic} partition ${e.partition}: committed offset ${e.committed} was deleted by retention; reading from ${e.offset}`,
+    ),
+  );
+}
+
 /** Resolves with the number of messages written once a stop condition is met. */
 export async function consume(
   client: Conch,
@@ -89,6 +106,7 @@ export async function consume(
       ? { topics: [topic], from }
       : { partitions: [{ topic, partition: o.partition }], from };
   const group = o.group === undefined ? null : groupConsumer(client, topic, { ...o, group: o.group });
+  if (group !== null) logOffsetResets(group, printStatus);
   const consumer = group ?? client.consumer(options);
   const out = new OutputBuffer(stdout);
   const writer = recordWriter(o.format);
