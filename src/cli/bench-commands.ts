@@ -17,6 +17,7 @@ export interface BenchOptions {
   acks: AcksName;
   partitions: number;
   rate: number;
+  inFlight: number;
   json?: boolean;
 }
 
@@ -53,6 +54,11 @@ export function registerBenchCommands(program: Command): void {
           new Option("--linger-ms <ms>", "producer linger").argParser(integerParser(0, 60_000)).default(0),
         )
         .addOption(new Option("--acks <acks>", "producer acks").choices(ACKS).default("leader"))
+        .addOption(
+          new Option("--in-flight <n>", "sendBatch calls in flight at once (produce, and filling for consume)")
+            .argParser(integerParser(1, 100_000))
+            .default(4),
+        )
         .addOption(
           new Option("--partitions <n>", "partitions when the topic is created")
             .argParser(integerParser(1, 10_000))

@@ -1,7 +1,7 @@
 /**
  * `conch bench produce`: sendBatch calls of --batch messages, each value the same --size bytes,
- * with as many calls in flight as the producer's buffer allows. Latency is per sendBatch call,
- * from the call to its acknowledgement.
+ * with --in-flight calls in flight (fewer when the producer's buffer is full). Latency is per
+ * sendBatch call, from the call to its acknowledgement.
  */
 import type { Conch } from "../client/conch.js";
 import type { Producer, ProducerMessage } from "../client/producer.js";
@@ -29,7 +29,7 @@ export async function benchProduce(client: Conch, o: BenchOptions, gc: GcMeter):
  */
 export async function sendAll(
   producer: Producer,
-  o: Pick<BenchOptions, "topic" | "messages" | "size" | "batch">,
+  o: Pick<BenchOptions, "topic" | "messages" | "size" | "batch" | "inFlight">,
   progress: Progress | null,
   latency: LatencyRecorder | null,
 ): Promise<void> {
@@ -43,6 +43,13 @@ export async function sendAll(
   let failure: unknown = null;
   let inFlight = 0;
   let allDone: (() => void) | null = null;
+  let slotFree: (() => void) | null = null;
+  const settled = (): void => {
+    if (--inFlight === 0) allDone?.();
+    const wake = slotFree;
+    slotFree = null;
+    wake?.();
+  };
   while (sent < o.messages && failure === null) {
     const n = Math.min(o.batch, o.messages - sent);
     const messages = n === full.length ? full : full.slice(0, n);
@@ -53,14 +60,15 @@ export async function sendAll(
         latency?.recordSince(t0);
         acked += n;
         progress?.update(acked);
-        if (--inFlight === 0) allDone?.();
+        settled();
       },
       (err: unknown) => {
         failure ??= err;
-        if (--inFlight === 0) allDone?.();
+        settled();
       },
     );
     sent += n;
+    if (inFlight >= o.inFlight) await new Promise<void>((resolve) => (slotFree = resolve));
     if (!producer.hasRoom) await producer.waitForRoom();
   }
   if (inFlight > 0) await new Promise<void>((resolve) => (allDone = resolve));
