@@ -55,7 +55,10 @@ export function registerBenchCommands(program: Command): void {
         )
         .addOption(new Option("--acks <acks>", "producer acks").choices(ACKS).default("leader"))
         .addOption(
-          new Option("--in-flight <n>", "sendBatch calls in flight at once (produce, and filling for consume)")
+          new Option(
+            "--in-flight <n>",
+            "sendBatch calls in flight at once (produce, and filling for consume)",
+          )
             .argParser(integerParser(1, 100_000))
             .default(4),
         )
