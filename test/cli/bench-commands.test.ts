@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { BrokerProcess, removeDir, runConch, tempDir } from "./cli-harness.js";
+import { test } from "node:test";
+import { runConch, useSharedBroker } from "./cli-harness.js";
 
-let dir: string;
-let broker: BrokerProcess;
-
-before(async () => {
-  dir = tempDir();
-  broker = await BrokerProcess.start(dir);
-});
-
-after(async () => {
-  await broker.stop();
-  removeDir(dir);
-});
+const shared = useSharedBroker();
 
 const FIELDS = ["messages", "seconds", "msgs_per_s", "mb_per_s", "p50_ms", "p99_ms", "p999_ms", "gc_share"];
 
@@ -26,7 +15,7 @@ function report(stdout: string): Record<string, number | null> {
 }
 
 test("bench produce then bench consume: one JSON line each, with the messages that moved", async () => {
-  const common = ["--topic", "b", "--size", "50", "--broker", broker.address, "--json"];
+  const common = ["--topic", "b", "--size", "50", "--broker", shared.broker.address, "--json"];
   const produced = await runConch(["bench", "produce", "--messages", "20000", "--batch", "500", ...common]);
   assert.equal(produced.code, 0, produced.stderr);
   const p = report(produced.stdout);
@@ -37,7 +26,7 @@ test("bench produce then bench consume: one JSON line each, with the messages th
   assert.ok(p.p50_ms! > 0 && p.p50_ms! <= p.p99_ms! && p.p99_ms! <= p.p999_ms!);
   assert.ok(p.gc_share! >= 0 && p.gc_share! < 1);
 
-  const described = await runConch(["topic", "describe", "b", "--json", "--broker", broker.address]);
+  const described = await runConch(["topic", "describe", "b", "--json", "--broker", shared.broker.address]);
   assert.equal(
     (JSON.parse(described.stdout) as { partitions: { latest: number }[] }).partitions[0]!.latest,
     20000,
@@ -65,7 +54,7 @@ test("bench latency: end-to-end percentiles at a fixed rate", async () => {
     "--rate",
     "2000",
     "--broker",
-    broker.address,
+    shared.broker.address,
     "--json",
   ]);
   assert.equal(r.code, 0, r.stderr);
@@ -85,7 +74,7 @@ test("bench without --json prints one line for people", async () => {
     "--topic",
     "h",
     "--broker",
-    broker.address,
+    shared.broker.address,
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(

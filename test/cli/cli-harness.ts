@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** bin/conch.js, from dist/test/cli/. */
@@ -138,4 +139,37 @@ export class BrokerProcess {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
     return this.exited;
   }
+}
+
+/** A broker shared by every test of a file: started before them, stopped and removed after. */
+export interface SharedBroker {
+  readonly dir: string;
+  readonly broker: BrokerProcess;
+  /** Runs `conch ARGS --broker <the shared broker>`, with `input` on stdin when given. */
+  conch(args: string[], input?: string): Promise<RunResult>;
+}
+
+export function useSharedBroker(): SharedBroker {
+  let dir = "";
+  let broker: BrokerProcess | undefined;
+  before(async () => {
+    dir = tempDir();
+    broker = await BrokerProcess.start(dir);
+  });
+  after(async () => {
+    await broker?.stop();
+    removeDir(dir);
+  });
+  const shared: SharedBroker = {
+    get dir() {
+      return dir;
+    },
+    get broker() {
+      if (broker === undefined) throw new Error("the shared broker is not started yet");
+      return broker;
+    },
+    conch: (args, input) =>
+      runConch([...args, "--broker", shared.broker.address], input === undefined ? {} : { input }),
+  };
+  return shared;
 }

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { LineSplitter } from "../../src/cli/line-splitter.js";
-import { BrokerProcess, collect, removeDir, runConch, spawnConch, tempDir } from "./cli-harness.js";
+import { collect, runConch, spawnConch, useSharedBroker } from "./cli-harness.js";
 
 const MESSAGES = 1_000_000;
 const LINES_PER_CHUNK = 2_000;
@@ -31,21 +31,10 @@ function generatedInput(count: number, hash: ReturnType<typeof createHash>): Rea
   });
 }
 
-let dir: string;
-let broker: BrokerProcess;
-
-before(async () => {
-  dir = tempDir();
-  broker = await BrokerProcess.start(dir);
-});
-
-after(async () => {
-  await broker.stop();
-  removeDir(dir);
-});
+const shared = useSharedBroker();
 
 test(`${MESSAGES} lines through conch produce and conch consume: each once, in order`, async () => {
-  const b = ["--broker", broker.address];
+  const b = ["--broker", shared.broker.address];
   assert.equal((await runConch(["topic", "create", "million", ...b])).code, 0);
 
   const sent = createHash("sha256");

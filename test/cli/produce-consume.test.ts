@@ -1,24 +1,11 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { after, before, test } from "node:test";
-import { BrokerProcess, collect, removeDir, runConch, spawnConch, tempDir } from "./cli-harness.js";
+import { test } from "node:test";
+import { collect, runConch, spawnConch, useSharedBroker } from "./cli-harness.js";
 
-let dir: string;
-let broker: BrokerProcess;
+const shared = useSharedBroker();
 
-before(async () => {
-  dir = tempDir();
-  broker = await BrokerProcess.start(dir);
-});
-
-after(async () => {
-  await broker.stop();
-  removeDir(dir);
-});
-
-function conch(args: string[], input?: string) {
-  return runConch([...args, "--broker", broker.address], input === undefined ? {} : { input });
-}
+const conch = shared.conch;
 
 interface JsonRecord {
   topic: string;
@@ -134,7 +121,7 @@ test("consume waits for messages produced after it started", async () => {
     "--max-messages",
     "2",
     "--broker",
-    broker.address,
+    shared.broker.address,
   ]);
   const done = collect(consumer);
   // The consumer may not have looked up "latest" yet; produce until it has seen two messages.
@@ -153,7 +140,7 @@ test("consume waits for messages produced after it started", async () => {
 
 test("the broker address can come from CONCH_BROKER", async () => {
   await conch(["topic", "create", "fromenv"]);
-  const r = await runConch(["topic", "list"], { env: { CONCH_BROKER: broker.address } });
+  const r = await runConch(["topic", "list"], { env: { CONCH_BROKER: shared.broker.address } });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stdout.split("\n").includes("fromenv"));
 });
@@ -176,7 +163,7 @@ test("a reader that stops early (| head) ends consume quietly with exit 0", asyn
   await conch(["topic", "create", "piped"]);
   const lines = Array.from({ length: 50_000 }, (_, i) => `line ${i}`).join("\n");
   assert.equal((await conch(["produce", "piped"], lines)).code, 0);
-  const child = spawnConch(["consume", "piped", "--timeout-ms", "5000", "--broker", broker.address]);
+  const child = spawnConch(["consume", "piped", "--timeout-ms", "5000", "--broker", shared.broker.address]);
   const done = collect(child);
   // Read a little, then close the pipe as `head` does.
   await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
@@ -189,7 +176,7 @@ test("a reader that stops early (| head) ends consume quietly with exit 0", asyn
 test("SIGINT ends produce's input early: what was read is sent and counted, exit 0", async () => {
   await conch(["topic", "create", "interrupted"]);
   const input = new PassThrough();
-  const child = spawnConch(["produce", "interrupted", "--broker", broker.address], { input });
+  const child = spawnConch(["produce", "interrupted", "--broker", shared.broker.address], { input });
   const done = collect(child);
   input.write("one\ntwo\nhalf a li");
   // Wait (bounded) until the two whole lines are stored, then interrupt with stdin still open.

@@ -1,23 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { BrokerProcess, removeDir, runConch, tempDir } from "./cli-harness.js";
+import { test } from "node:test";
+import { runConch, useSharedBroker } from "./cli-harness.js";
 
-let dir: string;
-let broker: BrokerProcess;
+const shared = useSharedBroker();
 
-before(async () => {
-  dir = tempDir();
-  broker = await BrokerProcess.start(dir);
-});
-
-after(async () => {
-  await broker.stop();
-  removeDir(dir);
-});
-
-function conch(args: string[], input?: string) {
-  return runConch([...args, "--broker", broker.address], input === undefined ? {} : { input });
-}
+const conch = shared.conch;
 
 test("create, list, describe and delete a topic", async () => {
   const created = await conch([
