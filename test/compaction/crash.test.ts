@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SWAP_MARKER } from "../../src/storage/compaction/swap.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
+import { runAndKill } from "../storage/kill-writer.js";
 import { crashConfig, keyOf, recordValue } from "./fixtures/crash-records.js";
 import { readAll, withTempDir } from "./helpers.js";
 
@@ -19,37 +19,18 @@ interface Round {
   stderr: string;
 }
 
-/** Runs the writer on `dir`, SIGKILLs it `killAfterMs` after it is ready (or after it starts when `early`). */
-function runWriter(dir: string, killAfterMs: number, early: boolean): Promise<Round> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, dir], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let stderr = "";
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      timer ??= setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-    };
-    if (early) arm();
-    child.stdout.setEncoding("utf8").on("data", (s: string) => {
-      out += s;
-      if (out.startsWith("ready")) arm();
-    });
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-    child.once("error", reject);
-    child.once("close", () => {
-      clearTimeout(timer);
-      const acks: [number, number][] = [];
-      let removed = 0;
-      // Only whole lines count: the last one may have been cut by the kill.
-      for (const line of out.split("\n").slice(0, -1)) {
-        const ack = /^ack (\d+) (\d+)$/.exec(line);
-        if (ack) acks.push([Number(ack[1]), Number(ack[2])]);
-        const compacted = /^compacted (\d+)$/.exec(line);
-        if (compacted) removed += Number(compacted[1]);
-      }
-      resolve({ acks, removed, stderr });
-    });
-  });
+/** Runs the writer on `dir`, SIGKILLs it, and returns what it acknowledged and compacted. */
+async function runWriter(dir: string, killAfterMs: number, early: boolean): Promise<Round> {
+  const { lines, stderr } = await runAndKill(WRITER, dir, killAfterMs, early);
+  const acks: [number, number][] = [];
+  let removed = 0;
+  for (const line of lines) {
+    const ack = /^ack (\d+) (\d+)$/.exec(line);
+    if (ack) acks.push([Number(ack[1]), Number(ack[2])]);
+    const compacted = /^compacted (\d+)$/.exec(line);
+    if (compacted) removed += Number(compacted[1]);
+  }
+  return { acks, removed, stderr };
 }
 
 test("SIGKILL while compacting never loses a key's newest acknowledged record nor breaks the log", async () => {

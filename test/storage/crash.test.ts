@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { readAll, testConfig, withTempDir } from "./helpers.js";
+import { runAndKill } from "./kill-writer.js";
 
 const WRITER = fileURLToPath(new URL("./fixtures/crash-writer.js", import.meta.url));
 const ROUNDS = 20;
@@ -15,38 +15,15 @@ interface Round {
   stderr: string;
 }
 
-/**
- * Runs the writer on `dir` and kills it with SIGKILL `killAfterMs` after it is ready, or after it
- * starts when `early` (so some kills land while it opens and recovers the log); returns what it
- * acknowledged.
- */
-function runWriter(dir: string, killAfterMs: number, early: boolean): Promise<Round> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, dir], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let stderr = "";
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      timer ??= setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-    };
-    if (early) arm();
-    child.stdout.setEncoding("utf8").on("data", (s: string) => {
-      out += s;
-      if (out.startsWith("ready")) arm();
-    });
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-    child.once("error", reject);
-    child.once("close", () => {
-      clearTimeout(timer);
-      const acks: [number, number][] = [];
-      // Only whole lines count: the last one may have been cut by the kill.
-      for (const line of out.split("\n").slice(0, -1)) {
-        const m = /^ack (\d+) (\d+)$/.exec(line);
-        if (m) acks.push([Number(m[1]), Number(m[2])]);
-      }
-      resolve({ acks, stderr });
-    });
-  });
+/** Runs the writer on `dir`, SIGKILLs it, and returns what it acknowledged. */
+async function runWriter(dir: string, killAfterMs: number, early: boolean): Promise<Round> {
+  const { lines, stderr } = await runAndKill(WRITER, dir, killAfterMs, early);
+  const acks: [number, number][] = [];
+  for (const line of lines) {
+    const m = /^ack (\d+) (\d+)$/.exec(line);
+    if (m) acks.push([Number(m[1]), Number(m[2])]);
+  }
+  return { acks, stderr };
 }
 
 test("SIGKILL at random moments never loses or damages an acknowledged append (flush=sync)", async () => {
