@@ -188,6 +188,8 @@ export class Broker {
    * Appends `records` (one or more whole batches). For a known topic, PartitionLog.append is called
    * before this function returns, so the order of produce calls is the order of offsets. Not
    * `async`: a produce is one request on the hot path and needs no promise of its own.
+   * `records` is not referenced once this returns (the log copies it, and a produce that waits for
+   * its topic to be created waits with a copy), so the caller may reuse its memory at once.
    */
   produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
     try {
@@ -201,7 +203,8 @@ export class Broker {
       return Promise.reject(err);
     }
     // Everyone waiting on the same create resumes in call order, so their appends keep it.
-    return this.#autoCreate(topic).then((t) => this.#append(t, partition, records, acks));
+    const kept = Buffer.from(records);
+    return this.#autoCreate(topic).then((t) => this.#append(t, partition, kept, acks));
   }
 
   #append(t: Topic, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {

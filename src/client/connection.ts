@@ -23,6 +23,7 @@ import {
   encodeHandshakeRequest,
   type HandshakeResponse,
 } from "../protocol/handshake.js";
+import { SocketReads } from "../protocol/socket-reads.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
 
@@ -60,47 +61,6 @@ interface Pending {
 const HANDSHAKE_MAX_FRAME_BYTES = 64 * 1024;
 const MAX_CORRELATION_ID = 0xffffffff;
 const NO_OPTIONS: RequestOptions = {};
-/** Reads go straight into a frame when at least this much of it is missing. */
-const DIRECT_READ_MIN_BYTES = 32 * 1024;
-const SCRATCH_READ_BYTES = 64 * 1024;
-
-/**
- * Chooses the buffer for each socket read and hands what was read to the connection. It exists
- * before the connection does (the socket is made first); nothing arrives before the handshake is
- * sent, and by then the connection has set `parser` and `onRead`.
- */
-class SocketReads {
-  parser: FrameParser | null = null;
-  /** Called after each read, once its bytes are in the parser. */
-  onRead: () => void = () => {};
-  /** Called when the bytes read cannot be taken (the stream is broken). */
-  onFailure: (err: unknown) => void = () => {};
-  #scratch = Buffer.allocUnsafe(SCRATCH_READ_BYTES);
-  #direct: Uint8Array | null = null;
-
-  readonly onread = {
-    buffer: (): Uint8Array => {
-      this.#direct = this.parser?.readTarget(DIRECT_READ_MIN_BYTES) ?? null;
-      return this.#direct ?? this.#scratch;
-    },
-    // Returning false would pause reading; a client never does (the broker only answers).
-    callback: (n: number, buf: Uint8Array): boolean => {
-      const parser = this.parser;
-      if (parser === null) return true;
-      try {
-        if (buf === this.#direct) parser.wrote(n);
-        else parser.push(Buffer.from(buf.subarray(0, n)));
-      } catch (err) {
-        this.#direct = null;
-        this.onFailure(err);
-        return true;
-      }
-      this.#direct = null;
-      this.onRead();
-      return true;
-    },
-  };
-}
 
 export class Connection {
   readonly address: BrokerAddress;

@@ -14,16 +14,23 @@
  *   the unread bytes wait here (`bufferedBytes` says how many) until it resumes.
  * - A reader that can choose where the socket writes (net's `onread`) may ask `readTarget()` for
  *   the rest of the frame being assembled and read into it directly, then report it with
- *   `wrote(n)`: a large response then costs no intermediate chunk and no copy.
+ *   `wrote(n)`: a large frame then costs no intermediate chunk and no copy. Bytes it read into a
+ *   buffer of its own go in with `pushCopy`, which copies the start of a large frame straight into
+ *   that frame's buffer instead of into a chunk first.
+ * - With a FramePool, assembled frames come from its reusable slots; the owner gives a frame back
+ *   (`pool.give`) once nothing refers to it.
  *
  * After FRAME_TOO_LARGE the stream has lost its framing: the parser drops what it holds and throws
  * the same error from every later call.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { FramePool } from "./frame-pool.js";
 
 export interface FrameParserOptions {
   /** The largest size field accepted (bytes after the size field). */
   maxFrameBytes: number;
+  /** Where assembled frames come from; without one, each is a new buffer. */
+  pool?: FramePool;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -43,12 +50,14 @@ export class FrameParser {
   #partial: Buffer | null = null;
   #filled = 0;
   #error: ConchError | null = null;
+  #pool: FramePool | null;
 
   constructor(options: FrameParserOptions) {
     if (!Number.isInteger(options.maxFrameBytes) || options.maxFrameBytes < 0) {
       throw new RangeError(`maxFrameBytes must be a non-negative integer, not ${options.maxFrameBytes}`);
     }
     this.maxFrameBytes = options.maxFrameBytes;
+    this.#pool = options.pool ?? null;
   }
 
   /** Bytes held: unread chunk bytes plus the buffer of a frame being assembled. */
@@ -67,6 +76,41 @@ export class FrameParser {
     if (chunk.length === 0) return;
     this.#chunks.push(chunk);
     this.#queued += chunk.length;
+  }
+
+  /**
+   * Feeds bytes that the caller will overwrite once this returns: they are copied, the part that
+   * belongs to a frame being assembled (or to a frame that starts here and does not end here)
+   * straight into that frame's buffer, the rest into a chunk of its own.
+   */
+  pushCopy(bytes: Uint8Array): void {
+    if (this.#error !== null) throw this.#error;
+    let at = 0;
+    // Only while nothing is queued: queued bytes come first in the stream.
+    while (at < bytes.length && this.#queued === 0) {
+      if (this.#size < 0) {
+        const left = bytes.length - at;
+        if (left < 4) break;
+        const size =
+          bytes[at]! * 0x1000000 + ((bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!);
+        if (size > this.maxFrameBytes) throw this.#fail(size);
+        // A frame that ends inside these bytes is left to `next()`, as a view of their chunk.
+        if (left - 4 >= size) break;
+        this.#size = size;
+        at += 4;
+      }
+      if (this.#partial === null) {
+        this.#partial = this.#alloc(this.#size);
+        this.#filled = 0;
+      }
+      const n = Math.min(bytes.length - at, this.#size - this.#filled);
+      this.#partial.set(bytes.subarray(at, at + n), this.#filled);
+      this.#filled += n;
+      at += n;
+      // A completed frame waits for `next()`; what follows it is queued behind it.
+      if (this.#filled === this.#size) break;
+    }
+    if (at < bytes.length) this.push(Buffer.from(bytes.subarray(at)));
   }
 
   /** The next whole frame, or null until more bytes arrive. Throws FRAME_TOO_LARGE. */
@@ -88,7 +132,7 @@ export class FrameParser {
         this.#consume(size);
         return this.#complete(head.subarray(at, at + size));
       }
-      this.#partial = Buffer.allocUnsafe(size);
+      this.#partial = this.#alloc(size);
       this.#filled = 0;
     }
     const partial = this.#partial;
@@ -116,7 +160,7 @@ export class FrameParser {
     const filled = this.#partial === null ? 0 : this.#filled;
     if (size - filled < minBytes) return null;
     if (this.#partial === null) {
-      this.#partial = Buffer.allocUnsafe(size);
+      this.#partial = this.#alloc(size);
       this.#filled = 0;
     }
     return this.#partial.subarray(this.#filled);
@@ -128,6 +172,10 @@ export class FrameParser {
       throw new RangeError(`wrote ${n} bytes past the frame being assembled`);
     }
     this.#filled += n;
+  }
+
+  #alloc(size: number): Buffer {
+    return this.#pool === null ? Buffer.allocUnsafe(size) : this.#pool.take(size);
   }
 
   #complete(frame: Buffer): Buffer {

@@ -13,6 +13,9 @@ import { type AddressInfo, createServer, type Server, type Socket } from "node:n
 import { type Logger, pino } from "pino";
 import type { Broker } from "../broker/broker.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { FramePool } from "../protocol/frame-pool.js";
+import { SCRATCH_READ_BYTES, SocketReads } from "../protocol/socket-reads.js";
+import { adoptSocket } from "./adopt-socket.js";
 import { Connection } from "./connection.js";
 import { defaultHandlers } from "./dispatch.js";
 import type { HandlerTable } from "./handler.js";
@@ -23,6 +26,8 @@ import { type ConchServerOptions, resolveLimits, type ServerLimits } from "./ser
  * TOO_MANY_CONNECTIONS; beyond this many of those at once, they are dropped unanswered.
  */
 const MAX_REFUSING = 64;
+/** Pooled request frames: 32 KiB to 1 MiB, at most 4 free per size (under 8 MiB held). */
+const FRAME_POOL = { minBytes: 32 << 10, maxBytes: 1 << 20, maxFreePerSize: 4 };
 
 export class ConchServer {
   readonly limits: ServerLimits;
@@ -34,6 +39,9 @@ export class ConchServer {
   #refusing = 0;
   #nextId = 1;
   #closing: Promise<void> | null = null;
+  /** Every connection reads small chunks into this one buffer and copies them out at once. */
+  #scratch = Buffer.allocUnsafe(SCRATCH_READ_BYTES);
+  #frames = new FramePool(FRAME_POOL);
 
   constructor(broker: Broker, options: ConchServerOptions = {}) {
     this.#broker = broker;
@@ -41,7 +49,10 @@ export class ConchServer {
     this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "server" });
     this.#handlers = options.handlers ?? defaultHandlers();
     // allowHalfOpen: a client that ends its side still gets the answers to what it sent.
-    this.#server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.#accept(socket));
+    // pauseOnConnect: nothing is read before the socket is adopted (adopt-socket.ts).
+    this.#server = createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true }, (socket) =>
+      this.#accept(socket),
+    );
     this.#server.on("error", (err) => this.#logger.error({ err }, "server error"));
   }
 
@@ -111,7 +122,9 @@ export class ConchServer {
     this.#logger.info("server closed");
   }
 
-  #accept(socket: Socket): void {
+  #accept(accepted: Socket): void {
+    const reads = new SocketReads(this.#scratch);
+    const { socket, onread } = adoptSocket(accepted, reads);
     if (this.#closing !== null) {
       socket.destroy();
       return;
@@ -136,6 +149,8 @@ export class ConchServer {
       this.limits,
       this.#logger,
       refusal,
+      onread ? reads : null,
+      this.#frames,
     );
     this.#connections.add(conn);
     conn.closed.then(() => {

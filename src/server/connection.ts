@@ -16,6 +16,9 @@
  *   connection at once; request errors are answered and the connection stays.
  * - When the client ends or the socket closes, the connection's signal aborts, so its long polls
  *   end at once instead of holding a dead connection for their full wait.
+ * - Reads go through `SocketReads` when the socket was made with it (adopt-socket.ts): a large
+ *   request is read straight into its frame, and frames of handlers that copy what they keep
+ *   (`copiesFrame`, a produce) go back to the server's FramePool once the handler returns.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -30,6 +33,8 @@ import {
   requestCorrelationId,
 } from "../protocol/frame.js";
 import { FrameParser } from "../protocol/frame-parser.js";
+import type { FramePool } from "../protocol/frame-pool.js";
+import type { SocketReads } from "../protocol/socket-reads.js";
 import { type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import type { ServerLimits } from "./server-options.js";
 
@@ -48,6 +53,7 @@ export class Connection {
   readonly remote: string;
   #socket: Socket;
   #parser: FrameParser;
+  #pool: FramePool | null;
   #handlers: HandlerTable;
   #limits: ServerLimits;
   #logger: Logger;
@@ -75,6 +81,8 @@ export class Connection {
     limits: ServerLimits,
     logger: Logger,
     refusal: ConchError | null = null,
+    reads: SocketReads | null = null,
+    pool: FramePool | null = null,
   ) {
     this.id = id;
     this.#socket = socket;
@@ -83,11 +91,22 @@ export class Connection {
     this.#limits = limits;
     this.#logger = logger.child({ conn: id, remote: this.remote });
     this.#refusal = refusal;
-    this.#parser = new FrameParser({ maxFrameBytes: limits.maxFrameBytes });
+    this.#pool = pool;
+    this.#parser = new FrameParser(
+      pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
+    );
     this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal);
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
 
     socket.setNoDelay(true);
+    if (reads !== null) {
+      reads.parser = this.#parser;
+      reads.onRead = () => {
+        if (this.#reading) this.#pump();
+      };
+      reads.onFailure = (err) => this.#framingFailed(err);
+    }
+    // Without `reads` the socket reads through 'data' events; with them, none is emitted.
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
     socket.on("drain", () => this.#pump());
     socket.on("end", () => this.#onEnd());
@@ -153,14 +172,18 @@ export class Connection {
       try {
         frame = this.#parser.next();
       } catch (err) {
-        this.#logger.warn({ err }, "closing the connection: frame over the maximum size");
-        this.#socket.destroy();
+        this.#framingFailed(err);
         return;
       }
       if (frame === null) break;
       this.#handleFrame(frame);
     }
     this.#setPaused(false);
+  }
+
+  #framingFailed(err: unknown): void {
+    this.#logger.warn({ err }, "closing the connection: frame over the maximum size");
+    this.#socket.destroy();
   }
 
   #setPaused(paused: boolean): void {
@@ -224,6 +247,9 @@ export class Connection {
     } catch (err) {
       this.#writeError(correlationId, apiKey, err);
       return;
+    } finally {
+      // The handler copied what it keeps: the frame's memory serves the next large request.
+      if (entry.copiesFrame === true) this.#pool?.give(frame);
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
     if (!(reply instanceof Promise)) {

@@ -22,7 +22,8 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.DELETE_TOPIC, deleteTopic);
   add(ApiKey.LIST_TOPICS, listTopics);
   add(ApiKey.DESCRIBE_TOPIC, describeTopic);
-  add(ApiKey.PRODUCE, produce);
+  // The broker copies a produce's batches into the log before it returns (Broker.produce).
+  table[ApiKey.PRODUCE] = { version: API_VERSION[ApiKey.PRODUCE], copiesFrame: true, handle: produce };
   // Version 2 is a group member fetching as the partition's owner; version 1 stays served.
   table[ApiKey.FETCH] = {
     version: FETCH_GROUP_VERSION,

@@ -22,6 +22,11 @@ export interface HandlerEntry {
   version: number;
   /** The lowest apiVersion it also speaks, for a request type sent at several; default `version`. */
   minVersion?: number;
+  /**
+   * The handler keeps no reference to the frame (nor to any view of it) once it returns or
+   * throws, having copied what it needs: the connection may then reuse the frame's memory.
+   */
+  copiesFrame?: boolean;
   handle: Handler;
 }
 
