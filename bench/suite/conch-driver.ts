@@ -41,12 +41,15 @@ class ConchProducer implements Producer {
     this.#topic = topic;
   }
 
-  async sendBatch(payloads: readonly Buffer[]): Promise<void> {
+  sendBatch(payloads: readonly Buffer[]): Promise<unknown> {
     if (payloads !== this.#lastPayloads) {
       this.#lastPayloads = payloads;
       this.#lastMessages = payloads.map((value) => ({ value, partition: 0 }));
     }
-    await this.#producer.sendBatch(this.#topic, this.#lastMessages);
+    const messages = this.#lastMessages;
+    // One message is what `send` is for: one promise and one small result, no result arrays.
+    if (messages.length === 1) return this.#producer.send(this.#topic, messages[0]!);
+    return this.#producer.sendBatch(this.#topic, messages);
   }
 
   async close(): Promise<void> {

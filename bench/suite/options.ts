@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { SystemId } from "./clients.js";
+import { DEFAULT_DURABLE_IN_FLIGHT } from "./workloads/durable.js";
 import type { WorkloadId } from "./workloads/workload.js";
 
 export interface SuiteOptions {
@@ -16,7 +17,7 @@ export interface SuiteOptions {
 }
 
 const SYSTEMS: SystemId[] = ["conch", "nats", "redis"];
-const WORKLOAD_IDS: WorkloadId[] = ["produce", "consume", "latency", "durable", "hermit"];
+const WORKLOAD_IDS: WorkloadId[] = ["produce", "consume", "latency", "durable", "durable-wait", "hermit"];
 
 const USAGE = `npm run bench -- [options]
   --scale N        multiply message counts by N (default 1; 0.05 for a quick run)
@@ -27,7 +28,8 @@ const USAGE = `npm run bench -- [options]
   --no-ceilings    skip the disk and loopback measurements
   --out PATH       results JSON (default bench/results/latest.json)
   --chart PATH     SVG chart (default docs/bench-chart.svg)
-  --durable-in-flight N  send calls each durable producer keeps in flight (default 1: stop-and-wait)`;
+  --durable-in-flight N  calls each producer of workload 4 keeps in flight (default ${DEFAULT_DURABLE_IN_FLIGHT};
+                   workload durable-wait is always 1)`;
 
 export function parseOptions(argv: string[]): SuiteOptions {
   const { values } = parseArgs({
@@ -41,7 +43,7 @@ export function parseOptions(argv: string[]): SuiteOptions {
       "no-ceilings": { type: "boolean", default: false },
       out: { type: "string", default: "bench/results/latest.json" },
       chart: { type: "string", default: "docs/bench-chart.svg" },
-      "durable-in-flight": { type: "string", default: "1" },
+      "durable-in-flight": { type: "string", default: String(DEFAULT_DURABLE_IN_FLIGHT) },
       help: { type: "boolean", default: false },
     },
   });

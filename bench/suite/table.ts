@@ -107,6 +107,7 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
     case "consume":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
+    case "durable-wait":
       return input.disk && s.msgsPerSec
         ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
         : "–";

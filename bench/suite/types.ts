@@ -39,9 +39,10 @@ export interface ServerSpec {
 export interface Producer {
   /**
    * Sends the payloads in order; resolves when the broker has acknowledged all of them
-   * (per the durability the producer was opened with). Several calls may be in flight.
+   * (per the durability the producer was opened with), with whatever the client's call returns.
+   * Several calls may be in flight.
    */
-  sendBatch(payloads: readonly Buffer[]): Promise<void>;
+  sendBatch(payloads: readonly Buffer[]): Promise<unknown>;
   close(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import { processCpuSeconds } from "../../bench/suite/proc-cpu.js";
 import type { ClientDriver, RunningServer } from "../../bench/suite/types.js";
 import { runWorker } from "../../bench/suite/worker-run.js";
 import { consume } from "../../bench/suite/workloads/consume.js";
-import { durable } from "../../bench/suite/workloads/durable.js";
+import { durable, durableWait } from "../../bench/suite/workloads/durable.js";
 import { latency } from "../../bench/suite/workloads/latency.js";
 import { produce } from "../../bench/suite/workloads/produce.js";
 
@@ -50,8 +50,10 @@ test("latency records every message after the warm-up", { skip: !built }, async 
 });
 
 test("durable producers are acknowledged for every message", { skip: !built }, async () => {
-  const out = await durable.run(driver, durable.params(0.01)); // 16 x 50
-  assert.equal(out.messages, 800);
+  const out = await durable.run(driver, durable.params(0.01)); // 16 x 500
+  assert.equal(out.messages, 8_000);
+  const wait = await durableWait.run(driver, durableWait.params(0.01)); // 16 x 50
+  assert.equal(wait.messages, 800);
 });
 
 test("a worker process reports its outcome", { skip: !built }, async () => {

@@ -11,7 +11,7 @@ import { scaled, totalMessages } from "../../bench/suite/workloads/workload.js";
 
 test("consume shares produce's server; every other workload gets its own", () => {
   const ids = sessions(WORKLOADS).map((s) => s.map((w) => w.id));
-  assert.deepEqual(ids, [["produce", "consume"], ["latency"], ["durable"], ["hermit"]]);
+  assert.deepEqual(ids, [["produce", "consume"], ["latency"], ["durable"], ["durable-wait"], ["hermit"]]);
 });
 
 test("workload parameters at full scale are the ones the method states", () => {
@@ -23,6 +23,11 @@ test("workload parameters at full scale are the ones the method states", () => {
   assert.equal(byId.hermit!.batch, 100);
   assert.equal(byId.hermit!.payloadBytes, 28);
   assert.equal(byId.durable!.producers, 16);
+  assert.equal(byId.durable!.batch, 1);
+  assert.equal(byId.durable!.inFlight, 256);
+  assert.equal(totalMessages(byId.durable!), 800_000);
+  assert.equal(byId["durable-wait"]!.producers, 16);
+  assert.equal(byId["durable-wait"]!.inFlight, 1);
   assert.equal(byId.latency!.rate, 50_000);
   assert.equal(scaled(5_000_000, 0.001, 1_000), 5_000);
   assert.equal(scaled(10, 0.001, 1_000), 1_000);

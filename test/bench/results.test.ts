@@ -12,6 +12,7 @@ const TITLES: Record<WorkloadId, string> = {
   consume: "2. consume",
   latency: "3. latency",
   durable: "4. durable",
+  "durable-wait": "4b. durable, stop-and-wait",
   hermit: "5. HermitMQ",
 };
 
