@@ -17,7 +17,15 @@ export interface SuiteOptions {
 }
 
 const SYSTEMS: SystemId[] = ["conch", "nats", "redis"];
-const WORKLOAD_IDS: WorkloadId[] = ["produce", "consume", "latency", "durable", "durable-wait", "hermit"];
+const WORKLOAD_IDS: WorkloadId[] = [
+  "produce",
+  "consume",
+  "latency",
+  "durable",
+  "durable-wait",
+  "hermit",
+  "hermit-pipelined",
+];
 
 const USAGE = `npm run bench -- [options]
   --scale N        multiply message counts by N (default 1; 0.05 for a quick run)

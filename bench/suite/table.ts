@@ -103,6 +103,7 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
   switch (workload) {
     case "produce":
     case "hermit":
+    case "hermit-pipelined":
       return input.disk ? `${((mbps / input.disk.sequentialMBps) * 100).toFixed(1)}% disk` : "–";
     case "consume":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";

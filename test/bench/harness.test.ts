@@ -11,7 +11,14 @@ import { scaled, totalMessages } from "../../bench/suite/workloads/workload.js";
 
 test("consume shares produce's server; every other workload gets its own", () => {
   const ids = sessions(WORKLOADS).map((s) => s.map((w) => w.id));
-  assert.deepEqual(ids, [["produce", "consume"], ["latency"], ["durable"], ["durable-wait"], ["hermit"]]);
+  assert.deepEqual(ids, [
+    ["produce", "consume"],
+    ["latency"],
+    ["durable"],
+    ["durable-wait"],
+    ["hermit"],
+    ["hermit-pipelined"],
+  ]);
 });
 
 test("workload parameters at full scale are the ones the method states", () => {
@@ -22,6 +29,10 @@ test("workload parameters at full scale are the ones the method states", () => {
   assert.equal(byId.hermit!.producers, 10);
   assert.equal(byId.hermit!.batch, 100);
   assert.equal(byId.hermit!.payloadBytes, 28);
+  assert.equal(byId.hermit!.inFlight, 1);
+  assert.equal(totalMessages(byId["hermit-pipelined"]!), 1_000_000);
+  assert.equal(byId["hermit-pipelined"]!.batch, 100);
+  assert.equal(byId["hermit-pipelined"]!.inFlight, 4);
   assert.equal(byId.durable!.producers, 16);
   assert.equal(byId.durable!.batch, 1);
   assert.equal(byId.durable!.inFlight, 256);

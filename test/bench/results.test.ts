@@ -14,6 +14,7 @@ const TITLES: Record<WorkloadId, string> = {
   durable: "4. durable",
   "durable-wait": "4b. durable, stop-and-wait",
   hermit: "5. HermitMQ",
+  "hermit-pipelined": "5b. HermitMQ, pipelined",
 };
 
 function ok(

@@ -24,3 +24,23 @@ export const hermit: Workload = {
   }),
   run: (driver, p) => runProducers(driver, p, "interval"),
 };
+
+/** Batches each producer of workload 5b keeps unacknowledged. */
+const PIPELINED_IN_FLIGHT = 4;
+
+/**
+ * 5b. The same messages and batches with the producers pipelining, as Conch's SDK does by
+ * default: each keeps up to 4 batches of 100 unacknowledged, every batch still its own request.
+ */
+export const hermitPipelined: Workload = {
+  id: "hermit-pipelined",
+  title: "5b. HermitMQ, pipelined",
+  method: `10 producers on 10 connections x 100,000 messages of 28 bytes, batches of 100, up to ${PIPELINED_IN_FLIGHT} batches in flight per producer, one partition, acks before fsync`,
+  durability: "interval",
+  params: (scale) => ({
+    ...hermit.params(scale),
+    stream: "bench_hermit_pipelined",
+    inFlight: PIPELINED_IN_FLIGHT,
+  }),
+  run: (driver, p) => runProducers(driver, p, "interval"),
+};

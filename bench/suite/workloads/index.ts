@@ -1,12 +1,20 @@
 import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
-import { hermit } from "./hermit.js";
+import { hermit, hermitPipelined } from "./hermit.js";
 import { latency } from "./latency.js";
 import { produce } from "./produce.js";
 import type { Workload, WorkloadId } from "./workload.js";
 
 /** The workloads in the order they run (consume reads what produce wrote, on the same server). */
-export const WORKLOADS: readonly Workload[] = [produce, consume, latency, durable, durableWait, hermit];
+export const WORKLOADS: readonly Workload[] = [
+  produce,
+  consume,
+  latency,
+  durable,
+  durableWait,
+  hermit,
+  hermitPipelined,
+];
 
 export function workloadById(id: WorkloadId): Workload {
   const found = WORKLOADS.find((w) => w.id === id);

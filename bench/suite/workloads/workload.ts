@@ -1,6 +1,13 @@
 import type { ClientDriver, Durability, WorkloadOutcome } from "../types.js";
 
-export type WorkloadId = "produce" | "consume" | "latency" | "durable" | "durable-wait" | "hermit";
+export type WorkloadId =
+  | "produce"
+  | "consume"
+  | "latency"
+  | "durable"
+  | "durable-wait"
+  | "hermit"
+  | "hermit-pipelined";
 
 /** The numbers that define a workload; the same for every system. */
 export interface WorkloadParams {
