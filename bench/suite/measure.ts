@@ -121,14 +121,18 @@ async function measureOne(
     brokerCpuSeconds: brokerCpu,
     otherCpuShare,
     ...(o.latencyUs ? { latencyUs: o.latencyUs } : {}),
+    ...(o.transferUs ? { transferUs: o.transferUs } : {}),
   };
   const lat = o.latencyUs
     ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
     : "";
+  const transfer = o.transferUs
+    ? ` (send call to receipt: p50 ${usToMs(o.transferUs.p50)} ms, p99 ${usToMs(o.transferUs.p99)} ms)`
+    : "";
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${lat}${others}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${lat}${transfer}${others}`,
   );
   return m;
 }

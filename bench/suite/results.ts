@@ -24,6 +24,7 @@ export interface Measurement {
    */
   otherCpuShare?: number | null;
   latencyUs?: LatencySummary;
+  transferUs?: LatencySummary;
 }
 
 /** The medians over the runs of one (system, workload) pair. */
@@ -41,6 +42,7 @@ export interface Summary {
   /** Median share of the machine other processes used during the runs. */
   otherCpuShare?: number;
   latencyUs?: LatencySummary;
+  transferUs?: LatencySummary;
 }
 
 export function median(values: readonly number[]): number {
@@ -88,16 +90,10 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (client !== undefined) summary.clientCpuPerMillion = client;
     const others = ok.flatMap((m) => (typeof m.otherCpuShare === "number" ? [m.otherCpuShare] : []));
     if (others.length > 0) summary.otherCpuShare = median(others);
-    const lat = ok.flatMap((m) => (m.latencyUs ? [m.latencyUs] : []));
-    if (lat.length > 0) {
-      summary.latencyUs = {
-        count: median(lat.map((l) => l.count)),
-        p50: median(lat.map((l) => l.p50)),
-        p99: median(lat.map((l) => l.p99)),
-        p999: median(lat.map((l) => l.p999)),
-        max: median(lat.map((l) => l.max)),
-      };
-    }
+    const latency = medianLatency(ok.flatMap((m) => (m.latencyUs ? [m.latencyUs] : [])));
+    if (latency !== undefined) summary.latencyUs = latency;
+    const transfer = medianLatency(ok.flatMap((m) => (m.transferUs ? [m.transferUs] : [])));
+    if (transfer !== undefined) summary.transferUs = transfer;
     if (ok.length < list.length) {
       const failed = list.find((m) => m.status !== "ok");
       if (failed?.reason) summary.reason = `${list.length - ok.length} run(s) failed: ${failed.reason}`;
@@ -105,4 +101,16 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     out.push(summary);
   }
   return out;
+}
+
+/** Medians per column, so one summary's p50 and p99 may come from different runs. */
+function medianLatency(lat: readonly LatencySummary[]): LatencySummary | undefined {
+  if (lat.length === 0) return undefined;
+  return {
+    count: median(lat.map((l) => l.count)),
+    p50: median(lat.map((l) => l.p50)),
+    p99: median(lat.map((l) => l.p99)),
+    p999: median(lat.map((l) => l.p999)),
+    max: median(lat.map((l) => l.max)),
+  };
 }

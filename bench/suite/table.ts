@@ -77,7 +77,7 @@ export function renderTable(input: TableInput): string {
         fixed(s.clientCpuPerMillion, 2),
         ratio(s, conch, workload),
         ceiling(s, workload, input),
-        note(s, workload === "latency" ? input.latencyRate : 0),
+        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s),
       ]);
     }
   }
@@ -115,6 +115,12 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
     case "latency":
       return "–";
   }
+}
+
+/** For the latency workload: the part of the latency after the producer's send call. */
+function transferNote(s: Summary): string {
+  const t = s.transferUs;
+  return t ? `; send call to receipt p50 / p99 ${usToMs(t.p50)} / ${usToMs(t.p99)} ms` : "";
 }
 
 function note(s: Summary, targetRate: number): string {

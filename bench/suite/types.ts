@@ -85,7 +85,13 @@ export interface WorkloadOutcome {
   clientCpuSeconds: number;
   /** Client CPU of the whole worker process, set-up included (filled in by the worker). */
   workerCpuSeconds?: number;
+  /** Latency from each message's scheduled send time to its receipt (the workload's headline). */
   latencyUs?: LatencySummary;
+  /**
+   * The part of it from the send call to receipt: without the wait for the producer's tick and
+   * whatever else held up the producer's event loop before the call.
+   */
+  transferUs?: LatencySummary;
 }
 
 export interface LatencySummary {

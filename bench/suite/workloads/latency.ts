@@ -14,7 +14,9 @@ const DRAIN_MS = 30_000;
  * 3. Produce-to-consume latency at a fixed rate. The producer sends on a 1 ms tick whatever the
  * schedule says is due; each payload carries the time its message was *scheduled* for (not the
  * time it left), so a producer that falls behind shows up as latency instead of hiding it
- * (no coordinated omission). Producer and consumer share one process and one clock.
+ * (no coordinated omission). Producer and consumer share one process and one clock. Each payload
+ * also carries the time of the send call that carried it, so the report can split the latency
+ * into the wait for the tick and the rest (send call to receipt).
  */
 export const latency: Workload = {
   id: "latency",
@@ -37,12 +39,9 @@ export const latency: Workload = {
     await driver.createStream(p.stream);
     const consumer = await driver.openConsumer(p.stream);
     const producer = await driver.openProducer(p.stream, "interval");
-    const histogram = hdr.build({
-      lowestDiscernibleValue: 1,
-      highestTrackableValue: 600_000_000,
-      numberOfSignificantValueDigits: 3,
-    });
-    const stamp = new Float64Array(1);
+    const histogram = newHistogram();
+    const transfer = newHistogram();
+    const stamp = new Float64Array(2);
     const stampBytes = new Uint8Array(stamp.buffer);
     let received = 0;
     let outOfOrder = 0;
@@ -53,7 +52,7 @@ export const latency: Workload = {
     });
     const aborter = new AbortController();
     const consuming = consumer.run((bytes, start) => {
-      for (let i = 0; i < 8; i++) stampBytes[i] = bytes[start + i]!;
+      for (let i = 0; i < 16; i++) stampBytes[i] = bytes[start + i]!;
       const scheduled = stamp[0]!;
       // The priming message (stamped 0) tells that both ends are connected and flowing.
       if (scheduled === 0) {
@@ -63,7 +62,9 @@ export const latency: Workload = {
       if (scheduled < lastStamp) outOfOrder++;
       lastStamp = scheduled;
       if (received >= p.warmupMessages) {
-        histogram.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+        const now = performance.now();
+        histogram.recordValue(Math.max(1, Math.round((now - scheduled) * 1000)));
+        transfer.recordValue(Math.max(1, Math.round((now - stamp[1]!) * 1000)));
       }
       received++;
       return received < total;
@@ -92,11 +93,13 @@ export const latency: Workload = {
         if (pendingCalls < MAX_PENDING_CALLS) {
           const due = Math.min(total, Math.floor((performance.now() - start) / intervalMs) + 1);
           if (due > sent) {
+            const callAt = performance.now();
             const batch = new Array<Buffer>(due - sent);
             for (let i = 0; i < batch.length; i++) {
               const payload = Buffer.allocUnsafe(p.payloadBytes);
               template.copy(payload);
               payload.writeDoubleLE(start + (sent + i) * intervalMs, 0);
+              payload.writeDoubleLE(callAt, 8);
               batch[i] = payload;
             }
             sent = due;
@@ -120,20 +123,36 @@ export const latency: Workload = {
     if (received !== total || outOfOrder > 0) {
       throw new Error(`received ${received} of ${total} messages, ${outOfOrder} out of order`);
     }
-    const latencyUs: LatencySummary = {
-      count: histogram.totalCount,
-      p50: histogram.getValueAtPercentile(50),
-      p99: histogram.getValueAtPercentile(99),
-      p999: histogram.getValueAtPercentile(99.9),
-      max: histogram.maxValue,
-    };
-    histogram.destroy();
+    const latencyUs = summarize(histogram);
+    const transferUs = summarize(transfer);
     return {
       messages: total,
       payloadBytes: total * p.payloadBytes,
       seconds: span.seconds,
       clientCpuSeconds: span.cpuSeconds,
       latencyUs,
+      transferUs,
     };
   },
 };
+
+function newHistogram(): hdr.Histogram {
+  return hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 600_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
+}
+
+/** Percentiles in microseconds; frees the histogram. */
+function summarize(h: hdr.Histogram): LatencySummary {
+  const out = {
+    count: h.totalCount,
+    p50: h.getValueAtPercentile(50),
+    p99: h.getValueAtPercentile(99),
+    p999: h.getValueAtPercentile(99.9),
+    max: h.maxValue,
+  };
+  h.destroy();
+  return out;
+}
