@@ -9,6 +9,7 @@ import { ConchServer } from "../server/conch-server.js";
 import type { LogOptions } from "./broker-command.js";
 import { EXIT_ERROR } from "./exit-codes.js";
 import { PrettyLogDestination } from "./pretty-log.js";
+import { settleHeap } from "./settle-heap.js";
 
 /** `flags` are commander's parsed options: the settings (camelCase keys) plus the log options. */
 export async function runBroker(flags: Record<string, unknown> & LogOptions): Promise<void> {
@@ -46,6 +47,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
   const broker = await Broker.open(config, logger);
   const server = new ConchServer(broker, { logger });
+  settleHeap();
   let address: { address: string; port: number };
   try {
     address = await server.listen(config.port, config.host);
