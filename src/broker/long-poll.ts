@@ -5,6 +5,7 @@
  * the log and removed when it ends, so a client that goes away leaves nothing behind.
  */
 import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
+import { Wakeup } from "../storage/wakeup.js";
 import { onAbort } from "./abort-fanout.js";
 
 /** setTimeout's ceiling; a longer wait would fire at once. */
@@ -32,8 +33,9 @@ export async function fetchWithWait(
   if (closed.aborted) throw closed.reason;
 
   const deadline = performance.now() + Math.min(maxWaitMs, MAX_WAIT_MS);
-  const wake = new AbortController();
-  const abortWake = (): void => wake.abort();
+  // Not an AbortController: see wakeup.ts.
+  const wake = new Wakeup();
+  const abortWake = (): void => wake.wake();
   // Shared signals (the connection's, the topic's) get one listener each, whatever the number of
   // waits on them: see abort-fanout.ts.
   const unsubscribeSignal = signal === undefined ? null : onAbort(signal, abortWake);
@@ -43,9 +45,9 @@ export async function fetchWithWait(
       const remaining = Math.ceil(deadline - performance.now());
       if (remaining <= 0) break;
       // Resolves once the high watermark passes what the last read saw: new data is visible.
-      await log.waitForData(result.highWatermark, remaining, wake.signal);
+      await log.waitForData(result.highWatermark, remaining, wake);
       if (closed.aborted) throw closed.reason;
-      if (wake.signal.aborted) break;
+      if (wake.woken) break;
       result = await log.read(offset, maxBytes);
       if (result.records.length >= wanted) break;
     }

@@ -1,16 +1,21 @@
+import { Wakeup } from "./wakeup.js";
+
 /**
  * Long polling: readers waiting for the high watermark to pass an offset. Each waiter ends when
  * data arrives, its timeout passes or its signal aborts, and leaves the list at that moment (an
  * aborted fetch holds nothing). All timeouts share one timer, armed for the earliest deadline.
  */
+/** What can end a wait early: an AbortSignal, or (cheaper, for the broker's own waits) a Wakeup. */
+export type WaitCancel = AbortSignal | Wakeup;
+
 class Waiter {
   readonly offset: number;
   readonly deadline: number;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: WaitCancel | undefined;
   readonly resolve: () => void;
   onAbort: (() => void) | null = null;
 
-  constructor(offset: number, deadline: number, signal: AbortSignal | undefined, resolve: () => void) {
+  constructor(offset: number, deadline: number, signal: WaitCancel | undefined, resolve: () => void) {
     this.offset = offset;
     this.deadline = deadline;
     this.signal = signal;
@@ -29,14 +34,15 @@ export class DataWaiters {
   }
 
   /** Resolves once `notify` reports a high watermark above `offset`, or on timeout or abort. */
-  wait(offset: number, highWatermark: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (highWatermark > offset || timeoutMs <= 0 || signal?.aborted) return Promise.resolve();
+  wait(offset: number, highWatermark: number, timeoutMs: number, signal?: WaitCancel): Promise<void> {
+    if (highWatermark > offset || timeoutMs <= 0 || cancelled(signal)) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const waiter = new Waiter(offset, Date.now() + timeoutMs, signal, resolve);
       this.#waiters.add(waiter);
       if (signal !== undefined) {
         waiter.onAbort = () => this.#finish(waiter);
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
+        if (signal instanceof Wakeup) signal.listen(waiter.onAbort);
+        else signal.addEventListener("abort", waiter.onAbort, { once: true });
       }
       if (waiter.deadline < this.#timerAt) this.#arm(waiter.deadline);
     });
@@ -56,7 +62,11 @@ export class DataWaiters {
 
   #finish(waiter: Waiter): void {
     if (!this.#waiters.delete(waiter)) return;
-    if (waiter.onAbort !== null) waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    const signal = waiter.signal;
+    if (waiter.onAbort !== null && signal !== undefined) {
+      if (signal instanceof Wakeup) signal.listen(null);
+      else signal.removeEventListener("abort", waiter.onAbort);
+    }
     if (this.#waiters.size === 0) this.#disarm();
     waiter.resolve();
   }
@@ -84,4 +94,9 @@ export class DataWaiters {
     }
     if (next !== Number.POSITIVE_INFINITY && this.#waiters.size > 0) this.#arm(next);
   }
+}
+
+function cancelled(signal: WaitCancel | undefined): boolean {
+  if (signal === undefined) return false;
+  return signal instanceof Wakeup ? signal.woken : signal.aborted;
 }

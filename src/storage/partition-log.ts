@@ -15,7 +15,7 @@ import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
 import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
-import { DataWaiters } from "./data-waiters.js";
+import { DataWaiters, type WaitCancel } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogWriter } from "./log-writer.js";
@@ -275,7 +275,7 @@ export class PartitionLog {
   }
 
   /** Resolves once highWatermark > offset, or when timeoutMs passes or the signal aborts; never rejects. */
-  waitForData(offset: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  waitForData(offset: number, timeoutMs: number, signal?: WaitCancel): Promise<void> {
     if (this.#closing !== null) return Promise.resolve();
     return this.#waiters.wait(offset, this.#highWatermark, timeoutMs, signal);
   }

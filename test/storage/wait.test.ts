@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PartitionLog } from "../../src/storage/partition-log.js";
+import { Wakeup } from "../../src/storage/wakeup.js";
 import { gate, settle, TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, testConfig, withTempDir } from "./helpers.js";
 
@@ -38,6 +39,32 @@ test("waitForData resolves on timeout and on abort, and an aborted waiter leaves
     const aborted = new AbortController();
     aborted.abort();
     await log.waitForData(0, 60_000, aborted.signal);
+    assert.equal(log.waitingReaders, 0);
+    await log.close();
+  });
+});
+
+test("a Wakeup ends the wait parked on it at once, and every later wait on it resolves immediately", async () => {
+  await withTempDir(async (dir) => {
+    const log = await PartitionLog.open(dir, testConfig());
+    const wake = new Wakeup();
+    let woke = false;
+    const waiting = log.waitForData(0, 60_000, wake).then(() => {
+      woke = true;
+    });
+    assert.equal(log.waitingReaders, 1);
+    wake.wake();
+    assert.equal(log.waitingReaders, 0, "removed synchronously on wake");
+    await waiting;
+    assert.equal(woke, true);
+    await log.waitForData(0, 60_000, wake); // already woken: resolves at once
+    assert.equal(log.waitingReaders, 0);
+    // A wait that ends with data lets go of the Wakeup: waking it later touches nothing.
+    const other = new Wakeup();
+    const second = log.waitForData(0, 60_000, other);
+    await log.append(makeBatch("a", 1));
+    await second;
+    other.wake();
     assert.equal(log.waitingReaders, 0);
     await log.close();
   });
