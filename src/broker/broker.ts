@@ -8,6 +8,7 @@ import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
+import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
@@ -42,24 +43,35 @@ export class Broker {
   #adminTail: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | null = null;
 
-  private constructor(config: BrokerConfig, dataDir: string, store: TopicStore, logger: Logger) {
+  #lock: DataDirLock;
+
+  private constructor(
+    config: BrokerConfig,
+    dataDir: string,
+    lock: DataDirLock,
+    store: TopicStore,
+    logger: Logger,
+  ) {
     this.config = config;
     this.dataDir = dataDir;
+    this.#lock = lock;
     this.#store = store;
     this.#logger = logger;
     this.groups = new GroupCoordinator(this, { logger });
   }
 
   /**
-   * Opens the data directory: removes leftovers of interrupted creates and deletes, then opens every
-   * topic. `config` is validated and completed with defaults.
+   * Opens the data directory: takes its lock (one broker per directory, see data-dir-lock.ts),
+   * removes leftovers of interrupted creates and deletes, then opens every topic. `config` is
+   * validated and completed with defaults.
    */
   static async open(config: Partial<BrokerConfig> = {}, logger?: Logger): Promise<Broker> {
     const resolved = resolveBrokerConfig(config);
     const dataDir = resolve(resolved.dataDir);
     const log = (logger ?? pino({ enabled: false })).child({ component: "broker" });
+    const lock = await DataDirLock.acquire(dataDir);
     const store = new TopicStore(dataDir, log);
-    const broker = new Broker(resolved, dataDir, store, log);
+    const broker = new Broker(resolved, dataDir, lock, store, log);
     try {
       for (const meta of await store.scan()) {
         broker.#topics.set(meta.name, await Topic.open(store, meta, resolved, log));
@@ -293,9 +305,11 @@ export class Broker {
     const results = await Promise.allSettled(topics.map((t) => t.close(reason)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) {
+      // The lock stays: files may still be open, and the process is expected to exit.
       this.#logger.error({ err: failed.reason }, "error closing partition logs");
       throw failed.reason;
     }
+    await this.#lock.release();
     this.#logger.info("broker closed");
   }
 

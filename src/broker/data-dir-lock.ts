@@ -1,0 +1,101 @@
+/**
+ * One broker per data directory. Two brokers appending to the same segment files would interleave
+ * their writes and assign the same offsets twice; a second `conch broker` started by mistake must
+ * refuse to open instead.
+ *
+ * The lock is a file, `<dataDir>/conch.lock`, created exclusively and holding the owner's pid.
+ * Node has no flock(2), so a lock that outlives its process (a crash, SIGKILL) is recognised by
+ * its pid: when no process has that pid any more, the lock is taken over. A lock whose pid is
+ * alive is refused with the pid in the message, in case it is an unrelated process that reused
+ * the pid: the operator then removes the file by hand.
+ */
+import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { ConchError, ErrorCode } from "../format/errors.js";
+
+export const LOCK_FILE = "conch.lock";
+/** A lock file is a pid and a newline; anything longer is not ours. */
+const MAX_LOCK_BYTES = 64;
+
+export class DataDirLock {
+  readonly path: string;
+  #released = false;
+
+  private constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Takes the lock of `dataDir` (created if missing) or fails with STORAGE_ERROR. */
+  static async acquire(dataDir: string): Promise<DataDirLock> {
+    await mkdir(dataDir, { recursive: true });
+    const path = join(dataDir, LOCK_FILE);
+    // Two rounds: the second after removing a stale lock. Whoever creates the file first wins.
+    for (let round = 0; round < 2; round++) {
+      try {
+        const file = await open(path, "wx");
+        try {
+          await file.writeFile(`${process.pid}\n`);
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+        return new DataDirLock(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+          throw new ConchError(
+            ErrorCode.STORAGE_ERROR,
+            `cannot create the lock file ${path}: ${String(err)}`,
+            {
+              cause: err,
+            },
+          );
+        }
+      }
+      const owner = await readOwner(path);
+      if (owner !== null && isAlive(owner)) {
+        throw new ConchError(
+          ErrorCode.STORAGE_ERROR,
+          `the data directory ${dataDir} is in use by process ${owner} (${path}); stop that broker, or remove the file if no broker runs there`,
+        );
+      }
+      // The owner is gone (or the file is not a lock we can read): the lock is stale.
+      await rm(path, { force: true });
+    }
+    throw new ConchError(
+      ErrorCode.STORAGE_ERROR,
+      `the data directory ${dataDir} was locked meanwhile (${path})`,
+    );
+  }
+
+  /** Removes the lock file; once. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await rm(this.path, { force: true });
+  }
+}
+
+/** The pid in a lock file, or null when there is none or it is not a lock file. */
+async function readOwner(path: string): Promise<number | null> {
+  let text: string;
+  try {
+    const bytes = await readFile(path);
+    if (bytes.length > MAX_LOCK_BYTES) return null;
+    text = bytes.toString("utf8").trim();
+  } catch {
+    return null;
+  }
+  const pid = Number(text);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
