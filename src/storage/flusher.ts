@@ -59,7 +59,10 @@ export class GroupCommit {
     }
     p.flushTarget = writtenOffset;
     this.#waiting.push(p);
-    this.request();
+    // A running fsync that started after `p` was written covers it; one that started before leaves
+    // it waiting, and the loop goes on while anything waits. Only an idle committer needs a start
+    // (setting `requested` here would cost an fsync with nothing new to cover).
+    if (!this.#running && this.#failure === null) this.#idle = this.#run();
   }
 
   /** Asks for an fsync (the interval timer, a roll); joins the running one's successor if busy. */

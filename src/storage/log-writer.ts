@@ -174,7 +174,16 @@ export class LogWriter {
   /** One write: rolls first if the next append does not fit, then writes all queued appends that do. */
   async #writeSome(): Promise<void> {
     const o = this.#o;
-    const config = o.config();
+    let config = o.config();
+    if (this.#commit.running && o.ops.writevSync !== undefined && this.#onlyDurableQueued(config)) {
+      // No append queued can be acknowledged before the next fsync: the one running covers only
+      // what was written before it started. Writing now would go through the thread pool (a write
+      // may wait for the fsync); after it, the write is made on the event loop and joins everything
+      // that queued meanwhile, at no cost in latency to these appends.
+      await this.#commit.idle();
+      if (this.#failure !== null || this.#head >= this.#queue.length) return;
+      config = o.config();
+    }
     let seg = o.segments.active;
     const first = this.#queue[this.#head]!;
     if (
@@ -278,6 +287,14 @@ export class LogWriter {
     this.#compactQueue();
     if (seg.size >= config.segmentBytes / 2) o.preparer.prepare(config.segmentBytes);
     extendReserve(seg, o.ops, config.segmentBytes);
+  }
+
+  /** Whether every queued append waits for an fsync anyway (flush=sync, or acks=durable). */
+  #onlyDurableQueued(config: LogConfig): boolean {
+    if (config.flush === "sync") return true;
+    const queue = this.#queue;
+    for (let i = this.#head; i < queue.length; i++) if (!queue[i]!.durable) return false;
+    return true;
   }
 
   #compactQueue(): void {

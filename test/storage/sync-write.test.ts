@@ -62,6 +62,41 @@ test("writes go out synchronously while no fsync runs, through the pool while on
   });
 });
 
+test("durable appends queued during an fsync are written after it, on the event loop, in one write", async () => {
+  await withTempDir(async (dir) => {
+    const ops = new SyncCapableOps();
+    const log = await PartitionLog.open(
+      dir,
+      testConfig({ flush: "interval", flushIntervalMs: 60_000 }),
+      undefined,
+      { fileOps: ops },
+    );
+    const held = gate();
+    ops.syncGate = held.promise;
+    const first = log.append(makeBatch("d0", 1), { durable: true });
+    await ops.datasyncs.reached(1);
+    assert.equal(ops.syncWrites, 1);
+    // Durable appends while the fsync runs: it cannot cover them, so nothing is written yet.
+    const later = [1, 2, 3].map((i) => log.append(makeBatch(`d${i}`, 1), { durable: true }));
+    await settle();
+    assert.equal(ops.writes.count, 0, "no thread-pool write during the fsync");
+    assert.equal(ops.syncWrites, 1, "nor a synchronous one");
+    held.open();
+    ops.syncGate = null;
+    assert.deepEqual(await first, { baseOffset: 0, lastOffset: 0 });
+    assert.deepEqual(await Promise.all(later), [
+      { baseOffset: 1, lastOffset: 1 },
+      { baseOffset: 2, lastOffset: 2 },
+      { baseOffset: 3, lastOffset: 3 },
+    ]);
+    assert.equal(ops.syncWrites, 2, "the three went out together, synchronously, after the fsync");
+    assert.equal(ops.writes.count, 0);
+    assert.equal(ops.datasyncs.count, 2, "and one more fsync covered them");
+    assert.deepEqual(offsetsOf(await readAll(log)), range(0, 4));
+    await log.close();
+  });
+});
+
 test("appends of one loop pass share one synchronous write", async () => {
   await withTempDir(async (dir) => {
     const ops = new SyncCapableOps();
