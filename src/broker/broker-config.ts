@@ -33,6 +33,8 @@ export interface BrokerConfig {
   autoCreateTopics: boolean;
   defaultPartitions: number;
   maxPartitions: number;
+  compactionDelayMs: number;
+  compactionBytesPerSec: number;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -140,6 +140,20 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     10_000,
     integerValue(1, 1_000_000),
   ),
+  setting(
+    "compactionDelayMs",
+    "ms",
+    "a closed segment of a compacted topic is compacted within this long",
+    30_000,
+    integerValue(1, MAX_TIMER_MS),
+  ),
+  setting(
+    "compactionBytesPerSec",
+    "bytes",
+    "cap on each partition log's compaction reads plus writes per second; -1 for no cap",
+    -1,
+    integerValue(1, Number.MAX_SAFE_INTEGER, true),
+  ),
 ];
 
 /** The flag and environment variable that name a JSON config file. */

@@ -6,7 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { DEFAULT_LOG_CONFIG, type LogConfig } from "../storage/config.js";
+import type { LogConfig } from "../storage/config.js";
 import { PartitionLog } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
 import {
@@ -49,8 +49,8 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
     cleanupPolicy: topic.cleanupPolicy,
     deleteRetentionMs: topic.deleteRetentionMs,
     minCompactionLagMs: topic.minCompactionLagMs,
-    compactionDelayMs: DEFAULT_LOG_CONFIG.compactionDelayMs,
-    compactionBytesPerSec: DEFAULT_LOG_CONFIG.compactionBytesPerSec,
+    compactionDelayMs: broker.compactionDelayMs,
+    compactionBytesPerSec: broker.compactionBytesPerSec,
   };
 }
 

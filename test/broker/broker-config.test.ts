@@ -43,6 +43,8 @@ test("defaults when nothing is given", () => {
     autoCreateTopics: false,
     defaultPartitions: 1,
     maxPartitions: 10_000,
+    compactionDelayMs: 30_000,
+    compactionBytesPerSec: -1,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -94,6 +96,8 @@ test("every setting is reachable by its flag key, its environment variable and t
     autoCreateTopics: ["true", true],
     defaultPartitions: ["3", 3],
     maxPartitions: ["20", 20],
+    compactionDelayMs: ["5000", 5000],
+    compactionBytesPerSec: ["1048576", 1048576],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

@@ -225,3 +225,13 @@ test("an admin operation begun before close completes; close waits for it", asyn
   await closing;
   assert.ok(existsSync(join(broker.dataDir, "topics", "late", "topic.json")));
 });
+
+test("the broker's compaction settings reach every partition log", async (t) => {
+  const { broker } = await openBroker(t, { compactionDelayMs: 5_000, compactionBytesPerSec: 1 << 20 });
+  await broker.createTopic("kv", 2, { "cleanup.policy": "compact" });
+  for (const p of [0, 1]) {
+    const config = broker.partition("kv", p).config;
+    assert.equal(config.compactionDelayMs, 5_000);
+    assert.equal(config.compactionBytesPerSec, 1 << 20);
+  }
+});
