@@ -22,6 +22,7 @@ export {
   type ResetPolicy,
   type StartPosition,
   type TopicPartition,
+  type WaitOptions,
 } from "./client/consumer.js";
 export { BatchCursor } from "./client/consumer-batch.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./client/embedded.js";

@@ -13,7 +13,7 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
-import { eitherSignal } from "./abort.js";
+import { abortable, eitherSignal } from "./abort.js";
 import { BatchQueue } from "./batch-queue.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { BatchCursor, type ConsumerBatch, type ConsumerMessage } from "./consumer-batch.js";
@@ -65,6 +65,12 @@ export interface ConsumerOptions {
 
 export interface IterateOptions {
   /** Ends a wait for data with ABORTED (the consumer stays open). */
+  signal?: AbortSignal | undefined;
+}
+
+/** For calls that wait (`start`, and a group consumer's `ready` and `commit`). */
+export interface WaitOptions {
+  /** Ends the wait with ABORTED; the consumer stays open and what was started goes on. */
   signal?: AbortSignal | undefined;
 }
 
@@ -221,7 +227,11 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
    * Starts fetching (iterating does it too) and resolves once every assigned partition knows its
    * start offset: with `from: "latest"`, whatever is produced after `start()` resolves is seen.
    */
-  async start(): Promise<void> {
+  start(options: WaitOptions = {}): Promise<void> {
+    return abortable(this.#startAndPosition(), options.signal, "start");
+  }
+
+  async #startAndPosition(): Promise<void> {
     await this.#start();
     await Promise.all([...this.#fetchers.values()].map((f) => f.whenPositioned()));
   }

@@ -27,6 +27,7 @@ import { decodeCommitOffsetsResponse, encodeCommitOffsetsRequest } from "../prot
 import { decodeFetchOffsetsResponse, encodeFetchOffsetsRequest } from "../protocol/fetch-offsets.js";
 import type { JoinGroupResponse } from "../protocol/join-group.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
+import { abortable } from "./abort.js";
 import { ConnectionManager } from "./connection-manager.js";
 import {
   Consumer,
@@ -35,6 +36,7 @@ import {
   type IterateOptions,
   type PartitionAssignment,
   type TopicPartition,
+  type WaitOptions,
 } from "./consumer.js";
 import { asConchError } from "./errors.js";
 import {
@@ -150,9 +152,12 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     return this.#consumer.assignment();
   }
 
-  /** Resolves once the first assignment is in place (rejects if the consumer fails or closes first). */
-  ready(): Promise<void> {
-    return this.#ready;
+  /**
+   * Resolves once the first assignment is in place (rejects if the consumer fails or closes first).
+   * Aborting `signal` ends the wait with ABORTED; the consumer goes on joining.
+   */
+  ready(options: WaitOptions = {}): Promise<void> {
+    return abortable(this.#ready, options.signal, "ready");
   }
 
   /** Messages one by one, as `for await (const m of consumer)`. */
@@ -170,9 +175,9 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   }
 
   /** Resolves once the first assignment is in place and every partition's start is known. */
-  async start(): Promise<void> {
-    await this.#ready;
-    await this.#consumer.start();
+  start(options: WaitOptions = {}): Promise<void> {
+    const started = this.#ready.then(() => this.#consumer.start());
+    return abortable(started, options.signal, "start");
   }
 
   /**
@@ -187,11 +192,13 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   /**
    * Commits what was processed, per owned partition. `record` (the one just handled) counts as
    * processed too (see markProcessed). Rejects with ILLEGAL_GENERATION or UNKNOWN_MEMBER when the
-   * partitions have moved on: the new owner will read the uncommitted messages again.
+   * partitions have moved on: the new owner will read the uncommitted messages again. Aborting
+   * `signal` rejects with ABORTED; a commit request already sent may still be applied.
    */
-  commit(record?: TopicPartition & { offset: number }): Promise<void> {
+  commit(record?: TopicPartition & { offset: number }, options: WaitOptions = {}): Promise<void> {
     if (record !== undefined) this.markProcessed(record);
-    return this.#commit(undefined);
+    const signal = options.signal;
+    return abortable(this.#commit(signal), signal, "commit");
   }
 
   /**
