@@ -237,7 +237,8 @@ export class LogWriter {
       try {
         // Written on the event loop while no fsync of this log runs: a write into the page cache
         // costs less than handing it to the thread pool and back (measured in docs/performance.md,
-        // "Hot path"). While an fsync runs a write may wait for it, so it goes to the pool then.
+        // "Hot path, first round"). While an fsync runs a write may wait for it, so it goes to the
+        // pool then.
         const written =
           o.ops.writevSync !== undefined && !this.#commit.running
             ? o.ops.writevSync(file, iov, position)
