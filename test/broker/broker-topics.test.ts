@@ -196,6 +196,7 @@ test("internal topics: created through the internal API only, readable, not writ
   const again = await Broker.open({ dataDir });
   t.after(() => again.close());
   assert.equal(again.describeTopic("__offsets").configs["cleanup.policy"], "compact");
+  await again.close();
 });
 
 test("after close every call fails with SHUTTING_DOWN; close is idempotent", async (t) => {

@@ -11,8 +11,17 @@ import { RecordCursor } from "../../src/format/record-cursor.js";
 /** A temp data directory removed when the test ends. */
 export async function tempDataDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "conch-broker-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => removeDir(dir));
   return dir;
+}
+
+/**
+ * Removes a test's data directory. `after` hooks run in the order they were added, so a broker
+ * opened after the directory was made may still be closing (and its background work, such as a
+ * segment being prepared, still writing) while this runs: retried rather than failing the test.
+ */
+function removeDir(dir: string): Promise<void> {
+  return rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 }
 
 /** A broker on a temp data directory, closed when the test ends (unless the test closed it). */
@@ -20,9 +29,17 @@ export async function openBroker(
   t: TestContext,
   config: Partial<BrokerConfig> = {},
 ): Promise<{ broker: Broker; dataDir: string }> {
-  const dataDir = config.dataDir ?? (await tempDataDir(t));
-  const broker = await Broker.open({ segmentBytes: 64 * 1024, ...config, dataDir });
-  t.after(() => broker.close().catch(() => {}));
+  // A directory made here is removed only after the broker has closed.
+  const made = config.dataDir === undefined ? await mkdtemp(join(tmpdir(), "conch-broker-")) : null;
+  const dataDir = config.dataDir ?? made!;
+  const broker = await Broker.open({ segmentBytes: 64 * 1024, ...config, dataDir }).catch(async (err) => {
+    if (made !== null) await removeDir(made);
+    throw err;
+  });
+  t.after(async () => {
+    await broker.close().catch(() => {});
+    if (made !== null) await removeDir(made);
+  });
   return { broker, dataDir };
 }
 

@@ -310,7 +310,7 @@ test("embedded mode: a broker in this process, same API, data kept across restar
   timeout: 60_000,
 }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), "conch-embedded-"));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const first = await Conch.embedded({ dataDir, flush: "sync", clientId: "embedded-test" });
   assert.match(first.brokers[0]!, /^127\.0\.0\.1:\d+$/);
   await first.admin().createTopic("kept");

@@ -10,10 +10,13 @@ import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ConchError } from "../../src/format/errors.js";
 import { ConchServer } from "../../src/server/conch-server.js";
 
-/** A temp directory removed when the test ends. */
+/**
+ * A temp directory removed when the test ends. `after` hooks run in the order they were added, so
+ * a broker opened on it later may still be closing while this runs: the removal is retried.
+ */
 export async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "conch-groups-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
