@@ -115,3 +115,32 @@ test("an adopted connection reads through onread, and closing it releases the se
   // server.close() resolves only once the server counts no open connection.
   await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
 });
+
+test("a socket without a handle where Node keeps it is served as it is, through 'data' events", async () => {
+  const reads = new p.SocketReads();
+  let served: { socket: Socket; onread: boolean } | null = null;
+  const chunks: Buffer[] = [];
+  const server = createServer({ pauseOnConnect: true }, (accepted) => {
+    // Stands in for a runtime that keeps the handle elsewhere.
+    const handle = (accepted as unknown as { _handle: object | null })._handle;
+    Object.defineProperty(accepted, "_handle", { value: undefined, configurable: true, writable: true });
+    served = adoptSocket(accepted, reads);
+    (accepted as unknown as { _handle: object | null })._handle = handle;
+    served.socket.on("data", (c: Buffer) => chunks.push(c));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  const { connect } = await import("node:net");
+  const client = connect({ port, host: "127.0.0.1" });
+  await new Promise<void>((resolve) => client.once("connect", resolve));
+  client.write("hello");
+  for (let i = 0; i < 500 && Buffer.concat(chunks).length < 5; i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.ok(served !== null);
+  const { socket, onread } = served as { socket: Socket; onread: boolean };
+  assert.equal(onread, false);
+  assert.equal(Buffer.concat(chunks).toString(), "hello", "the paused socket was resumed");
+  client.end();
+  socket.end();
+  await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+});
