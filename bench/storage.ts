@@ -97,23 +97,34 @@ async function readAll(log: PartitionLog): Promise<number> {
   }
 }
 
+/** Appends every batch to `log` and prints one line: rate, MB/s, GC share and CPU of the phase. */
+async function measureAppends(
+  label: string,
+  rateWidth: number,
+  log: PartitionLog,
+  batches: Buffer[],
+  bytes: number,
+): Promise<void> {
+  globalThis.gc?.();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await appendAll(log, batches);
+  const t1 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  const wall = t1 - t0;
+  console.log(
+    `${label} ${fmt((records / wall) * 1000).padStart(rateWidth)} records/s` +
+      `  ${fmt(bytes / 1e6 / (wall / 1000)).padStart(6)} MB/s  (${fmt(wall)} ms)` +
+      `  GC ${((gcMs(t0, t1) / wall) * 100).toFixed(2)}%` +
+      `  CPU user ${fmt(cpu.user / 1000)} ms, system ${fmt(cpu.system / 1000)} ms`,
+  );
+}
+
 async function run(policy: FlushPolicy, batches: Buffer[], bytes: number): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "conch-bench-storage-"));
   try {
     const log = await PartitionLog.open(dir, logConfig({ flush: policy }));
-    globalThis.gc?.();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await appendAll(log, batches);
-    const t1 = performance.now();
-    const cpu = process.cpuUsage(cpu0);
-    const wall = t1 - t0;
-    console.log(
-      `append flush=${policy.padEnd(8)} ${fmt((records / wall) * 1000).padStart(12)} records/s` +
-        `  ${fmt(bytes / 1e6 / (wall / 1000)).padStart(6)} MB/s  (${fmt(wall)} ms)` +
-        `  GC ${((gcMs(t0, t1) / wall) * 100).toFixed(2)}%` +
-        `  CPU user ${fmt(cpu.user / 1000)} ms, system ${fmt(cpu.system / 1000)} ms`,
-    );
+    await measureAppends(`append flush=${policy.padEnd(8)}`, 12, log, batches, bytes);
     globalThis.gc?.();
     const r0 = performance.now();
     const read = await readAll(log);
@@ -183,19 +194,7 @@ async function discardedWrites(batches: Buffer[], bytes: number): Promise<void> 
     const log = await PartitionLog.open(dir, logConfig({ flush: "none", segmentBytes: 1 << 30 }), undefined, {
       fileOps: discard,
     });
-    globalThis.gc?.();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await appendAll(log, batches);
-    const t1 = performance.now();
-    const cpu = process.cpuUsage(cpu0);
-    const wall = t1 - t0;
-    console.log(
-      `append, writes discarded ${fmt((records / wall) * 1000).padStart(8)} records/s` +
-        `  ${fmt(bytes / 1e6 / (wall / 1000)).padStart(6)} MB/s  (${fmt(wall)} ms)` +
-        `  GC ${((gcMs(t0, t1) / wall) * 100).toFixed(2)}%` +
-        `  CPU user ${fmt(cpu.user / 1000)} ms, system ${fmt(cpu.system / 1000)} ms`,
-    );
+    await measureAppends("append, writes discarded", 8, log, batches, bytes);
     await log.close();
   } finally {
     await rm(dir, { recursive: true, force: true });

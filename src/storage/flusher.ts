@@ -62,13 +62,17 @@ export class GroupCommit {
     // A running fsync that started after `p` was written covers it; one that started before leaves
     // it waiting, and the loop goes on while anything waits. Only an idle committer needs a start
     // (setting `requested` here would cost an fsync with nothing new to cover).
-    if (!this.#running && this.#failure === null) this.#idle = this.#run();
+    this.#start();
   }
 
   /** Asks for an fsync (the interval timer, a roll); joins the running one's successor if busy. */
   request(): void {
     if (this.#failure !== null) return;
     this.#requested = true;
+    this.#start();
+  }
+
+  #start(): void {
     if (!this.#running) this.#idle = this.#run();
   }
 

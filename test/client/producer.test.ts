@@ -205,31 +205,22 @@ test("errors: non-retriable broker errors, invalid messages and oversized record
   });
   const producer = new Producer({ brokers: [fake.address] }, { batchBytes: 1024 });
   t.after(() => producer.close());
-  const code = async (p: Promise<unknown>) => {
-    try {
-      await p;
-    } catch (err) {
-      assert.ok(err instanceof ConchError);
-      return err.codeName;
-    }
-    return "resolved";
-  };
-  assert.equal(await code(producer.send("t", { value: "x", partition: 9 })), "UNKNOWN_PARTITION");
-  assert.equal(await code(producer.send("nope", { value: "x" })), "UNKNOWN_TOPIC");
+  assert.equal(await codeOf(producer.send("t", { value: "x", partition: 9 })), "UNKNOWN_PARTITION");
+  assert.equal(await codeOf(producer.send("nope", { value: "x" })), "UNKNOWN_TOPIC");
   assert.equal(
-    await code(producer.send("t", { value: 42 as unknown as string, partition: 0 })),
+    await codeOf(producer.send("t", { value: 42 as unknown as string, partition: 0 })),
     "INVALID_REQUEST",
   );
   assert.equal(
-    await code(producer.send("t", { value: "x", partition: 0, timestamp: -1 })),
+    await codeOf(producer.send("t", { value: "x", partition: 0, timestamp: -1 })),
     "INVALID_REQUEST",
   );
   assert.equal(
-    await code(producer.send("t", { value: Buffer.alloc(5 << 20), partition: 0 })),
+    await codeOf(producer.send("t", { value: Buffer.alloc(5 << 20), partition: 0 })),
     "BATCH_TOO_LARGE",
   );
   await producer.close();
-  assert.equal(await code(producer.send("t", { value: "late", partition: 0 })), "ABORTED");
+  assert.equal(await codeOf(producer.send("t", { value: "late", partition: 0 })), "ABORTED");
 });
 
 test("flush waits for everything sent before it; close flushes", async (t) => {
@@ -248,11 +239,7 @@ test("flush waits for everything sent before it; close flushes", async (t) => {
   await settle();
   assert.equal(flushed, false);
   assert.equal(log.held.length, 2, "flush sealed both partitions' batches despite the linger");
-  assert.equal(
-    await codeOfFlush(producer.flush(AbortSignal.abort())),
-    "ABORTED",
-    "a flush wait can be abandoned",
-  );
+  assert.equal(await codeOf(producer.flush(AbortSignal.abort())), "ABORTED", "a flush wait can be abandoned");
   log.auto = true;
   log.release();
   await flushing;
@@ -262,7 +249,8 @@ test("flush waits for everything sent before it; close flushes", async (t) => {
   assert.deepEqual(log.values[0]?.at(-1), "last");
 });
 
-async function codeOfFlush(p: Promise<unknown>): Promise<string> {
+/** The code name a call failed with, or "resolved". */
+async function codeOf(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {

@@ -27,17 +27,17 @@ class SyncCapableOps extends TestFileOps {
   }
 }
 
+/** A log with flush=interval (its timer out of the way) on `ops`. */
+function openIntervalLog(dir: string, ops: SyncCapableOps): Promise<PartitionLog> {
+  return PartitionLog.open(dir, testConfig({ flush: "interval", flushIntervalMs: 60_000 }), undefined, {
+    fileOps: ops,
+  });
+}
+
 test("writes go out synchronously while no fsync runs, through the pool while one does", async () => {
   await withTempDir(async (dir) => {
     const ops = new SyncCapableOps();
-    const log = await PartitionLog.open(
-      dir,
-      testConfig({ flush: "interval", flushIntervalMs: 60_000 }),
-      undefined,
-      {
-        fileOps: ops,
-      },
-    );
+    const log = await openIntervalLog(dir, ops);
     await log.append(makeBatch("a", 3));
     assert.equal(ops.syncWrites, 1);
     assert.equal(ops.writes.count, 0, "no thread-pool write");
@@ -65,12 +65,7 @@ test("writes go out synchronously while no fsync runs, through the pool while on
 test("durable appends queued during an fsync are written after it, on the event loop, in one write", async () => {
   await withTempDir(async (dir) => {
     const ops = new SyncCapableOps();
-    const log = await PartitionLog.open(
-      dir,
-      testConfig({ flush: "interval", flushIntervalMs: 60_000 }),
-      undefined,
-      { fileOps: ops },
-    );
+    const log = await openIntervalLog(dir, ops);
     const held = gate();
     ops.syncGate = held.promise;
     const first = log.append(makeBatch("d0", 1), { durable: true });
