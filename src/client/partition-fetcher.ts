@@ -65,7 +65,12 @@ export class PartitionFetcher implements BatchSource {
   #buffered = 0;
   #inFlight = false;
   #stopped = false;
-  #round: AbortController | null = null;
+  /**
+   * Aborts the fetch in flight on a seek or stop. One controller serves every round until it is
+   * used: an AbortSignal per long poll lives long enough to be promoted and is then collected by
+   * a mark-compact, whose pauses are what a tailing consumer's latency tail is made of.
+   */
+  #round = new AbortController();
   #positionWaiters: Array<() => void> = [];
   #backoff: Backoff;
   #manager: ConnectionManager;
@@ -106,7 +111,7 @@ export class PartitionFetcher implements BatchSource {
     this.#fetchOffset = -1;
     this.position = -1;
     this.#buffered = 0;
-    this.#round?.abort();
+    this.#abortRound();
     this.pump();
   }
 
@@ -114,7 +119,7 @@ export class PartitionFetcher implements BatchSource {
   stop(): void {
     this.#stopped = true;
     this.epoch++;
-    this.#round?.abort();
+    this.#abortRound();
     this.#positioned();
   }
 
@@ -134,8 +139,7 @@ export class PartitionFetcher implements BatchSource {
 
   async #fetchRound(): Promise<void> {
     const epoch = this.epoch;
-    const round = new AbortController();
-    this.#round = round;
+    const round = this.#round;
     try {
       if (this.#fetchOffset < 0) {
         const offset = await this.#resolve(this.#start, round.signal);
@@ -180,10 +184,15 @@ export class PartitionFetcher implements BatchSource {
     } catch (err) {
       if (epoch === this.epoch) await this.#onError(asConchError(err), round.signal);
     } finally {
-      if (this.#round === round) this.#round = null;
       this.#inFlight = false;
       this.pump();
     }
+  }
+
+  /** Ends the round in flight, if any; the next round gets a fresh controller. */
+  #abortRound(): void {
+    this.#round.abort();
+    this.#round = new AbortController();
   }
 
   #positioned(): void {
