@@ -3,42 +3,39 @@
  * topic's signal may have thousands of long polls waiting on it; EventTarget's add/removeEventListener
  * are linear in the listeners already there, so one listener per wait made a pile of waits quadratic
  * (and tripped Node's MaxListenersExceededWarning). Here adding and removing a wait is O(1).
+ *
+ * The shared listener stays on its signal until the signal aborts (a connection's signal aborts
+ * when it closes, a topic's when it is deleted or the broker stops), rather than leaving with the
+ * last wait: a consumer that tails a partition has one long poll at a time, and attaching a listener,
+ * a Set and a WeakMap entry for each of them made garbage that lived long enough to be promoted.
  */
-interface Fanout {
-  readonly callbacks: Set<() => void>;
-  readonly listener: () => void;
-}
-
-const fanouts = new WeakMap<AbortSignal, Fanout>();
+/** Each signal's subscribed callbacks. */
+const fanouts = new WeakMap<AbortSignal, Set<() => void>>();
 
 /**
  * Calls `callback` once when `signal` aborts, unless the returned function is called first (it
  * unsubscribes). An already aborted signal is the caller's to check: nothing is called for it.
- * The shared listener is removed with the last subscription, so an idle signal holds nothing.
  */
 export function onAbort(signal: AbortSignal, callback: () => void): () => void {
-  let fanout = fanouts.get(signal);
-  if (fanout === undefined) {
-    const callbacks = new Set<() => void>();
+  let callbacks = fanouts.get(signal);
+  if (callbacks === undefined) {
+    const all = new Set<() => void>();
     const listener = (): void => {
       fanouts.delete(signal);
       // Copied first: a callback may unsubscribe others while we walk.
-      for (const cb of [...callbacks]) if (callbacks.delete(cb)) cb();
+      for (const cb of [...all]) if (all.delete(cb)) cb();
     };
-    fanout = { callbacks, listener };
-    fanouts.set(signal, fanout);
+    callbacks = all;
+    fanouts.set(signal, all);
     signal.addEventListener("abort", listener, { once: true });
   }
-  const { callbacks, listener } = fanout;
   callbacks.add(callback);
   return () => {
-    if (!callbacks.delete(callback) || callbacks.size > 0) return;
-    if (fanouts.get(signal)?.callbacks === callbacks) fanouts.delete(signal);
-    signal.removeEventListener("abort", listener);
+    callbacks.delete(callback);
   };
 }
 
 /** Callbacks currently registered on `signal` through onAbort (for tests). */
 export function abortListenerCount(signal: AbortSignal): number {
-  return fanouts.get(signal)?.callbacks.size ?? 0;
+  return fanouts.get(signal)?.size ?? 0;
 }

@@ -18,14 +18,20 @@ test("onAbort: many subscriptions share one listener, unsubscribing removes them
   assert.equal(abortListenerCount(ac.signal), 0);
 });
 
-test("onAbort: the shared listener leaves the signal with the last subscription", () => {
+test("onAbort: one shared listener per signal, kept across subscriptions until the signal aborts", () => {
   const ac = new AbortController();
   const offs = [onAbort(ac.signal, () => {}), onAbort(ac.signal, () => {})];
   assert.equal(getEventListeners(ac.signal, "abort").length, 1);
   for (const off of offs) off();
-  assert.equal(getEventListeners(ac.signal, "abort").length, 0);
+  assert.equal(abortListenerCount(ac.signal), 0);
+  assert.equal(getEventListeners(ac.signal, "abort").length, 1);
   let called = 0;
+  let unsubscribedCalled = 0;
   onAbort(ac.signal, () => called++);
+  onAbort(ac.signal, () => unsubscribedCalled++)();
+  assert.equal(getEventListeners(ac.signal, "abort").length, 1);
   ac.abort();
   assert.equal(called, 1);
+  assert.equal(unsubscribedCalled, 0);
+  assert.equal(getEventListeners(ac.signal, "abort").length, 0);
 });
