@@ -19,6 +19,11 @@
  *   that frame's buffer instead of into a chunk first.
  * - With a FramePool, assembled frames come from its reusable slots; the owner gives a frame back
  *   (`pool.give`) once nothing refers to it.
+ * - `pushCopy(bytes, true)` borrows instead of copying: the bytes that are not part of a frame
+ *   being assembled are queued as a view of the caller's buffer, frames whole inside them come out
+ *   of `next()` as views of it (`lastFrameBorrowed`), and before the caller reuses its buffer it
+ *   calls `ownBorrowed()`, which copies whatever of them is still unread. A reader that handles the
+ *   frames of each read at once then copies nothing.
  *
  * After FRAME_TOO_LARGE the stream has lost its framing: the parser drops what it holds and throws
  * the same error from every later call.
@@ -51,6 +56,9 @@ export class FrameParser {
   #filled = 0;
   #error: ConchError | null = null;
   #pool: FramePool | null;
+  /** The chunk queued by the last borrowing pushCopy, until ownBorrowed(). */
+  #borrowed: Buffer | null = null;
+  #lastBorrowed = false;
 
   constructor(options: FrameParserOptions) {
     if (!Number.isInteger(options.maxFrameBytes) || options.maxFrameBytes < 0) {
@@ -83,7 +91,7 @@ export class FrameParser {
    * belongs to a frame being assembled (or to a frame that starts here and does not end here)
    * straight into that frame's buffer, the rest into a chunk of its own.
    */
-  pushCopy(bytes: Uint8Array): void {
+  pushCopy(bytes: Uint8Array, borrow = false): void {
     if (this.#error !== null) throw this.#error;
     let at = 0;
     // Only while nothing is queued: queued bytes come first in the stream.
@@ -110,7 +118,33 @@ export class FrameParser {
       // A completed frame waits for `next()`; what follows it is queued behind it.
       if (this.#filled === this.#size) break;
     }
-    if (at < bytes.length) this.push(Buffer.from(bytes.subarray(at)));
+    if (at >= bytes.length) return;
+    if (!borrow) {
+      this.push(Buffer.from(bytes.subarray(at)));
+      return;
+    }
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset + at, bytes.length - at);
+    this.push(view);
+    this.#borrowed = view;
+  }
+
+  /** Whether the frame last returned by `next()` is a view of borrowed bytes (see pushCopy). */
+  get lastFrameBorrowed(): boolean {
+    return this.#lastBorrowed;
+  }
+
+  /** Copies the unread part of the borrowed bytes, so that their owner may reuse its buffer. */
+  ownBorrowed(): void {
+    const borrowed = this.#borrowed;
+    if (borrowed === null) return;
+    this.#borrowed = null;
+    const chunks = this.#chunks;
+    const last = chunks.length - 1;
+    // Borrowed bytes are always the last chunk queued; consumed chunks are no longer in the queue.
+    if (last < this.#head || chunks[last] !== borrowed) return;
+    const from = last === this.#head ? this.#headAt : 0;
+    chunks[last] = Buffer.from(borrowed.subarray(from));
+    if (last === this.#head) this.#headAt = 0;
   }
 
   /** The next whole frame, or null until more bytes arrive. Throws FRAME_TOO_LARGE. */
@@ -130,7 +164,9 @@ export class FrameParser {
       const at = this.#headAt;
       if (head.length - at >= size) {
         this.#consume(size);
-        return this.#complete(head.subarray(at, at + size));
+        const frame = this.#complete(head.subarray(at, at + size));
+        this.#lastBorrowed = head === this.#borrowed;
+        return frame;
       }
       this.#partial = this.#alloc(size);
       this.#filled = 0;
@@ -180,6 +216,7 @@ export class FrameParser {
 
   #complete(frame: Buffer): Buffer {
     this.#size = -1;
+    this.#lastBorrowed = false;
     return frame;
   }
 
@@ -221,6 +258,7 @@ export class FrameParser {
     this.#headAt = 0;
     this.#queued = 0;
     this.#partial = null;
+    this.#borrowed = null;
     return this.#error;
   }
 }

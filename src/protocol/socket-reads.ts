@@ -6,8 +6,13 @@
  *   queued, the socket reads straight into that frame: a 129 KB produce request or a 1 MiB fetch
  *   response costs neither a socket chunk nor a copy.
  * - Other reads land in a scratch buffer and are copied out at once, the start of a large frame
- *   straight into that frame's buffer (FrameParser.pushCopy). The scratch may be shared by every connection of the process: its
- *   bytes are copied out inside the callback, before the event loop reads another socket.
+ *   straight into that frame's buffer (FrameParser.pushCopy). The scratch may be shared by every
+ *   connection of the process: its bytes are copied out inside the callback, before the event loop
+ *   reads another socket.
+ * - With `borrow`, the rest of a scratch read is not copied before `onRead`: frames whole inside
+ *   it are views of the scratch (`FrameParser.lastFrameBorrowed`), and whatever `onRead` left
+ *   unread is copied out after it returns (`FrameParser.ownBorrowed`). An owner that handles
+ *   a read's frames inside `onRead`, copying what it keeps, then copies nothing.
  *
  * Without `onread`, Node allocates a fresh 64 KiB buffer for every read and frees it only when the
  * garbage collector runs; at a few hundred megabytes per second those buffers alone set the pace of
@@ -28,10 +33,12 @@ export class SocketReads {
   onFailure: (err: unknown) => void = () => {};
   #scratch: Buffer;
   #direct: Uint8Array | null = null;
+  readonly #borrow: boolean;
 
   /** `scratch`: a buffer to share with other connections of the process, or one of its own. */
-  constructor(scratch: Buffer = Buffer.allocUnsafe(SCRATCH_READ_BYTES)) {
+  constructor(scratch: Buffer = Buffer.allocUnsafe(SCRATCH_READ_BYTES), options: { borrow?: boolean } = {}) {
     this.#scratch = scratch;
+    this.#borrow = options.borrow === true;
   }
 
   /** The value for net's `onread` option. */
@@ -48,12 +55,17 @@ export class SocketReads {
       if (parser === null) return true;
       try {
         if (buf === direct) parser.wrote(n);
-        else parser.pushCopy(buf.subarray(0, n));
+        else parser.pushCopy(buf.subarray(0, n), this.#borrow);
       } catch (err) {
         this.onFailure(err);
         return true;
       }
-      this.onRead();
+      try {
+        this.onRead();
+      } finally {
+        // Before the scratch serves another read.
+        if (this.#borrow) parser.ownBorrowed();
+      }
       return true;
     },
   };

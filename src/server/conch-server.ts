@@ -123,7 +123,7 @@ export class ConchServer {
   }
 
   #accept(accepted: Socket): void {
-    const reads = new SocketReads(this.#scratch);
+    const reads = new SocketReads(this.#scratch, { borrow: true });
     const { socket, onread } = adoptSocket(accepted, reads);
     if (this.#closing !== null) {
       socket.destroy();

@@ -18,7 +18,9 @@
  *   end at once instead of holding a dead connection for their full wait.
  * - Reads go through `SocketReads` when the socket was made with it (adopt-socket.ts): a large
  *   request is read straight into its frame, and frames of handlers that copy what they keep
- *   (`copiesFrame`, a produce) go back to the server's FramePool once the handler returns.
+ *   (`copiesFrame`, a produce) go back to the server's FramePool once the handler returns. Small
+ *   requests are handled as views of the shared scratch buffer they were read into (copied first
+ *   for handlers that do not copy what they keep); what a read leaves unhandled is copied out.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -240,16 +242,21 @@ export class Connection {
       return;
     }
 
+    // A frame read into the server's shared scratch buffer is a view of it, which the next read
+    // overwrites: handlers that copy what they keep before returning take it as it is, the others
+    // get a copy.
+    const copies = entry.copiesFrame === true;
+    const request = !copies && this.#parser.lastFrameBorrowed ? Buffer.from(frame) : frame;
     this.#ctx.responseBytes = 0;
     let reply: Reply | Promise<Reply>;
     try {
-      reply = entry.handle(this.#ctx, frame, correlationId);
+      reply = entry.handle(this.#ctx, request, correlationId);
     } catch (err) {
       this.#writeError(correlationId, apiKey, err);
       return;
     } finally {
       // The handler copied what it keeps: the frame's memory serves the next large request.
-      if (entry.copiesFrame === true) this.#pool?.give(frame);
+      if (copies) this.#pool?.give(frame);
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
     if (!(reply instanceof Promise)) {

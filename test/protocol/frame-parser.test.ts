@@ -307,3 +307,74 @@ test("readTarget is null while pushed bytes wait, and wrote() past the frame thr
   parser.push(w.subarray(10, 11));
   assert.equal(parser.readTarget(1), null, "a pushed byte must be consumed first");
 });
+
+test("borrowing pushCopy: frames read into one reused buffer are the frames sent, whatever is left unread", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 1, max: 90 }), { minLength: 1, maxLength: 20 }),
+      fc.array(fc.nat({ max: 3 }), { minLength: 1, maxLength: 20 }),
+      (cuts, takes) => {
+        const frames = [...payloads(12), Buffer.alloc(150, 7), Buffer.alloc(0)];
+        const stream = Buffer.concat(frames.map(wire));
+        const parser = new FrameParser({ maxFrameBytes: 1000 });
+        // One buffer for every read, as the broker's scratch is shared by its connections.
+        const scratch = Buffer.alloc(90);
+        const got: Buffer[] = [];
+        let borrowedSeen = 0;
+        let at = 0;
+        let i = 0;
+        const take = (limit: number) => {
+          for (let k = 0; k < limit; k++) {
+            const f = parser.next();
+            if (f === null) return;
+            if (parser.lastFrameBorrowed) {
+              borrowedSeen++;
+              assert.equal(f.buffer, scratch.buffer, "a borrowed frame is a view of the read buffer");
+            }
+            got.push(Buffer.from(f));
+          }
+        };
+        while (at < stream.length) {
+          const n = Math.min(cuts[i % cuts.length]!, stream.length - at);
+          stream.copy(scratch, 0, at, at + n);
+          at += n;
+          parser.pushCopy(scratch.subarray(0, n), true);
+          // The owner handles some of the frames now (maybe none), leaves the rest unread...
+          take(takes[i++ % takes.length]!);
+          parser.ownBorrowed();
+          // ...and the buffer is reused: what the parser kept must not change with it.
+          scratch.fill(0xee);
+        }
+        take(Number.POSITIVE_INFINITY);
+        assert.deepEqual(got, frames);
+        assert.equal(parser.midFrame, false);
+        if (takes.every((t) => t >= 3) && cuts.every((c) => c >= 60)) assert.ok(borrowedSeen > 0);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("borrowing pushCopy: whole frames are views of the read buffer, flagged; assembled ones are not", () => {
+  const parser = new FrameParser({ maxFrameBytes: 1000 });
+  const a = Buffer.from("first");
+  const b = Buffer.from("second");
+  const c = Buffer.alloc(40, 3);
+  const stream = Buffer.concat([wire(a), wire(b), wire(c)]);
+  const read = Buffer.from(stream.subarray(0, stream.length - 10));
+  parser.pushCopy(read, true);
+  const f1 = parser.next()!;
+  assert.deepEqual(Buffer.from(f1), a);
+  assert.equal(parser.lastFrameBorrowed, true);
+  assert.equal(f1.buffer, read.buffer);
+  const f2 = parser.next()!;
+  assert.deepEqual(Buffer.from(f2), b);
+  assert.equal(parser.lastFrameBorrowed, true);
+  assert.equal(parser.next(), null);
+  parser.ownBorrowed();
+  read.fill(0);
+  parser.pushCopy(stream.subarray(stream.length - 10), true);
+  const f3 = parser.next()!;
+  assert.deepEqual(Buffer.from(f3), c);
+  assert.equal(parser.lastFrameBorrowed, false, "assembled from two reads: a buffer of its own");
+});
