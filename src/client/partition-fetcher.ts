@@ -67,8 +67,8 @@ export class PartitionFetcher implements BatchSource {
   #stopped = false;
   /**
    * Aborts the fetch in flight on a seek or stop. One controller serves every round until it is
-   * used: an AbortSignal per long poll lives long enough to be promoted and is then collected by
-   * a mark-compact, whose pauses are what a tailing consumer's latency tail is made of.
+   * used: an AbortSignal per long poll lived long enough to be promoted, and a tailing consumer's
+   * process then ran a mark-compact every second or two (docs/performance.md, third round).
    */
   #round = new AbortController();
   #positionWaiters: Array<() => void> = [];
