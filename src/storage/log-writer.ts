@@ -255,10 +255,10 @@ export class LogWriter {
       }
       if (error !== null) {
         const failure = storageError(`write to ${seg.walPath} failed`, error);
-        for (let i = from; i < to; i++) queue[i]!.fail(failure);
+        const failed = queue.slice(from, to);
         this.#release(queue, from, to);
         this.#head = to;
-        await this.#writeFailed(seg, failure);
+        await this.#writeFailed(seg, failure, failed);
         return;
       }
     }
@@ -308,9 +308,13 @@ export class LogWriter {
     }
   }
 
-  /** Fails the write and everything queued behind it (their offsets assumed it), then cuts the file back. */
-  async #writeFailed(seg: Segment, error: ConchError): Promise<void> {
-    this.#failQueue(error);
+  /**
+   * After a failed write: drops everything queued behind it (their offsets assumed it), cuts the
+   * file back, then fails the write's appends and those behind it, so that a caller who sees the
+   * failure finds the log consistent again.
+   */
+  async #writeFailed(seg: Segment, error: ConchError, failed: PendingAppend[]): Promise<void> {
+    const behind = this.#dropQueue();
     this.#o.logger?.error(
       { err: error.cause ?? error, segment: seg.walPath, position: seg.size },
       "write failed; appends failed",
@@ -322,6 +326,9 @@ export class LogWriter {
       this.#fatal(
         storageError(`cannot cut ${seg.walPath} back to ${seg.size} bytes after a failed write`, truncateErr),
       );
+    } finally {
+      for (const p of failed) p.fail(error);
+      for (const p of behind) p.fail(error);
     }
   }
 
@@ -335,17 +342,24 @@ export class LogWriter {
     }
   }
 
-  /**
-   * Rejects every queued append and rewinds offset assignment to the written end. The chunks of a
-   * write still running stay referenced until it completes.
-   */
+  /** Rejects every queued append and rewinds offset assignment to the written end. */
   #failQueue(error: ConchError): void {
+    for (const p of this.#dropQueue()) p.fail(error);
+  }
+
+  /**
+   * Empties the queue and rewinds offset assignment to the written end; returns the appends taken
+   * out, for the caller to fail. The chunks of a write still running stay referenced until it
+   * completes.
+   */
+  #dropQueue(): PendingAppend[] {
     const queue = this.#queue;
-    for (let i = this.#head; i < queue.length; i++) queue[i]!.fail(error);
+    const dropped = queue.slice(this.#head);
     this.#release(queue, Math.max(this.#head, this.#inFlightEnd), queue.length);
     this.#queue = [];
     this.#head = 0;
     this.#nextOffset = this.#writtenOffset;
+    return dropped;
   }
 
   /** The group commit's fsync: the active file and any segment closed since the last one. */

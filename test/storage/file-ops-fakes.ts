@@ -60,7 +60,11 @@ export class TestFileOps implements FileOps {
     await defaultFileOps.datasync(file);
   }
 
-  truncate(file: FileHandle, length: number): Promise<void> {
+  /** While set, every truncate waits for it. */
+  truncateGate: Promise<void> | null = null;
+
+  async truncate(file: FileHandle, length: number): Promise<void> {
+    if (this.truncateGate !== null) await this.truncateGate;
     return defaultFileOps.truncate(file, length);
   }
 

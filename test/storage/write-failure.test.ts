@@ -64,3 +64,30 @@ test("a failed fsync fails the waiting appends and every later one", async () =>
     await log.close();
   });
 });
+
+test("the appends of a failed write are failed only once the file is cut back", async () => {
+  await withTempDir(async (dir) => {
+    const ops = new TestFileOps();
+    const log = await PartitionLog.open(dir, testConfig(), undefined, { fileOps: ops, tailCacheBytes: 0 });
+    await log.append(makeBatch("ok", 2));
+    const goodBytes = log.sizeBytes;
+    const cut = gate();
+    ops.truncateGate = cut.promise;
+    ops.shortWriteNext = true;
+    let settled = false;
+    const failing = log.append(makeBatch("x", 3)).then(
+      () => assert.fail("the append should fail"),
+      (err: unknown) => {
+        settled = true;
+        assert.ok(isStorageError(err));
+      },
+    );
+    // Give the write every chance to fail and, wrongly, reject before the file is cut back.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, "not failed while the file is still being cut back");
+    cut.open();
+    await failing;
+    assert.equal((await stat(join(dir, "00000000000000000000.wal"))).size, goodBytes, "file cut back");
+    await log.close();
+  });
+});
