@@ -66,6 +66,8 @@ export class RecordAccumulator {
   #maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
   #send: BatchSender;
   #queues = new Map<string, Map<number, PartitionQueue>>();
+  /** The queue found last: consecutive records mostly go to the same partition. */
+  #lastQueue: PartitionQueue | null = null;
   /** Queues with an open, ready or in-flight batch. */
   #active = new Set<PartitionQueue>();
   #unsettled = new Set<ProducerBatch>();
@@ -231,10 +233,13 @@ export class RecordAccumulator {
   }
 
   #queue(topic: string, partition: number): PartitionQueue {
+    const last = this.#lastQueue;
+    if (last !== null && last.partition === partition && last.topic === topic) return last;
     let byPartition = this.#queues.get(topic);
     if (byPartition === undefined) this.#queues.set(topic, (byPartition = new Map()));
     let q = byPartition.get(partition);
     if (q === undefined) byPartition.set(partition, (q = new PartitionQueue(topic, partition)));
+    this.#lastQueue = q;
     return q;
   }
 
