@@ -23,7 +23,6 @@ import {
   RESERVED_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
-import { compareTimestamps } from "./timestamp.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
 
 /** Outcomes of `checkBatch` other than success (which returns the batch's size, > 0). */
@@ -94,7 +93,9 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   if ((attributes & COMPRESSION_MASK) !== COMPRESSION_NONE) return BatchStatus.UNSUPPORTED_COMPRESSION;
 
   const payloadEnd = at + size;
-  const batchTs = at + TIMESTAMP_AT;
+  // The batch timestamp, read once: every record's is compared with it as two u32 halves.
+  const batchTsHigh = readU32(buf, at + TIMESTAMP_AT);
+  const batchTsLow = readU32(buf, at + TIMESTAMP_AT + 4);
   let p = at + BATCH_RECORDS_AT;
   let sawMaxTimestamp = false;
   for (let i = 0; i < count; i++) {
@@ -107,9 +108,13 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
     ) {
       return BatchStatus.BAD_RECORD;
     }
-    const cmp = compareTimestamps(buf, p + TIMESTAMP_AT, buf, batchTs);
-    if (cmp > 0) return BatchStatus.BAD_TIMESTAMP;
-    if (cmp === 0) sawMaxTimestamp = true;
+    const tsHigh = readU32(buf, p + TIMESTAMP_AT);
+    if (tsHigh >= batchTsHigh) {
+      if (tsHigh > batchTsHigh) return BatchStatus.BAD_TIMESTAMP;
+      const tsLow = readU32(buf, p + TIMESTAMP_AT + 4);
+      if (tsLow > batchTsLow) return BatchStatus.BAD_TIMESTAMP;
+      if (tsLow === batchTsLow) sawMaxTimestamp = true;
+    }
     const recordSize = HEADER_SIZE + readU32(buf, p + KEY_SIZE_AT) + readU32(buf, p + PAYLOAD_SIZE_AT);
     if (recordSize > payloadEnd - p) return BatchStatus.BAD_RECORD;
     p += recordSize;

@@ -240,6 +240,14 @@ test("batch timestamp must be the largest inner timestamp", () => {
     },
     "a record's timestamp above the batch's",
   );
+  expectStatus(
+    BatchStatus.BAD_TIMESTAMP,
+    (b) => {
+      const p = innerRecordAt(b, 0);
+      b.writeBigUInt64BE(ts(b) + (1n << 32n), p + 1);
+    },
+    "a record's timestamp above the batch's in its high 32 bits",
+  );
   // The batch timestamp equal to the first record's (not the largest) still fails; equal to the
   // largest one in any position passes.
   const status = checkTampered((b) => b.writeBigUInt64BE(b.readBigUInt64BE(innerRecordAt(b, 0) + 1), 1));
