@@ -8,6 +8,13 @@ import { type DiskCeiling, type LoopbackCeiling, measureDisk, measureLoopback } 
 import { renderChart } from "./suite/chart.js";
 import type { SystemId } from "./suite/clients.js";
 import { errorText, withDeadline } from "./suite/deadline.js";
+import {
+  type ExchangeCeiling,
+  measureExchange,
+  measureRoundTrips,
+  type RoundTripCeiling,
+} from "./suite/exchange-ceiling.js";
+import { usToMs } from "./suite/format-number.js";
 import { installPeers } from "./suite/install-peers.js";
 import { runSession, sessions } from "./suite/measure.js";
 import { parseOptions } from "./suite/options.js";
@@ -54,8 +61,15 @@ interface SystemInfo {
   durability: { interval: string; durable: string };
 }
 
-async function ceilings(): Promise<{ disk?: DiskCeiling; loopback?: LoopbackCeiling }> {
-  const out: { disk?: DiskCeiling; loopback?: LoopbackCeiling } = {};
+interface Ceilings {
+  disk?: DiskCeiling;
+  loopback?: LoopbackCeiling;
+  roundTrip?: RoundTripCeiling;
+  exchange?: ExchangeCeiling;
+}
+
+async function ceilings(): Promise<Ceilings> {
+  const out: Ceilings = {};
   try {
     out.disk = await withDeadline("disk ceiling", 180_000, measureDisk());
     log(
@@ -71,6 +85,27 @@ async function ceilings(): Promise<{ disk?: DiskCeiling; loopback?: LoopbackCeil
   } catch (err) {
     log(`loopback ceiling not measured: ${errorText(err)}`);
   }
+  try {
+    const r = await withDeadline("round-trip ceiling", 60_000, measureRoundTrips());
+    out.roundTrip = r;
+    log(
+      `loopback round trip of ${r.bytes} bytes every ${r.paceMs} ms between two Node processes: ` +
+        `p50 ${usToMs(r.p50Us)} ms, p99 ${usToMs(r.p99Us)} ms, p99.9 ${usToMs(r.p999Us)} ms`,
+    );
+  } catch (err) {
+    log(`round-trip ceiling not measured: ${errorText(err)}`);
+  }
+  try {
+    const x = await withDeadline("exchange ceiling", 60_000, measureExchange());
+    out.exchange = x;
+    log(
+      `stop-and-wait exchange between two Node processes (${x.connections} connections, ` +
+        `${x.requestBytes}-byte requests, ${x.replyBytes}-byte replies): ` +
+        `${Math.round(x.requestsPerSec)} requests/s, ${Math.round(x.msgsPerSec)} msg/s at workload 5's 100 per request`,
+    );
+  } catch (err) {
+    log(`exchange ceiling not measured: ${errorText(err)}`);
+  }
   return out;
 }
 
@@ -83,7 +118,7 @@ async function main(): Promise<void> {
     install = await installPeers();
     log(`  ${install}`);
   }
-  const { disk, loopback } = options.ceilings ? await ceilings() : {};
+  const { disk, loopback, roundTrip, exchange } = options.ceilings ? await ceilings() : {};
 
   const systems: Partial<Record<SystemId, SystemInfo>> = {};
   const available = new Set<SystemId>();
@@ -135,6 +170,8 @@ async function main(): Promise<void> {
     systems: options.systems,
     disk,
     loopback,
+    roundTrip,
+    exchange,
     latencyRate: latency.params(options.scale).rate,
   });
   console.log(table);
@@ -153,7 +190,12 @@ async function main(): Promise<void> {
     },
     options: { scale: options.scale, runs: options.runs },
     install,
-    ceilings: { disk: disk ?? null, loopback: loopback ?? null },
+    ceilings: {
+      disk: disk ?? null,
+      loopback: loopback ?? null,
+      roundTrip: roundTrip ?? null,
+      exchange: exchange ?? null,
+    },
     systems,
     workloads: workloads.map((w) => ({
       id: w.id,

@@ -1,5 +1,6 @@
 import type { DiskCeiling, LoopbackCeiling } from "./ceilings.js";
 import type { SystemId } from "./clients.js";
+import type { ExchangeCeiling, RoundTripCeiling } from "./exchange-ceiling.js";
 import { fixed, thousands, usToMs } from "./format-number.js";
 import type { Summary } from "./results.js";
 import type { WorkloadId } from "./workloads/workload.js";
@@ -12,6 +13,8 @@ export interface TableInput {
   systems: readonly SystemId[];
   disk?: DiskCeiling | undefined;
   loopback?: LoopbackCeiling | undefined;
+  roundTrip?: RoundTripCeiling | undefined;
+  exchange?: ExchangeCeiling | undefined;
   /** The latency workload's target rate; a system that fell short is marked as such. */
   latencyRate: number;
 }
@@ -36,7 +39,9 @@ const HEADER = [
  * system's throughput divided by Conch's (above 1 = faster than Conch); for the latency workload it
  * is the system's p99 divided by Conch's (above 1 = slower than Conch). "of ceiling" relates payload
  * MB/s to the disk's sequential write rate (writes) or to loopback TCP (reads); for the durable
- * workload it is msgs/s divided by the rate of one writer doing 4 KiB write + fdatasync in a loop.
+ * workload it is msgs/s divided by the rate of one writer doing 4 KiB write + fdatasync in a loop;
+ * for the latency workload the p99 as a multiple of a plain round trip's p99 at the same pace; for
+ * workload 5 msgs/s as a share of the same stop-and-wait exchange between two bare Node processes.
  */
 export function renderTable(input: TableInput): string {
   const rows: string[][] = [];
@@ -102,9 +107,12 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
   const mbps = s.payloadMBps ?? 0;
   switch (workload) {
     case "produce":
-    case "hermit":
     case "hermit-pipelined":
       return input.disk ? `${((mbps / input.disk.sequentialMBps) * 100).toFixed(1)}% disk` : "–";
+    case "hermit":
+      return input.exchange && s.msgsPerSec
+        ? `${((s.msgsPerSec / input.exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
+        : "–";
     case "consume":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
@@ -113,7 +121,9 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
         : "–";
     case "latency":
-      return "–";
+      return input.roundTrip && s.latencyUs
+        ? `p99 ${(s.latencyUs.p99 / input.roundTrip.p99Us).toFixed(1)}x round trip`
+        : "–";
   }
 }
 

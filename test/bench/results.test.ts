@@ -109,6 +109,40 @@ test("the table gives ratios against Conch and says why a row was not run", () =
   assert.match(row("Redis Streams", "latency"), /\| 5\.00 +\| 9\.00 /);
 });
 
+test("workload 3 and 5 rows are read against the bare round trip and exchange of this machine", () => {
+  const summaries = summarize([
+    ok("conch", "latency", 1, 50_000, {
+      latencyUs: { count: 10, p50: 500, p99: 2400, p999: 3000, max: 4000 },
+    }),
+    ok("conch", "hermit", 1, 1_000_000),
+    ok("redis", "hermit", 1, 100_000),
+  ]);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["latency", "hermit"],
+    systems: ["conch", "redis"],
+    roundTrip: { bytes: 1766, paceMs: 0.25, count: 10, p50Us: 150, p99Us: 300, p999Us: 900 },
+    exchange: {
+      connections: 10,
+      requestBytes: 5788,
+      replyBytes: 26,
+      requests: 10,
+      requestsPerSec: 40_000,
+      msgsPerSec: 4_000_000,
+    },
+    latencyRate: 50_000,
+  });
+  const row = (system: string, workload: string) =>
+    table.split("\n").find((l) => l.includes(system) && l.includes(workload)) ?? "";
+  // 2.4 ms against a 0.3 ms round trip
+  assert.match(row("Conch", "latency"), /p99 8\.0x round trip/);
+  // 1,000,000 of 4,000,000 msg/s
+  assert.match(row("Conch", "HermitMQ"), /25\.0% exchange/);
+  assert.match(row("Redis Streams", "HermitMQ"), /2\.5% exchange/);
+});
+
 test("the chart is one SVG document with escaped text and a bar per measured system", () => {
   const summaries = summarize([
     ok("conch", "produce", 1, 200_000),

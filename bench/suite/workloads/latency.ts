@@ -12,8 +12,8 @@ import { scaled, totalMessages, type Workload } from "./workload.js";
  * (serving the consumer's reads) instead of waiting for a timer. Napping rather than spinning
  * leaves the broker its core on a two-core machine.
  */
-const PACE_MS = 0.25;
-const NAP_MS = 0.05;
+export const PACE_MS = 0.25;
+export const NAP_MS = 0.05;
 /** Unacknowledged send calls allowed before the producer stops to wait (about a second of sends). */
 const MAX_PENDING_CALLS = 4_000;
 const DRAIN_MS = 30_000;
