@@ -44,6 +44,8 @@ export class LogReader {
    * one, then more while they fit in `maxBytes`, none at or past `hw`.
    */
   async read(offset: number, maxBytes: number, hw: number): Promise<Buffer> {
+    const cached = this.readCached(offset, maxBytes, hw);
+    if (cached !== undefined) return cached;
     let seg = this.#segments.find(offset);
     if (seg === undefined) throw outOfRange(offset);
     // Compaction may have removed a segment's last records: an offset past its last batch (or in an
@@ -61,6 +63,18 @@ export class LogReader {
       if (this.#segments.find(seg.baseOffset) !== undefined) return this.read(offset, maxBytes, hw);
       throw outOfRange(offset);
     }
+  }
+
+  /**
+   * What `read` returns, when the batch holding `offset` is in the tail cache: no file read and no
+   * promise, which is every read of a consumer keeping up with the producers. Undefined when the
+   * file must be read, or anything unusual needs `read`'s handling.
+   */
+  readCached(offset: number, maxBytes: number, hw: number): Buffer | undefined {
+    const seg = this.#segments.find(offset);
+    if (seg === undefined || seg.deleted || seg.isEmpty || seg.nextOffset <= offset) return undefined;
+    const found = this.#fromCache(seg, seg.index.positionFor(offset - seg.baseOffset), offset, maxBytes, hw);
+    return typeof found === "number" ? undefined : found;
   }
 
   /** The first offset below `hw` whose record timestamp is >= `timestampMs`, or null. */
@@ -108,6 +122,15 @@ export class LogReader {
     maxBytes: number,
     hw: number,
   ): Promise<Buffer> {
+    const found = this.#fromCache(seg, position, offset, maxBytes, hw);
+    return typeof found === "number" ? this.#readFile(seg, found, offset, maxBytes, hw) : found;
+  }
+
+  /**
+   * The batches `#batchesFrom` wants when the tail cache holds the first of them; otherwise the
+   * file position to read them from (after the cached runs that end before them).
+   */
+  #fromCache(seg: Segment, position: number, offset: number, maxBytes: number, hw: number): Buffer | number {
     const tail = this.#tail;
     let run = tail.find(seg, position);
     let at = run === undefined ? 0 : position - run.position;
@@ -132,7 +155,7 @@ export class LogReader {
       run = tail.find(seg, filePos);
       at = 0;
     }
-    return this.#readFile(seg, filePos, offset, maxBytes, hw);
+    return filePos;
   }
 
   /**

@@ -258,6 +258,8 @@ export class PartitionLog {
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    const now = this.readNow(offset, maxBytes);
+    if (now !== undefined) return now;
     if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
@@ -265,6 +267,21 @@ export class PartitionLog {
     const limit = Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
     const records = offset === hw ? EMPTY : await this.#reader.read(offset, limit, hw);
     return { records, highWatermark: hw, logStartOffset: start };
+  }
+
+  /**
+   * What `read` resolves with, returned at once when no file read is needed: at the high watermark,
+   * or from the tail cache. Undefined otherwise, including every case where `read` would fail.
+   */
+  readNow(offset: number, maxBytes: number): ReadResult | undefined {
+    if (this.#closing !== null) return undefined;
+    const hw = this.#highWatermark;
+    const start = this.logStartOffset;
+    if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) return undefined;
+    if (offset === hw) return { records: EMPTY, highWatermark: hw, logStartOffset: start };
+    const limit = Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
+    const records = this.#reader.readCached(offset, limit, hw);
+    return records === undefined ? undefined : { records, highWatermark: hw, logStartOffset: start };
   }
 
   /** The first offset whose record timestamp is >= `timestampMs`, or null when none is visible. */

@@ -143,6 +143,37 @@ test("reads give the same bytes from the tail cache and from the file", async ()
   });
 });
 
+test("readNow answers from the tail cache exactly as a read from the file does, and defers everything else", async () => {
+  await withTempDir(async (dir) => {
+    const config = testConfig({ segmentBytes: 8 * 1024, indexIntervalBytes: 200 });
+    // A cache smaller than the log: the oldest batches are only in the file.
+    const log = await PartitionLog.open(dir, config, undefined, {
+      tailCacheBytes: 4096,
+      appendChunkBytes: 2048,
+    });
+    for (let i = 0; i < 120; i++) await log.append(makeBatch(`n${i}`, 1 + (i % 4)));
+    const hw = log.highWatermark;
+    const hits = new Map<number, Buffer>();
+    let misses = 0;
+    for (let o = 0; o < hw; o++) {
+      const now = log.readNow(o, 700);
+      if (now === undefined) misses++;
+      else hits.set(o, now.records);
+    }
+    assert.ok(hits.size > 0 && misses > 0, `${hits.size} offsets from the cache, ${misses} from the file`);
+    // The most recent batch is always cached.
+    assert.notEqual(log.readNow(hw - 1, 700), undefined);
+    assert.deepEqual(log.readNow(hw, 700)?.records.length, 0);
+    assert.equal(log.readNow(hw + 1, 700), undefined);
+    await assert.rejects(log.read(hw + 1, 700), /not in the log/);
+    await log.close();
+    const uncached = await PartitionLog.open(dir, config, undefined, { tailCacheBytes: 0 });
+    for (const [o, records] of hits)
+      assert.deepEqual(records, (await uncached.read(o, 700)).records, `offset ${o}`);
+    await uncached.close();
+  });
+});
+
 test("read results stay intact while later appends reuse the append chunks", async () => {
   await withTempDir(async (dir) => {
     const log = await PartitionLog.open(dir, testConfig({ segmentBytes: 1 << 20 }), undefined, {
