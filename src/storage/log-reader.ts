@@ -44,8 +44,6 @@ export class LogReader {
    * one, then more while they fit in `maxBytes`, none at or past `hw`.
    */
   async read(offset: number, maxBytes: number, hw: number): Promise<Buffer> {
-    const cached = this.readCached(offset, maxBytes, hw);
-    if (cached !== undefined) return cached;
     let seg = this.#segments.find(offset);
     if (seg === undefined) throw outOfRange(offset);
     // Compaction may have removed a segment's last records: an offset past its last batch (or in an

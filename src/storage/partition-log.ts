@@ -258,14 +258,11 @@ export class PartitionLog {
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
-    const now = this.readNow(offset, maxBytes);
-    if (now !== undefined) return now;
     if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
-    const limit = Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
-    const records = offset === hw ? EMPTY : await this.#reader.read(offset, limit, hw);
+    const records = offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw);
     return { records, highWatermark: hw, logStartOffset: start };
   }
 
@@ -279,8 +276,7 @@ export class PartitionLog {
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) return undefined;
     if (offset === hw) return { records: EMPTY, highWatermark: hw, logStartOffset: start };
-    const limit = Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
-    const records = this.#reader.readCached(offset, limit, hw);
+    const records = this.#reader.readCached(offset, readLimit(maxBytes), hw);
     return records === undefined ? undefined : { records, highWatermark: hw, logStartOffset: start };
   }
 
@@ -422,4 +418,9 @@ export class PartitionLog {
 
 function shuttingDown(): ConchError {
   return new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing");
+}
+
+/** A read's byte limit: a positive whole number, or 0 (one batch, whatever its size). */
+function readLimit(maxBytes: number): number {
+  return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
 }
