@@ -234,7 +234,7 @@ export class Broker {
    * Reads whole batches from `offset`; while fewer than `minBytes` are available, waits up to
    * `maxWaitMs` for more. Aborting `signal` ends the wait and resolves with what is there.
    */
-  async fetch(
+  fetch(
     topic: string,
     partition: number,
     offset: number,
@@ -243,20 +243,20 @@ export class Broker {
     minBytes: number,
     signal?: AbortSignal,
   ): Promise<ReadResult> {
-    this.#checkOpen();
-    checkCount("offset", offset);
-    checkCount("maxBytes", maxBytes);
-    checkCount("maxWaitMs", maxWaitMs);
-    checkCount("minBytes", minBytes);
-    const t = this.#topics.get(topic) ?? (await this.#autoCreate(topic));
-    return fetchWithWait(
-      t.partition(partition),
-      offset,
-      maxBytes,
-      maxWaitMs,
-      minBytes,
-      signal,
-      t.closedSignal,
+    // Not `async`, like produce: a tailing consumer's fetch is one request per produce.
+    try {
+      this.#checkOpen();
+      checkCount("offset", offset);
+      checkCount("maxBytes", maxBytes);
+      checkCount("maxWaitMs", maxWaitMs);
+      checkCount("minBytes", minBytes);
+      const t = this.#topics.get(topic);
+      if (t !== undefined) return fetchFrom(t, partition, offset, maxBytes, maxWaitMs, minBytes, signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#autoCreate(topic).then((t) =>
+      fetchFrom(t, partition, offset, maxBytes, maxWaitMs, minBytes, signal),
     );
   }
 
@@ -414,4 +414,16 @@ function checkCount(what: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new ConchError(ErrorCode.INVALID_REQUEST, `${what} must be a non-negative integer, got ${value}`);
   }
+}
+
+function fetchFrom(
+  t: Topic,
+  partition: number,
+  offset: number,
+  maxBytes: number,
+  maxWaitMs: number,
+  minBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<ReadResult> {
+  return fetchWithWait(t.partition(partition), offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal);
 }

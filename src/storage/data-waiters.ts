@@ -1,80 +1,108 @@
-import { Wakeup } from "./wakeup.js";
-
 /**
  * Long polling: readers waiting for the high watermark to pass an offset. Each waiter ends when
- * data arrives, its timeout passes or its signal aborts, and leaves the list at that moment (an
- * aborted fetch holds nothing). All timeouts share one timer, armed for the earliest deadline.
+ * data arrives, its deadline passes or the log closes, and leaves the list at that moment. A waiter
+ * is the reader's own object (a long poll parks itself) and knows its slot in the list, so parking
+ * and leaving allocate nothing. (A Set reallocated its table whenever it emptied, which happens at
+ * every produce while a consumer keeps up.)
+ *
+ * All deadlines share one timer, armed for the earliest one. It is not cleared when the list
+ * empties (a consumer that keeps up parks and wakes at every produce, and a timer per wait was a
+ * measurable share of the broker's garbage): it fires when it was due, finds nothing or re-arms
+ * for the next deadline, and holds the process open only while someone waits.
  */
-/** What can end a wait early: an AbortSignal, or (cheaper, for the broker's own waits) a Wakeup. */
-export type WaitCancel = AbortSignal | Wakeup;
 
-class Waiter {
-  readonly offset: number;
-  readonly deadline: number;
-  readonly signal: WaitCancel | undefined;
-  readonly resolve: () => void;
-  onAbort: (() => void) | null = null;
-
-  constructor(offset: number, deadline: number, signal: WaitCancel | undefined, resolve: () => void) {
-    this.offset = offset;
-    this.deadline = deadline;
-    this.signal = signal;
-    this.resolve = resolve;
-  }
+/** A reader parked until the high watermark passes `waitOffset` or `waitDeadline` passes. */
+export interface DataWaiter {
+  /** Parked until the high watermark is above this offset. */
+  readonly waitOffset: number;
+  /** performance.now() time at which the wait ends anyway. */
+  readonly waitDeadline: number;
+  /** Its index in the list while parked, else -1 (managed by DataWaiters; start at -1). */
+  waitSlot: number;
+  /**
+   * The wait ended (data arrived, the deadline passed, or the log closes); the waiter is out of the
+   * list. It may park again, but not with a deadline that has passed.
+   */
+  waitEnded(): void;
 }
 
 export class DataWaiters {
-  #waiters = new Set<Waiter>();
+  #waiters: DataWaiter[] = [];
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Number.POSITIVE_INFINITY;
+  readonly #expire = (): void => this.#expired();
 
   /** Waiters still waiting (for tests and metrics). */
   get size(): number {
-    return this.#waiters.size;
+    return this.#waiters.length;
   }
 
-  /** Resolves once `notify` reports a high watermark above `offset`, or on timeout or abort. */
-  wait(offset: number, highWatermark: number, timeoutMs: number, signal?: WaitCancel): Promise<void> {
-    if (highWatermark > offset || timeoutMs <= 0 || cancelled(signal)) return Promise.resolve();
+  /**
+   * Parks `waiter` unless the high watermark already passes its offset (then returns false and
+   * parks nothing: the caller reads again).
+   */
+  park(waiter: DataWaiter, highWatermark: number): boolean {
+    if (highWatermark > waiter.waitOffset) return false;
+    if (waiter.waitSlot >= 0) return true;
+    waiter.waitSlot = this.#waiters.length;
+    this.#waiters.push(waiter);
+    if (waiter.waitDeadline < this.#timerAt) this.#arm(waiter.waitDeadline);
+    else if (waiter.waitSlot === 0) this.#timer?.ref();
+    return true;
+  }
+
+  /** Takes `waiter` out without telling it (it stopped waiting on its own: an abort). */
+  unpark(waiter: DataWaiter): void {
+    const slot = waiter.waitSlot;
+    const waiters = this.#waiters;
+    if (slot < 0 || waiters[slot] !== waiter) return;
+    const last = waiters.pop()!;
+    if (last !== waiter) {
+      waiters[slot] = last;
+      last.waitSlot = slot;
+    }
+    waiter.waitSlot = -1;
+    if (waiters.length === 0) this.#timer?.unref();
+  }
+
+  /** Resolves once the high watermark passes `offset`, `timeoutMs` passes, or `signal` aborts. */
+  wait(offset: number, highWatermark: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (highWatermark > offset || timeoutMs <= 0 || signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const waiter = new Waiter(offset, Date.now() + timeoutMs, signal, resolve);
-      this.#waiters.add(waiter);
-      if (signal !== undefined) {
-        waiter.onAbort = () => this.#finish(waiter);
-        if (signal instanceof Wakeup) signal.listen(waiter.onAbort);
-        else signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      if (waiter.deadline < this.#timerAt) this.#arm(waiter.deadline);
+      this.park(new PromiseWaiter(this, offset, performance.now() + timeoutMs, signal, resolve), highWatermark);
     });
   }
 
   /** The high watermark moved: wake everyone it now passes. */
   notify(highWatermark: number): void {
-    if (this.#waiters.size === 0) return;
-    for (const waiter of this.#waiters) if (highWatermark > waiter.offset) this.#finish(waiter);
+    const waiters = this.#waiters;
+    // A woken waiter's slot takes the last one: look at the same slot again. One that parks again
+    // goes to the end with an offset of at least this high watermark, so the walk ends.
+    for (let i = 0; i < waiters.length; ) {
+      const waiter = waiters[i]!;
+      if (highWatermark > waiter.waitOffset) this.#finish(waiter);
+      else i++;
+    }
   }
 
   /** Wakes everyone (the log is closing). */
   wakeAll(): void {
-    for (const waiter of this.#waiters) this.#finish(waiter);
+    const waiters = this.#waiters;
+    this.#waiters = [];
     this.#disarm();
+    for (const waiter of waiters) waiter.waitSlot = -1;
+    for (const waiter of waiters) waiter.waitEnded();
   }
 
-  #finish(waiter: Waiter): void {
-    if (!this.#waiters.delete(waiter)) return;
-    const signal = waiter.signal;
-    if (waiter.onAbort !== null && signal !== undefined) {
-      if (signal instanceof Wakeup) signal.listen(null);
-      else signal.removeEventListener("abort", waiter.onAbort);
-    }
-    if (this.#waiters.size === 0) this.#disarm();
-    waiter.resolve();
+  #finish(waiter: DataWaiter): void {
+    this.unpark(waiter);
+    waiter.waitEnded();
   }
 
   #arm(at: number): void {
     this.#disarm();
     this.#timerAt = at;
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, at - Date.now()));
+    this.#timer = setTimeout(this.#expire, Math.max(0, Math.ceil(at - performance.now())));
   }
 
   #disarm(): void {
@@ -83,20 +111,53 @@ export class DataWaiters {
     this.#timerAt = Number.POSITIVE_INFINITY;
   }
 
-  #expire(): void {
+  #expired(): void {
     this.#timer = null;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    const now = Date.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const waiter of this.#waiters) {
-      if (waiter.deadline <= now) this.#finish(waiter);
-      else if (waiter.deadline < next) next = waiter.deadline;
+    const now = performance.now();
+    const waiters = this.#waiters;
+    for (let i = 0; i < waiters.length; ) {
+      const waiter = waiters[i]!;
+      if (waiter.waitDeadline <= now) this.#finish(waiter);
+      else i++;
     }
-    if (next !== Number.POSITIVE_INFINITY && this.#waiters.size > 0) this.#arm(next);
+    // Those woken may have parked again with new deadlines: the next one is looked for after.
+    let next = Number.POSITIVE_INFINITY;
+    for (const waiter of this.#waiters) if (waiter.waitDeadline < next) next = waiter.waitDeadline;
+    if (next < this.#timerAt) this.#arm(next);
   }
 }
 
-function cancelled(signal: WaitCancel | undefined): boolean {
-  if (signal === undefined) return false;
-  return signal instanceof Wakeup ? signal.woken : signal.aborted;
+/** waitForData's waiter: settles a promise, and leaves at once when its signal aborts. */
+class PromiseWaiter implements DataWaiter {
+  readonly waitOffset: number;
+  readonly waitDeadline: number;
+  waitSlot = -1;
+  readonly #owner: DataWaiters;
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: () => void;
+  readonly #onAbort = (): void => {
+    this.#owner.unpark(this);
+    this.#resolve();
+  };
+
+  constructor(
+    owner: DataWaiters,
+    offset: number,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    resolve: () => void,
+  ) {
+    this.waitOffset = offset;
+    this.waitDeadline = deadline;
+    this.#owner = owner;
+    this.#signal = signal;
+    this.#resolve = resolve;
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  waitEnded(): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    this.#resolve();
+  }
 }

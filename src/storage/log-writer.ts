@@ -56,7 +56,13 @@ export class LogWriter {
   #writing = false;
   /** Queue index after the last append carried by the write running now (0 when none runs). */
   #inFlightEnd = 0;
-  #drained: Promise<void> = Promise.resolve();
+  /** The write vector of the pass running now: runs of contiguous chunk bytes, reused. */
+  readonly #iov: Buffer[] = [];
+  readonly #runChunks: Chunk[] = [];
+  readonly #runStarts: number[] = [];
+  #iovBytes = 0;
+  /** Settled when the pump stops (for idle()); made only when someone waits. */
+  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
   readonly #roller: SegmentRoller;
   #failure: ConchError | null = null;
 
@@ -145,7 +151,16 @@ export class LogWriter {
 
   /** Resolves when the queue is empty, every roll's segment is sealed and no fsync runs. */
   async idle(): Promise<void> {
-    await this.#drained;
+    if (this.#writing) {
+      if (this.#idle === null) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => {
+          resolve = r;
+        });
+        this.#idle = { promise, resolve };
+      }
+      await this.#idle.promise;
+    }
     await Promise.all(this.#o.segments.all.map((seg) => seg.sealing));
     await this.#commit.idle();
   }
@@ -154,126 +169,204 @@ export class LogWriter {
     this.#queue.push(pending);
     if (!this.#writing) {
       this.#writing = true;
-      this.#drained = this.#drain();
+      // Appends made in the same pass of the event loop as the first one (every connection's data
+      // read in this poll phase) join its write: the write starts in the check phase right after.
+      setImmediate(this.#pump);
     }
   }
 
-  async #drain(): Promise<void> {
-    // Appends made in the same pass of the event loop as the first one (every connection's data
-    // read in this poll phase) join its write: the write starts in the check phase right after.
-    await new Promise(setImmediate);
+  /**
+   * Writes until the queue is empty. A pass that completes on the event loop (the common case: a
+   * synchronous write, no roll, no fsync to wait for) loops on without a promise; a pass that must
+   * wait hands back its promise, and the pump resumes when it settles.
+   */
+  readonly #pump = (): void => {
     try {
-      while (this.#head < this.#queue.length && this.#failure === null) await this.#writeSome();
+      while (this.#head < this.#queue.length && this.#failure === null) {
+        const waiting = this.#writeSome();
+        if (waiting !== null) {
+          waiting.then(this.#pump, this.#pumpFailed);
+          return;
+        }
+      }
     } catch (err) {
-      this.#fatal(storageError("unexpected write path failure", err));
-    } finally {
-      this.#writing = false;
+      this.#pumpFailed(err);
+      return;
     }
+    this.#stopped();
+  };
+
+  readonly #pumpFailed = (err: unknown): void => {
+    this.#fatal(storageError("unexpected write path failure", err));
+    this.#stopped();
+  };
+
+  #stopped(): void {
+    this.#writing = false;
+    const idle = this.#idle;
+    this.#idle = null;
+    idle?.resolve();
   }
 
-  /** One write: rolls first if the next append does not fit, then writes all queued appends that do. */
-  async #writeSome(): Promise<void> {
+  /**
+   * One pass: waits for a running fsync or rolls first when it must (returning the promise to wait
+   * for; the next pass starts over), else writes all queued appends that fit the active segment.
+   * Returns null when the pass completed on the event loop.
+   */
+  #writeSome(): Promise<unknown> | null {
     const o = this.#o;
-    let config = o.config();
+    const config = o.config();
     if (this.#commit.running && o.ops.writevSync !== undefined && this.#onlyDurableQueued(config)) {
       // No append queued can be acknowledged before the next fsync: the one running covers only
       // what was written before it started. Writing now would go through the thread pool (a write
       // may wait for the fsync); after it, the write is made on the event loop and joins everything
       // that queued meanwhile, at no cost in latency to these appends.
-      await this.#commit.idle();
-      if (this.#failure !== null || this.#head >= this.#queue.length) return;
-      config = o.config();
+      return this.#commit.idle();
     }
-    let seg = o.segments.active;
+    const seg = o.segments.active;
     const first = this.#queue[this.#head]!;
     if (
       first.byteLength > 0 &&
       !seg.isEmpty &&
       (seg.size + first.byteLength > config.segmentBytes || Date.now() - seg.rollStartMs >= config.segmentMs)
     ) {
-      try {
-        await this.#roller.roll(config.segmentBytes);
-      } catch (err) {
-        o.logger?.error({ err }, "segment roll failed; appends failed");
-        this.#failQueue(storageError("segment roll failed", err));
-        return;
-      }
-      if (this.#failure !== null) return;
-      seg = o.segments.active;
+      return this.#roll(config.segmentBytes);
     }
 
     const queue = this.#queue;
     const from = this.#head;
-    const iov: Buffer[] = [];
-    const runChunks: Chunk[] = [];
-    const runStarts: number[] = [];
+    const to = this.#gather(seg.size, config.segmentBytes);
+    if (this.#iovBytes === 0) {
+      this.#written(seg, config, from, to);
+      return null;
+    }
+    const file = seg.openFile!;
+    this.#inFlightEnd = to;
+    if (o.ops.writevSync !== undefined && !this.#commit.running) {
+      // Written on the event loop while no fsync of this log runs: a write into the page cache
+      // costs less than handing it to the thread pool and back (measured in docs/performance.md,
+      // "Hot path, first round").
+      let written = 0;
+      let error: unknown = null;
+      try {
+        written = o.ops.writevSync(file, this.#iov, seg.size);
+      } catch (err) {
+        error = err;
+      }
+      return this.#afterWrite(queue, seg, config, from, to, written, error);
+    }
+    // While an fsync runs a write may wait for it, so it goes to the thread pool then.
+    return o.ops.writev(file, this.#iov, seg.size).then(
+      (written) => this.#afterWrite(queue, seg, config, from, to, written, null),
+      (err: unknown) => this.#afterWrite(queue, seg, config, from, to, 0, err ?? new Error("write failed")),
+    );
+  }
+
+  async #roll(segmentBytes: number): Promise<void> {
+    try {
+      await this.#roller.roll(segmentBytes);
+    } catch (err) {
+      this.#o.logger?.error({ err }, "segment roll failed; appends failed");
+      this.#failQueue(storageError("segment roll failed", err));
+    }
+  }
+
+  /**
+   * Collects queue[head, to) into the reused write vector as runs of contiguous chunk bytes,
+   * stopping before the first append that would overflow the segment; returns `to`.
+   */
+  #gather(size: number, segmentBytes: number): number {
+    const queue = this.#queue;
     let bytes = 0;
     let runChunk: Chunk | null = null;
     let runStart = 0;
     let runEnd = 0;
-    let to = from;
+    let to = this.#head;
     for (; to < queue.length; to++) {
       const p = queue[to]!;
       if (p.chunk === null) continue;
       const n = p.byteLength;
-      if (seg.size + bytes > 0 && seg.size + bytes + n > config.segmentBytes) break;
+      if (size + bytes > 0 && size + bytes + n > segmentBytes) break;
       if (p.chunk === runChunk && p.start === runEnd) {
         runEnd = p.end;
       } else {
-        if (runChunk !== null) addRun(iov, runChunks, runStarts, runChunk, runStart, runEnd);
+        if (runChunk !== null) this.#addRun(runChunk, runStart, runEnd);
         runChunk = p.chunk;
         runStart = p.start;
         runEnd = p.end;
       }
       bytes += n;
     }
-    if (runChunk !== null) addRun(iov, runChunks, runStarts, runChunk, runStart, runEnd);
+    if (runChunk !== null) this.#addRun(runChunk, runStart, runEnd);
+    this.#iovBytes = bytes;
+    return to;
+  }
 
-    const position = seg.size;
-    if (bytes > 0) {
-      const file = seg.openFile!;
-      this.#inFlightEnd = to;
-      let error: unknown = null;
-      try {
-        // Written on the event loop while no fsync of this log runs: a write into the page cache
-        // costs less than handing it to the thread pool and back (measured in docs/performance.md,
-        // "Hot path, first round"). While an fsync runs a write may wait for it, so it goes to the
-        // pool then.
-        const written =
-          o.ops.writevSync !== undefined && !this.#commit.running
-            ? o.ops.writevSync(file, iov, position)
-            : await o.ops.writev(file, iov, position);
-        if (written !== bytes) error = new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
-      } catch (err) {
-        error = err;
-      }
-      this.#inFlightEnd = 0;
-      if (this.#queue !== queue || this.#failure !== null) {
-        // A failed fsync meanwhile already failed these appends and everything after them.
-        this.#release(queue, from, to);
-        return;
-      }
-      if (error !== null) {
-        const failure = storageError(`write to ${seg.walPath} failed`, error);
-        const failed = queue.slice(from, to);
-        this.#release(queue, from, to);
-        this.#head = to;
-        await this.#writeFailed(seg, failure, failed);
-        return;
-      }
+  #addRun(chunk: Chunk, start: number, end: number): void {
+    this.#iov.push(chunk.buf.subarray(start, end));
+    this.#runChunks.push(chunk);
+    this.#runStarts.push(start);
+  }
+
+  #clearRuns(): void {
+    this.#iov.length = 0;
+    this.#runChunks.length = 0;
+    this.#runStarts.length = 0;
+  }
+
+  /** A write of queue[from, to) ended: `written` bytes, or `error` (null when none was thrown). */
+  #afterWrite(
+    queue: PendingAppend[],
+    seg: Segment,
+    config: LogConfig,
+    from: number,
+    to: number,
+    written: number,
+    error: unknown,
+  ): Promise<void> | null {
+    this.#inFlightEnd = 0;
+    if (this.#queue !== queue || this.#failure !== null) {
+      // A failed fsync meanwhile already failed these appends and everything after them.
+      this.#clearRuns();
+      this.#release(queue, from, to);
+      return null;
     }
+    const bytes = this.#iovBytes;
+    if (error === null && written !== bytes) {
+      error = new Error(`short write: ${written} of ${bytes} bytes (disk full?)`);
+    }
+    if (error !== null) {
+      this.#clearRuns();
+      const failure = storageError(`write to ${seg.walPath} failed`, error);
+      const failed = queue.slice(from, to);
+      this.#release(queue, from, to);
+      this.#head = to;
+      return this.#writeFailed(seg, failure, failed);
+    }
+    this.#written(seg, config, from, to);
+    return null;
+  }
 
-    let pos = position;
+  /** queue[from, to) is in the file: index it, cache it, advance the written end, acknowledge. */
+  #written(seg: Segment, config: LogConfig, from: number, to: number): void {
+    const o = this.#o;
+    const iov = this.#iov;
+    let pos = seg.size;
     for (let r = 0; r < iov.length; r++) {
-      const run = iov[r]!;
-      for (let at = 0; at < run.length; at += recordSize(run, at)) {
-        seg.noteBatch(run, at, pos + at, config.indexIntervalBytes);
+      const chunk = this.#runChunks[r]!;
+      const start = this.#runStarts[r]!;
+      const length = iov[r]!.length;
+      const end = start + length;
+      for (let at = start; at < end; at += recordSize(chunk.buf, at)) {
+        seg.noteBatch(chunk.buf, at, pos + at - start, config.indexIntervalBytes);
       }
-      o.tail.add(seg, pos, runChunks[r]!, runStarts[r]!, run.length);
-      pos += run.length;
+      o.tail.add(seg, pos, chunk, start, length);
+      pos += length;
     }
+    this.#clearRuns();
     seg.size = pos;
     if (pos > seg.fileSize) seg.fileSize = pos;
+    const queue = this.#queue;
     this.#writtenOffset = seg.nextOffset;
     this.#head = to;
     this.#release(queue, from, to);
@@ -380,17 +473,4 @@ export class LogWriter {
     this.#failQueue(error);
     this.#commit.failAll(error);
   }
-}
-
-function addRun(
-  iov: Buffer[],
-  chunks: Chunk[],
-  starts: number[],
-  chunk: Chunk,
-  start: number,
-  end: number,
-): void {
-  iov.push(chunk.buf.subarray(start, end));
-  chunks.push(chunk);
-  starts.push(start);
 }

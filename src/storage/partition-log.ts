@@ -15,7 +15,7 @@ import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
 import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
-import { DataWaiters, type WaitCancel } from "./data-waiters.js";
+import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogWriter } from "./log-writer.js";
@@ -288,12 +288,26 @@ export class PartitionLog {
   }
 
   /** Resolves once highWatermark > offset, or when timeoutMs passes or the signal aborts; never rejects. */
-  waitForData(offset: number, timeoutMs: number, signal?: WaitCancel): Promise<void> {
+  waitForData(offset: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.#closing !== null) return Promise.resolve();
     return this.#waiters.wait(offset, this.#highWatermark, timeoutMs, signal);
   }
 
-  /** Waiters currently parked in waitForData. */
+  /**
+   * waitForData without a promise, for a reader that is its own waiter (a long poll): parks it
+   * until the high watermark passes `waiter.waitOffset` or its deadline, then calls `waitEnded`.
+   * Returns false, parking nothing, when it need not wait (data is there, or the log is closing).
+   */
+  park(waiter: DataWaiter): boolean {
+    return this.#closing === null && this.#waiters.park(waiter, this.#highWatermark);
+  }
+
+  /** Takes a parked waiter out without telling it. */
+  unpark(waiter: DataWaiter): void {
+    this.#waiters.unpark(waiter);
+  }
+
+  /** Waiters currently parked (waitForData and park). */
   get waitingReaders(): number {
     return this.#waiters.size;
   }
@@ -339,7 +353,11 @@ export class PartitionLog {
 
   /** Waits for queued appends, flushes, truncates the preallocated tail and closes the files. */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
+    if (this.#closing === null) {
+      this.#closing = this.#close();
+      // Woken once #closing is set: a waiter told now reads and parks again, and finds the log closing.
+      this.#waiters.wakeAll();
+    }
     return this.#closing;
   }
 
@@ -351,7 +369,6 @@ export class PartitionLog {
 
   async #close(): Promise<void> {
     this.#stopTimers();
-    this.#waiters.wakeAll();
     await this.#cleaner.close();
     let failure: unknown = null;
     if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import fc from "fast-check";
+import { type DataWaiter, DataWaiters } from "../../src/storage/data-waiters.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
-import { Wakeup } from "../../src/storage/wakeup.js";
 import { gate, settle, TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, testConfig, withTempDir } from "./helpers.js";
 
@@ -44,29 +45,81 @@ test("waitForData resolves on timeout and on abort, and an aborted waiter leaves
   });
 });
 
-test("a Wakeup ends the wait parked on it at once, and every later wait on it resolves immediately", async () => {
+/** A waiter that records when it was told the wait ended. */
+class Parked implements DataWaiter {
+  readonly waitOffset: number;
+  readonly waitDeadline: number;
+  waitSlot = -1;
+  ended = 0;
+  constructor(offset: number, waitMs: number) {
+    this.waitOffset = offset;
+    this.waitDeadline = performance.now() + waitMs;
+  }
+  waitEnded(): void {
+    this.ended++;
+  }
+}
+
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+  assert.ok(done(), what);
+}
+
+test("park: a parked waiter is told once when data passes its offset; unpark takes one out untold", async () => {
   await withTempDir(async (dir) => {
     const log = await PartitionLog.open(dir, testConfig());
-    const wake = new Wakeup();
-    let woke = false;
-    const waiting = log.waitForData(0, 60_000, wake).then(() => {
-      woke = true;
-    });
-    assert.equal(log.waitingReaders, 1);
-    wake.wake();
-    assert.equal(log.waitingReaders, 0, "removed synchronously on wake");
-    await waiting;
-    assert.equal(woke, true);
-    await log.waitForData(0, 60_000, wake); // already woken: resolves at once
-    assert.equal(log.waitingReaders, 0);
-    // A wait that ends with data lets go of the Wakeup: waking it later touches nothing.
-    const other = new Wakeup();
-    const second = log.waitForData(0, 60_000, other);
+    const a = new Parked(0, 60_000);
+    const b = new Parked(0, 60_000);
+    const later = new Parked(1, 60_000);
+    assert.equal(log.park(a), true);
+    assert.equal(log.park(b), true);
+    assert.equal(log.park(later), true);
+    log.unpark(b);
+    assert.equal(log.waitingReaders, 2);
     await log.append(makeBatch("a", 1));
-    await second;
-    other.wake();
+    assert.deepEqual([a.ended, b.ended, later.ended], [1, 0, 0]);
+    assert.equal(log.park(new Parked(0, 60_000)), false, "the data is already there");
+    await log.append(makeBatch("b", 1));
+    assert.deepEqual([a.ended, b.ended, later.ended], [1, 0, 1]);
     assert.equal(log.waitingReaders, 0);
     await log.close();
+  });
+});
+
+test("park: deadlines end waits in order, and the shared timer outlives an empty list", async () => {
+  await withTempDir(async (dir) => {
+    const log = await PartitionLog.open(dir, testConfig());
+    // The first waiter arms the timer, then leaves with data: the timer stays, armed for it.
+    const first = new Parked(0, 20);
+    assert.equal(log.park(first), true);
+    await log.append(makeBatch("a", 1));
+    assert.equal(first.ended, 1);
+    // Later deadlines than the armed one: the timer must re-arm for them when it fires.
+    const soon = new Parked(1, 40);
+    const never = new Parked(1, 60_000);
+    log.park(soon);
+    log.park(never);
+    await until(() => soon.ended === 1, "the deadline ends the wait");
+    assert.equal(never.ended, 0);
+    assert.equal(log.waitingReaders, 1);
+    log.unpark(never);
+    assert.equal(log.waitingReaders, 0);
+    await log.close();
+    assert.equal(never.ended, 0, "an unparked waiter is not told at close");
+  });
+});
+
+test("close tells every parked waiter", async () => {
+  await withTempDir(async (dir) => {
+    const log = await PartitionLog.open(dir, testConfig());
+    const ws = [new Parked(0, 60_000), new Parked(3, 60_000)];
+    for (const w of ws) log.park(w);
+    await log.close();
+    assert.deepEqual(
+      ws.map((w) => w.ended),
+      [1, 1],
+    );
+    assert.equal(log.park(new Parked(9, 60_000)), false, "a closed log parks nothing");
   });
 });
 
@@ -100,4 +153,54 @@ test("close wakes every waiter", async () => {
     await Promise.all(waits);
     assert.equal(log.waitingReaders, 0);
   });
+});
+
+test("DataWaiters: any mix of parks, unparks and notifies tells exactly the waiters passed, once", () => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant("park" as const), who: fc.nat(19), offset: fc.nat(30) }),
+    fc.record({ kind: fc.constant("unpark" as const), who: fc.nat(19) }),
+    fc.record({ kind: fc.constant("notify" as const), hw: fc.nat(32) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      const list = new DataWaiters();
+      const told = new Array<number>(20).fill(0);
+      const model = new Map<number, number>(); // who -> offset, while parked
+      const waiters = Array.from({ length: 20 }, (_, who) => ({
+        waitOffset: 0,
+        waitDeadline: performance.now() + 60_000,
+        waitSlot: -1,
+        waitEnded: () => {
+          told[who]!++;
+        },
+      }));
+      let hw = 0;
+      const expected = new Array<number>(20).fill(0);
+      for (const o of ops) {
+        if (o.kind === "park") {
+          if (model.has(o.who)) continue;
+          const w = waiters[o.who]!;
+          w.waitOffset = o.offset;
+          const parked = list.park(w, hw);
+          assert.equal(parked, !(hw > o.offset));
+          if (parked) model.set(o.who, o.offset);
+        } else if (o.kind === "unpark") {
+          list.unpark(waiters[o.who]!);
+          model.delete(o.who);
+        } else {
+          hw = Math.max(hw, o.hw);
+          for (const [who, offset] of [...model]) {
+            if (hw > offset) {
+              expected[who]!++;
+              model.delete(who);
+            }
+          }
+          list.notify(hw);
+        }
+        assert.equal(list.size, model.size);
+      }
+      assert.deepEqual(told, expected);
+      list.wakeAll();
+    }),
+  );
 });
