@@ -10,8 +10,9 @@ import { abortedError } from "./errors.js";
 import type { FetchSink, PartitionFetcher } from "./partition-fetcher.js";
 
 interface Waiter {
-  resolve: (batch: ConsumerBatch | null) => void;
-  reject: (err: ConchError) => void;
+  readonly resolve: (batch: ConsumerBatch | null) => void;
+  readonly reject: (err: ConchError) => void;
+  readonly signal: AbortSignal | undefined;
 }
 
 export class BatchQueue implements FetchSink {
@@ -20,6 +21,12 @@ export class BatchQueue implements FetchSink {
   #waiters: Waiter[] = [];
   #errors: ConchError[] = [];
   #ended = false;
+  /**
+   * The signals the queue listens to, each kept from one wait to the next: an iterator passes the
+   * same one every time, and a listener added and removed per wait was a measurable share of a
+   * tailing consumer's garbage. A new signal drops the listeners nobody waits on; end drops all.
+   */
+  #watches: { readonly signal: AbortSignal; readonly listener: () => void }[] = [];
 
   get ended(): boolean {
     return this.#ended;
@@ -44,6 +51,7 @@ export class BatchQueue implements FetchSink {
     this.#items = [];
     this.#head = 0;
     this.#wake();
+    this.#unwatchAll();
   }
 
   /** The next batch if one is here now; null if none. Throws a pending error. */
@@ -75,25 +83,36 @@ export class BatchQueue implements FetchSink {
       return Promise.reject(err);
     }
     if (signal?.aborted) return Promise.reject(abortedError(signal, "consume"));
+    if (signal !== undefined) this.#watch(signal);
     return new Promise<ConsumerBatch | null>((resolve, reject) => {
-      const onAbort = (): void => {
-        const i = this.#waiters.indexOf(waiter);
-        if (i >= 0) this.#waiters.splice(i, 1);
-        reject(abortedError(signal, "consume"));
-      };
-      const waiter: Waiter = {
-        resolve: (b) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(b);
-        },
-        reject: (e) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiters.push(waiter);
+      this.#waiters.push({ resolve, reject, signal });
     });
+  }
+
+  #watch(signal: AbortSignal): void {
+    for (const w of this.#watches) if (w.signal === signal) return;
+    const kept = [];
+    for (const w of this.#watches) {
+      if (this.#waiters.some((waiter) => waiter.signal === w.signal)) kept.push(w);
+      else w.signal.removeEventListener("abort", w.listener);
+    }
+    const listener = (): void => this.#aborted(signal);
+    kept.push({ signal, listener });
+    this.#watches = kept;
+    signal.addEventListener("abort", listener, { once: true });
+  }
+
+  /** A signal aborted: its waits fail with ABORTED. */
+  #aborted(signal: AbortSignal): void {
+    this.#watches = this.#watches.filter((w) => w.signal !== signal);
+    const waiters = this.#waiters;
+    this.#waiters = waiters.filter((w) => w.signal !== signal);
+    for (const w of waiters) if (w.signal === signal) w.reject(abortedError(signal, "consume"));
+  }
+
+  #unwatchAll(): void {
+    for (const w of this.#watches) w.signal.removeEventListener("abort", w.listener);
+    this.#watches = [];
   }
 
   #wake(): void {

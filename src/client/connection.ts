@@ -26,6 +26,7 @@ import {
 import { SocketReads } from "../protocol/socket-reads.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
+import { PendingTable } from "./pending-table.js";
 
 export interface ConnectionOptions {
   clientId: string;
@@ -49,12 +50,21 @@ export interface RequestOptions {
 }
 
 interface Pending {
-  decode: Decoder<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: ConchError) => void;
-  deadline: number;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  readonly id: number;
+  readonly decode: Decoder<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: ConchError) => void;
+  readonly deadline: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * One abort listener per signal per connection, however many requests use it (a consumer's fetches
+ * all pass the same one); dropped by the sweep once no request uses it.
+ */
+interface SignalWatch {
+  readonly listener: () => void;
+  users: number;
 }
 
 /** The handshake response is tiny; nothing larger is accepted before it. */
@@ -68,9 +78,12 @@ export class Connection {
   #options: ConnectionOptions;
   #parser = new FrameParser({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
   #reads: SocketReads;
-  #pending = new Map<number, Pending>();
+  #pending = new PendingTable<Pending>();
+  #watches = new Map<AbortSignal, SignalWatch>();
   #nextId = 1;
+  /** Buffers to write, out[0, outCount); the array is kept and reused (slots cleared once written). */
   #out: Buffer[] = [];
+  #outCount = 0;
   #flushQueued = false;
   #blocked = false;
   #closeError: ConchError | null = null;
@@ -185,24 +198,53 @@ export class Connection {
       return Promise.reject(asConchError(err));
     }
     return new Promise<T>((resolve, reject) => {
-      const pending: Pending = {
+      this.#pending.add({
+        id,
         decode,
         resolve: resolve as (value: unknown) => void,
         reject,
         deadline: performance.now() + this.#options.requestTimeoutMs + (options.extraWaitMs ?? 0),
         signal,
-        onAbort: undefined,
-      };
-      if (signal !== undefined) {
-        pending.onAbort = () => {
-          this.#pending.delete(id);
-          reject(abortedError(signal, "request"));
-        };
-        signal.addEventListener("abort", pending.onAbort, { once: true });
-      }
-      this.#pending.set(id, pending);
+      });
+      if (signal !== undefined) this.#watch(signal);
       this.#enqueue(frame, options.tail);
     });
+  }
+
+  #watch(signal: AbortSignal): void {
+    const watch = this.#watches.get(signal);
+    if (watch !== undefined) {
+      watch.users++;
+      return;
+    }
+    const listener = (): void => this.#aborted(signal);
+    this.#watches.set(signal, { listener, users: 1 });
+    signal.addEventListener("abort", listener, { once: true });
+  }
+
+  /** A signal aborted: its requests fail now (their responses, if any come, are dropped). */
+  #aborted(signal: AbortSignal): void {
+    this.#watches.delete(signal);
+    for (const p of this.#pending.entries()) {
+      if (p.signal !== signal) continue;
+      this.#pending.take(p.id);
+      p.reject(abortedError(signal, "request"));
+    }
+  }
+
+  /** A request with a signal settled. */
+  #unwatch(p: Pending): void {
+    const watch = p.signal === undefined ? undefined : this.#watches.get(p.signal);
+    if (watch !== undefined) watch.users--;
+  }
+
+  /** Drops the listeners of signals that no request uses any more. */
+  #pruneWatches(): void {
+    for (const [signal, watch] of this.#watches) {
+      if (watch.users > 0) continue;
+      signal.removeEventListener("abort", watch.listener);
+      this.#watches.delete(signal);
+    }
   }
 
   /** Sends a request that gets no response (produce with acks = none). */
@@ -218,9 +260,11 @@ export class Connection {
     clearInterval(this.#sweep);
     this.#socket.destroy();
     this.#out = [];
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
+    this.#outCount = 0;
+    const pending = this.#pending.clear();
     for (const p of pending) this.#settle(p, reason);
+    for (const [signal, watch] of this.#watches) signal.removeEventListener("abort", watch.listener);
+    this.#watches.clear();
     for (const listener of this.#onClose) listener(reason);
     this.#onClose = [];
   }
@@ -241,11 +285,14 @@ export class Connection {
   }
 
   #enqueue(frame: Buffer, tail: Buffer | undefined): void {
-    this.#out.push(frame);
-    if (tail !== undefined && tail.length > 0) this.#out.push(tail);
+    const out = this.#out;
+    out[this.#outCount++] = frame;
+    if (tail !== undefined && tail.length > 0) out[this.#outCount++] = tail;
     if (!this.#flushQueued) {
       this.#flushQueued = true;
-      queueMicrotask(this.#flushTask);
+      // Everything requested until the current operation's ticks and microtasks are done goes out
+      // in one write. (nextTick allocates less than queueMicrotask's async resource.)
+      process.nextTick(this.#flushTask);
     }
   }
 
@@ -256,19 +303,29 @@ export class Connection {
 
   #flush(): void {
     const out = this.#out;
-    if (this.#blocked || out.length === 0 || this.#closeError !== null) return;
+    const count = this.#outCount;
+    if (this.#blocked || count === 0 || this.#closeError !== null) return;
     const socket = this.#socket;
-    socket.cork();
     let i = 0;
-    while (i < out.length) {
-      if (!socket.write(out[i++]!)) {
-        this.#blocked = true;
-        break;
+    if (count === 1) {
+      // One buffer (a lone fetch, say): a plain write, without the corked writev's bookkeeping.
+      if (!socket.write(out[i++]!)) this.#blocked = true;
+    } else {
+      socket.cork();
+      while (i < count) {
+        if (!socket.write(out[i++]!)) {
+          this.#blocked = true;
+          break;
+        }
       }
+      socket.uncork();
     }
-    socket.uncork();
-    this.#out = i === out.length ? [] : out.slice(i);
+    // What the socket did not take yet moves to the front, for 'drain'.
+    out.copyWithin(0, i, count);
+    out.fill(undefined as unknown as Buffer, count - i, count);
+    this.#outCount = count - i;
   }
+
 
   /** Bytes arrived (already in the parser): dispatch every whole frame. */
   #onRead(): void {
@@ -285,9 +342,8 @@ export class Connection {
     if (!hasResponseHeader(frame))
       throw new ConchError(ErrorCode.MALFORMED_REQUEST, "response frame too short");
     const id = responseCorrelationId(frame);
-    const p = this.#pending.get(id);
+    const p = this.#pending.take(id);
     if (p === undefined) return; // its request was aborted or timed out
-    this.#pending.delete(id);
     let value: unknown;
     try {
       value = p.decode(frame);
@@ -295,21 +351,22 @@ export class Connection {
       this.#settle(p, asConchError(err));
       return;
     }
-    if (p.onAbort !== undefined) p.signal!.removeEventListener("abort", p.onAbort);
+    this.#unwatch(p);
     p.resolve(value);
   }
 
   #settle(p: Pending, err: ConchError): void {
-    if (p.onAbort !== undefined) p.signal!.removeEventListener("abort", p.onAbort);
+    this.#unwatch(p);
     p.reject(err);
   }
 
   #expire(): void {
+    if (this.#watches.size > 0) this.#pruneWatches();
     if (this.#pending.size === 0) return;
     const now = performance.now();
-    for (const [id, p] of this.#pending) {
+    for (const p of this.#pending.entries()) {
       if (p.deadline > now) continue;
-      this.#pending.delete(id);
+      this.#pending.take(p.id);
       const ms = this.#options.requestTimeoutMs;
       this.#settle(
         p,

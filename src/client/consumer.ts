@@ -183,12 +183,16 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   batches(options: IterateOptions = {}): AsyncIterableIterator<ConsumerBatch> {
     const signal = eitherSignal(options.signal, this.#signal);
     let current: ConsumerBatch | null = null;
-    const next = async (): Promise<IteratorResult<ConsumerBatch>> => {
+    const got = (batch: ConsumerBatch | null): IteratorResult<ConsumerBatch> => {
+      current = batch;
+      return batch === null ? { done: true, value: undefined } : { done: false, value: batch };
+    };
+    const take = (): Promise<IteratorResult<ConsumerBatch>> => this.#queue.wait(signal).then(got);
+    // Not async: once started, a batch costs the queue's promise and one `then`.
+    const next = (): Promise<IteratorResult<ConsumerBatch>> => {
       if (current !== null) this.commitBatch(current);
       current = null;
-      await this.#start();
-      current = await this.#queue.wait(signal);
-      return current === null ? { done: true, value: undefined } : { done: false, value: current };
+      return this.#started ? take() : this.#start().then(take);
     };
     const iterator: AsyncIterableIterator<ConsumerBatch> = {
       next,

@@ -17,6 +17,7 @@ import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol
 import { Backoff, delay } from "./backoff.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
+import type { RequestOptions } from "./connection.js";
 import { abortedError, asConchError } from "./errors.js";
 
 /** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */
@@ -72,6 +73,8 @@ export class PartitionFetcher implements BatchSource {
    */
   #round = new AbortController();
   #positionWaiters: Array<() => void> = [];
+  readonly #request: FetchRequest;
+  #requestOptions: RequestOptions = {};
   #backoff: Backoff;
   #manager: ConnectionManager;
   #settings: FetchSettings;
@@ -91,6 +94,14 @@ export class PartitionFetcher implements BatchSource {
     this.#manager = manager;
     this.#settings = settings;
     this.#sink = sink;
+    this.#request = {
+      topic,
+      partition,
+      offset: 0,
+      maxBytes: settings.maxBytes,
+      maxWaitMs: settings.maxWaitMs,
+      minBytes: settings.minBytes,
+    };
     this.#backoff = new Backoff({ initialMs: settings.retryBackoffMs, maxMs: settings.retryBackoffMaxMs });
   }
 
@@ -151,24 +162,21 @@ export class PartitionFetcher implements BatchSource {
       const s = this.#settings;
       // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
       const limit = this.#manager.current?.maxBatchBytes ?? 0;
-      const req: FetchRequest = {
-        topic: this.topic,
-        partition: this.partition,
-        offset: this.#fetchOffset,
-        maxBytes: limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes,
-        maxWaitMs: s.maxWaitMs,
-        minBytes: s.minBytes,
-      };
+      // The request is encoded before `request` returns: one object serves every round.
+      const req = this.#request;
+      req.offset = this.#fetchOffset;
+      req.maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
+      req.maxWaitMs = s.maxWaitMs;
+      req.minBytes = s.minBytes;
       const member = s.member;
-      if (member !== undefined) {
-        req.group = member.group;
-        req.memberId = member.memberId;
-        req.generation = member.generation;
+      req.group = member?.group ?? "";
+      req.memberId = member?.memberId ?? "";
+      req.generation = member?.generation ?? 0;
+      const options = this.#requestOptions;
+      if (options.signal !== round.signal || options.extraWaitMs !== s.maxWaitMs) {
+        this.#requestOptions = { signal: round.signal, extraWaitMs: s.maxWaitMs };
       }
-      const res = await this.#manager.request(encodeFetchRequest, req, decodeFetchResponse, {
-        signal: round.signal,
-        extraWaitMs: s.maxWaitMs,
-      });
+      const res = await this.#manager.request(encodeFetchRequest, req, decodeFetchResponse, this.#requestOptions);
       if (epoch !== this.epoch) return;
       this.#backoff.reset();
       this.highWatermark = res.highWatermark;

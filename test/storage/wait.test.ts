@@ -162,7 +162,7 @@ test("DataWaiters: any mix of parks, unparks and notifies tells exactly the wait
     fc.record({ kind: fc.constant("notify" as const), hw: fc.nat(32) }),
   );
   fc.assert(
-    fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+    fc.property(fc.array(op, { minLength: 20, maxLength: 200 }), (ops) => {
       const list = new DataWaiters();
       const told = new Array<number>(20).fill(0);
       const model = new Map<number, number>(); // who -> offset, while parked

@@ -1,0 +1,67 @@
+/**
+ * A connection's requests awaiting their responses, by correlation id. Ids are handed out in
+ * sequence, so a request lives in the slot its id picks in a small ring; one that outlives a lap of
+ * the ring (a long poll while many short requests pass it) moves to an overflow map when a newer
+ * id needs its slot. Adding and taking allocate nothing in the common case. (A Map reallocated its
+ * table whenever it emptied, which a connection with one request at a time does at every response.)
+ */
+
+/** Slots in the ring: more than the requests a connection usually has in flight. */
+const RING_SLOTS = 256;
+
+export interface PendingEntry {
+  readonly id: number;
+}
+
+export class PendingTable<T extends PendingEntry> {
+  readonly #ring: (T | undefined)[] = new Array<T | undefined>(RING_SLOTS).fill(undefined);
+  readonly #overflow = new Map<number, T>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  add(entry: T): void {
+    const slot = entry.id & (RING_SLOTS - 1);
+    const older = this.#ring[slot];
+    if (older !== undefined) this.#overflow.set(older.id, older);
+    this.#ring[slot] = entry;
+    this.#size++;
+  }
+
+  /** Removes and returns the entry with `id`, if it is here. */
+  take(id: number): T | undefined {
+    const slot = id & (RING_SLOTS - 1);
+    const entry = this.#ring[slot];
+    if (entry !== undefined && entry.id === id) {
+      this.#ring[slot] = undefined;
+      this.#size--;
+      return entry;
+    }
+    if (this.#overflow.size === 0) return undefined;
+    const old = this.#overflow.get(id);
+    if (old === undefined) return undefined;
+    this.#overflow.delete(id);
+    this.#size--;
+    return old;
+  }
+
+  /** Every entry, in no particular order (a copy: the caller may take while it walks). */
+  entries(): T[] {
+    const out: T[] = [];
+    if (this.#size === 0) return out;
+    for (const e of this.#ring) if (e !== undefined) out.push(e);
+    for (const e of this.#overflow.values()) out.push(e);
+    return out;
+  }
+
+  /** Removes and returns every entry. */
+  clear(): T[] {
+    const all = this.entries();
+    this.#ring.fill(undefined);
+    this.#overflow.clear();
+    this.#size = 0;
+    return all;
+  }
+}
