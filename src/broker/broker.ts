@@ -6,11 +6,11 @@
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import type { AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
+import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
-import { fetchWithWait } from "./long-poll.js";
+import { type FetchListener, fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { checkTopicName } from "./topic-name.js";
@@ -25,9 +25,6 @@ export interface OffsetLookup {
   found: boolean;
   offset: number;
 }
-
-/** Shared so that a durable produce allocates no options object. */
-const DURABLE = { durable: true } as const;
 
 export class Broker {
   readonly config: BrokerConfig;
@@ -198,36 +195,53 @@ export class Broker {
 
   /**
    * Appends `records` (one or more whole batches). For a known topic, PartitionLog.append is called
-   * before this function returns, so the order of produce calls is the order of offsets. Not
-   * `async`: a produce is one request on the hot path and needs no promise of its own.
+   * before this function returns, so the order of produce calls is the order of offsets.
    * `records` is not referenced once this returns (the log copies it, and a produce that waits for
    * its topic to be created waits with a copy), so the caller may reuse its memory at once.
    */
   produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
-    try {
-      this.#checkOpen();
-      if (acks !== 0 && acks !== 1 && acks !== 2) {
-        throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+    return new Promise<AppendResult>((resolve, reject) => {
+      const listener: AppendListener = {
+        appended: (r) => resolve({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }),
+        appendFailed: reject,
+      };
+      try {
+        this.produceTo(topic, partition, records, acks, listener);
+      } catch (err) {
+        reject(err);
       }
-      const t = this.#topics.get(topic);
-      if (t !== undefined) return this.#append(t, partition, records, acks);
-    } catch (err) {
-      return Promise.reject(err);
+    });
+  }
+
+  /**
+   * `produce` without a promise, for the network path: one listener object per request instead of
+   * a chain of promises. Throws when the produce is refused at once; otherwise tells `listener`.
+   */
+  produceTo(topic: string, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
+    this.#checkOpen();
+    if (acks !== 0 && acks !== 1 && acks !== 2) {
+      throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+    }
+    const t = this.#topics.get(topic);
+    if (t !== undefined) {
+      this.#append(t, partition, records, acks, listener);
+      return;
     }
     // Everyone waiting on the same create resumes in call order, so their appends keep it.
     const kept = Buffer.from(records);
-    return this.#autoCreate(topic).then((t) => this.#append(t, partition, kept, acks));
+    this.#autoCreate(topic)
+      .then((created) => this.#append(created, partition, kept, acks, listener))
+      .catch((err: unknown) => listener.appendFailed(asError(err)));
   }
 
-  #append(t: Topic, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
+  #append(t: Topic, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
     if (t.internal) {
       throw new ConchError(
         ErrorCode.INVALID_TOPIC_NAME,
         `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
-    const log = t.partition(partition);
-    return acks === 2 ? log.append(records, DURABLE) : log.append(records);
+    t.partition(partition).appendTo(records, acks === 2, listener);
   }
 
   /**
@@ -243,21 +257,48 @@ export class Broker {
     minBytes: number,
     signal?: AbortSignal,
   ): Promise<ReadResult> {
-    // Not `async`, like produce: a tailing consumer's fetch is one request per produce.
-    try {
-      this.#checkOpen();
-      checkCount("offset", offset);
-      checkCount("maxBytes", maxBytes);
-      checkCount("maxWaitMs", maxWaitMs);
-      checkCount("minBytes", minBytes);
-      const t = this.#topics.get(topic);
-      if (t !== undefined) return fetchFrom(t, partition, offset, maxBytes, maxWaitMs, minBytes, signal);
-    } catch (err) {
-      return Promise.reject(err);
+    return new Promise<ReadResult>((resolve, reject) => {
+      const listener: FetchListener = { fetched: resolve, fetchFailed: reject };
+      try {
+        this.fetchTo(topic, partition, offset, maxBytes, maxWaitMs, minBytes, signal, listener);
+      } catch (err) {
+        reject(err);
+      }
+    });
+  }
+
+  /**
+   * `fetch` without a promise, for the network path (a tailing consumer's fetch is one request per
+   * produce). Throws when the fetch is refused at once; otherwise tells `listener`, possibly before
+   * it returns.
+   */
+  fetchTo(
+    topic: string,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    maxWaitMs: number,
+    minBytes: number,
+    signal: AbortSignal | undefined,
+    listener: FetchListener,
+  ): void {
+    this.#checkOpen();
+    checkCount("offset", offset);
+    checkCount("maxBytes", maxBytes);
+    checkCount("maxWaitMs", maxWaitMs);
+    checkCount("minBytes", minBytes);
+    const t = this.#topics.get(topic);
+    if (t !== undefined) {
+      const log = t.partition(partition);
+      fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal, listener);
+      return;
     }
-    return this.#autoCreate(topic).then((t) =>
-      fetchFrom(t, partition, offset, maxBytes, maxWaitMs, minBytes, signal),
-    );
+    this.#autoCreate(topic)
+      .then((created) => {
+        const log = created.partition(partition);
+        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, created.closedSignal, listener);
+      })
+      .catch((err: unknown) => listener.fetchFailed(err));
   }
 
   async listOffsets(
@@ -416,14 +457,6 @@ function checkCount(what: string, value: number): void {
   }
 }
 
-function fetchFrom(
-  t: Topic,
-  partition: number,
-  offset: number,
-  maxBytes: number,
-  maxWaitMs: number,
-  minBytes: number,
-  signal: AbortSignal | undefined,
-): Promise<ReadResult> {
-  return fetchWithWait(t.partition(partition), offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal);
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

@@ -5,9 +5,9 @@
  * removed when it ends, so a client that goes away leaves nothing behind.
  *
  * A wait is one object, the LongPoll: it parks itself with the log (PartitionLog.park) and
- * subscribes itself to the caller's signal (abort-fanout.ts), so a consumer that keeps up, which
- * waits once per produce, costs one object and one promise per fetch, and its answer is read in
- * the same tick as the write that made the data visible. The topic's signal needs no subscription:
+ * subscribes itself to the caller's signal (abort-fanout.ts), and tells the caller's listener how
+ * it ended, so a consumer that keeps up, which waits once per produce, costs one object per fetch
+ * and no promise, and its answer is read in the same tick as the write that made the data visible. The topic's signal needs no subscription:
  * Topic.close aborts it and then closes the logs, which wakes every parked wait, and a woken wait
  * looks at that signal first.
  */
@@ -18,10 +18,17 @@ import { AbortTarget, subscribe, unsubscribe } from "./abort-fanout.js";
 /** setTimeout's ceiling; a longer wait would fire at once. */
 const MAX_WAIT_MS = 2 ** 31 - 1;
 
+/** Told once how a fetch ended, in place of a promise. Must not throw. */
+export interface FetchListener {
+  fetched(result: ReadResult): void;
+  fetchFailed(err: unknown): void;
+}
+
 /**
- * `closed` is the topic's signal: when it fires during a wait, the fetch fails with its reason (a
- * ConchError: UNKNOWN_TOPIC after a delete, SHUTTING_DOWN when the broker stops). When `signal` fires
- * the fetch resolves at once with what the last read returned.
+ * Tells `listener` what the read at `offset` returns once it is enough or the wait is over; it may
+ * be told before this returns. `closed` is the topic's signal: when it fires during a wait, the
+ * fetch fails with its reason (a ConchError: UNKNOWN_TOPIC after a delete, SHUTTING_DOWN when the
+ * broker stops). When `signal` fires the fetch ends at once with what the last read returned.
  */
 export function fetchWithWait(
   log: PartitionLog,
@@ -31,35 +38,29 @@ export function fetchWithWait(
   minBytes: number,
   signal: AbortSignal | undefined,
   closed: AbortSignal,
-): Promise<ReadResult> {
-  const wait: WaitSpec = { log, offset, maxBytes, maxWaitMs, minBytes, signal, closed };
-  // A reader keeping up is served from the tail cache without a promise (readNow).
-  const now = log.readNow(offset, maxBytes);
-  if (now !== undefined) return afterFirstRead(wait, now);
-  return log.read(offset, maxBytes).then((result) => afterFirstRead(wait, result));
-}
-
-interface WaitSpec {
-  log: PartitionLog;
-  offset: number;
-  maxBytes: number;
-  maxWaitMs: number;
-  minBytes: number;
-  signal: AbortSignal | undefined;
-  closed: AbortSignal;
-}
-
-function afterFirstRead(w: WaitSpec, result: ReadResult): Promise<ReadResult> {
+  listener: FetchListener,
+  firstRead?: ReadResult,
+): void {
+  // A reader keeping up is served from the tail cache without a promise (readNow); otherwise the
+  // file is read, and this is called again with what it returned.
+  const result = firstRead ?? log.readNow(offset, maxBytes);
+  if (result === undefined) {
+    log.read(offset, maxBytes).then(
+      (read) => fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, closed, listener, read),
+      (err: unknown) => listener.fetchFailed(err),
+    );
+    return;
+  }
   // A read may return less than maxBytes only when less is there, so asking for more than maxBytes
   // would always wait out the full time for nothing.
-  const wanted = Math.max(1, Math.min(w.minBytes, w.maxBytes));
-  if (result.records.length >= wanted || w.maxWaitMs <= 0 || w.signal?.aborted === true) {
-    return Promise.resolve(result);
+  const wanted = Math.max(1, Math.min(minBytes, maxBytes));
+  if (result.records.length >= wanted || maxWaitMs <= 0 || signal?.aborted === true) {
+    listener.fetched(result);
+  } else if (closed.aborted) {
+    listener.fetchFailed(closed.reason);
+  } else {
+    new LongPoll(log, offset, maxBytes, maxWaitMs, wanted, signal, closed, listener, result).park();
   }
-  if (w.closed.aborted) return Promise.reject(w.closed.reason);
-  return new Promise<ReadResult>((resolve, reject) => {
-    new LongPoll(w, wanted, result, resolve, reject).park();
-  });
 }
 
 const PARKED = 0;
@@ -70,37 +71,44 @@ class LongPoll extends AbortTarget implements DataWaiter {
   waitOffset: number;
   readonly waitDeadline: number;
   waitSlot = -1;
-  readonly #w: WaitSpec;
+  readonly #log: PartitionLog;
+  readonly #offset: number;
+  readonly #maxBytes: number;
   readonly #wanted: number;
+  readonly #closed: AbortSignal;
+  readonly #listener: FetchListener;
   #result: ReadResult;
   #state = PARKED;
   /** An abort arrived during a file read: it ends the poll when the read returns. */
   #aborted = false;
-  readonly #resolve: (result: ReadResult) => void;
-  readonly #reject: (err: unknown) => void;
 
   constructor(
-    w: WaitSpec,
+    log: PartitionLog,
+    offset: number,
+    maxBytes: number,
+    maxWaitMs: number,
     wanted: number,
+    signal: AbortSignal | undefined,
+    closed: AbortSignal,
+    listener: FetchListener,
     result: ReadResult,
-    resolve: (result: ReadResult) => void,
-    reject: (err: unknown) => void,
   ) {
     super();
-    this.#w = w;
+    this.#log = log;
+    this.#offset = offset;
+    this.#maxBytes = maxBytes;
     this.#wanted = wanted;
+    this.#closed = closed;
+    this.#listener = listener;
     this.#result = result;
     this.waitOffset = result.highWatermark;
-    this.waitDeadline = performance.now() + Math.min(w.maxWaitMs, MAX_WAIT_MS);
-    this.#resolve = resolve;
-    this.#reject = reject;
+    this.waitDeadline = performance.now() + Math.min(maxWaitMs, MAX_WAIT_MS);
     // A shared signal (the connection's) gets one listener, whatever the number of waits on it.
-    if (w.signal !== undefined) subscribe(w.signal, this);
+    if (signal !== undefined) subscribe(signal, this);
   }
 
   /** Waits for the high watermark to pass what the last read saw, or ends the poll. */
   park(): void {
-    const w = this.#w;
     for (;;) {
       if (performance.now() >= this.waitDeadline) {
         this.#finish();
@@ -108,7 +116,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
       }
       this.waitOffset = this.#result.highWatermark;
       this.#state = PARKED;
-      if (w.log.park(this)) return;
+      if (this.#log.park(this)) return;
       // New data is already visible (or the log is closing): read again at once.
       if (!this.#readAgain()) return;
     }
@@ -127,7 +135,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
       this.#aborted = true;
       return;
     }
-    this.#w.log.unpark(this);
+    this.#log.unpark(this);
     this.#finish();
   }
 
@@ -136,15 +144,14 @@ class LongPoll extends AbortTarget implements DataWaiter {
    * or a file read is under way (which parks or ends it when it returns).
    */
   #readAgain(): boolean {
-    const w = this.#w;
-    if (w.closed.aborted) {
+    if (this.#closed.aborted) {
       this.#finish();
       return false;
     }
-    const now = w.log.readNow(w.offset, w.maxBytes);
+    const now = this.#log.readNow(this.#offset, this.#maxBytes);
     if (now !== undefined) return this.#gotResult(now);
     this.#state = READING;
-    w.log.read(w.offset, w.maxBytes).then(
+    this.#log.read(this.#offset, this.#maxBytes).then(
       (result) => {
         if (this.#state === DONE) return;
         if (this.#aborted) {
@@ -167,7 +174,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
 
   /** Ends the poll: rejects when the topic closed, else resolves with the last read. */
   #finish(): void {
-    if (this.#w.closed.aborted) this.#fail(this.#w.closed.reason);
+    if (this.#closed.aborted) this.#fail(this.#closed.reason);
     else this.#end(this.#result, null);
   }
 
@@ -179,7 +186,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
     if (this.#state === DONE) return;
     this.#state = DONE;
     unsubscribe(this);
-    if (result !== null) this.#resolve(result);
-    else this.#reject(err);
+    if (result !== null) this.#listener.fetched(result);
+    else this.#listener.fetchFailed(err);
   }
 }

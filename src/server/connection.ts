@@ -37,7 +37,8 @@ import {
 import { FrameParser } from "../protocol/frame-parser.js";
 import type { FramePool } from "../protocol/frame-pool.js";
 import type { SocketReads } from "../protocol/socket-reads.js";
-import { type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 
 /** Codes at or above this are client-side only and never sent. */
@@ -50,7 +51,7 @@ const MAX_INFLIGHT_REQUESTS = 1000;
 /** The least a request in flight counts against the byte bound, so small ones are not free. */
 const MIN_REQUEST_COST = 4096;
 
-export class Connection {
+export class Connection implements TicketOwner {
   readonly id: number;
   readonly remote: string;
   #socket: Socket;
@@ -97,7 +98,7 @@ export class Connection {
     this.#parser = new FrameParser(
       pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
     );
-    this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal);
+    this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal, this);
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
 
     socket.setNoDelay(true);
@@ -248,7 +249,7 @@ export class Connection {
     const copies = entry.copiesFrame === true;
     const request = !copies && this.#parser.lastFrameBorrowed ? Buffer.from(frame) : frame;
     this.#ctx.responseBytes = 0;
-    let reply: Reply | Promise<Reply>;
+    let reply: Handled;
     try {
       reply = entry.handle(this.#ctx, request, correlationId);
     } catch (err) {
@@ -259,13 +260,19 @@ export class Connection {
       if (copies) this.#pool?.give(frame);
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
-    if (!(reply instanceof Promise)) {
+    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
       if (reply !== null) this.#write(reply);
       return;
     }
     const cost = Math.max(frame.length, MIN_REQUEST_COST) + this.#ctx.responseBytes;
     this.#inflight++;
     this.#inflightBytes += cost;
+    if (reply instanceof ReplyTicket) {
+      reply.apiKey = apiKey;
+      reply.cost = cost;
+      reply.register();
+      return;
+    }
     reply.then(
       (r) => this.#settled(cost, r),
       (err: unknown) => {
@@ -273,6 +280,17 @@ export class Connection {
         this.#settled(cost, null);
       },
     );
+  }
+
+  /** A ticket's answer (TicketOwner). */
+  answered(ticket: ReplyTicket, reply: Reply): void {
+    this.#settled(ticket.cost, reply);
+  }
+
+  /** A ticket's failure (TicketOwner). */
+  failed(ticket: ReplyTicket, err: unknown): void {
+    this.#writeError(ticket.correlationId, ticket.apiKey, err);
+    this.#settled(ticket.cost, null);
   }
 
   #settled(cost: number, reply: Reply): void {
@@ -379,6 +397,6 @@ export class Connection {
   }
 }
 
-function isBufferList(reply: Buffer | readonly Buffer[]): reply is readonly Buffer[] {
+function isBufferList(reply: Handled): reply is readonly Buffer[] {
   return Array.isArray(reply);
 }

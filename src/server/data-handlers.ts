@@ -8,29 +8,51 @@ import { Acks } from "../protocol/api.js";
 import { decodeFetchRequest, encodeFetchResponseHeader } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
-import type { AppendResult, ReadResult } from "../storage/partition-log.js";
+import type { FetchListener } from "../broker/long-poll.js";
+import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import type { Reply, RequestContext } from "./handler.js";
+import { ReplyTicket } from "./reply-ticket.js";
 
-export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);
+  const ticket = new ProduceReply(ctx, correlationId, req.acks, req.topic, req.partition);
   // Called now, in arrival order: the broker assigns offsets before this call returns.
-  const appended = ctx.broker.produce(req.topic, req.partition, req.records, req.acks);
-  if (req.acks === Acks.NONE) {
-    // No response either way; the request still counts as in flight until the append completes,
-    // so a flood of fire-and-forget produces is throttled like any other.
-    return appended.then(noReply, (err: unknown) => {
-      ctx.logger.debug({ err, topic: req.topic, partition: req.partition }, "acks=0 produce failed");
-      return null;
-    });
+  ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
+  return ticket;
+}
+
+/** A produce's answer, told by the partition log when the append is acknowledged or fails. */
+class ProduceReply extends ReplyTicket implements AppendListener {
+  readonly #ctx: RequestContext;
+  readonly #acks: number;
+  readonly #topic: string;
+  readonly #partition: number;
+
+  constructor(ctx: RequestContext, correlationId: number, acks: number, topic: string, partition: number) {
+    super(ctx.tickets, correlationId);
+    this.#ctx = ctx;
+    this.#acks = acks;
+    this.#topic = topic;
+    this.#partition = partition;
   }
-  return appended.then((r: AppendResult) => encodeProduceResponse(correlationId, r));
+
+  appended(result: AppendResult): void {
+    // acks = 0: no response either way; the request still counts as in flight until the append
+    // completes, so a flood of fire-and-forget produces is throttled like any other.
+    this.reply(this.#acks === Acks.NONE ? null : encodeProduceResponse(this.correlationId, result));
+  }
+
+  appendFailed(err: Error): void {
+    if (this.#acks !== Acks.NONE) {
+      this.fail(err);
+      return;
+    }
+    this.#ctx.logger.debug({ err, topic: this.#topic, partition: this.#partition }, "acks=0 produce failed");
+    this.reply(null);
+  }
 }
 
-function noReply(): null {
-  return null;
-}
-
-export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeFetchRequest(frame);
   // Version 2 with a group: only the partition's owner in that generation may fetch (docs/groups.md).
   if (req.group !== undefined && req.group !== "") {
@@ -44,12 +66,32 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
   }
   const maxBytes = Math.min(req.maxBytes, ctx.limits.maxFetchBytes);
   ctx.responseBytes = maxBytes;
-  return ctx.broker
-    .fetch(req.topic, req.partition, req.offset, maxBytes, req.maxWaitMs, req.minBytes, ctx.signal)
-    .then((r: ReadResult) => [
-      encodeFetchResponseHeader(correlationId, r.highWatermark, r.logStartOffset, r.records.length),
+  const ticket = new FetchReply(ctx.tickets, correlationId);
+  ctx.broker.fetchTo(
+    req.topic,
+    req.partition,
+    req.offset,
+    maxBytes,
+    req.maxWaitMs,
+    req.minBytes,
+    ctx.signal,
+    ticket,
+  );
+  return ticket;
+}
+
+/** A fetch's answer: the header, then the stored batches as they are. */
+class FetchReply extends ReplyTicket implements FetchListener {
+  fetched(r: ReadResult): void {
+    this.reply([
+      encodeFetchResponseHeader(this.correlationId, r.highWatermark, r.logStartOffset, r.records.length),
       r.records,
     ]);
+  }
+
+  fetchFailed(err: unknown): void {
+    this.fail(err);
+  }
 }
 
 export function listOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {

@@ -1,12 +1,14 @@
 /**
  * What a request handler is. A handler decodes its request from the frame, calls the broker and
- * returns the response bytes, or a promise of them when the broker answers later. It is called in
+ * returns the response bytes or, when the broker answers later, a promise of them or a ReplyTicket
+ * (reply-ticket.ts: produce and fetch answer through one, without promises). It is called in
  * the order requests arrive on the connection, and whatever it calls synchronously happens in that
  * order (so a produce reaches the partition log in arrival order). It may throw or reject: a
  * ConchError is answered with its code, anything else with INTERNAL.
  */
 import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
+import type { ReplyTicket, TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 
 /**
@@ -15,7 +17,10 @@ import type { ServerLimits } from "./server-options.js";
  */
 export type Reply = Buffer | readonly Buffer[] | null;
 
-export type Handler = (ctx: RequestContext, frame: Buffer, correlationId: number) => Reply | Promise<Reply>;
+/** What a handler returns. */
+export type Handled = Reply | Promise<Reply> | ReplyTicket;
+
+export type Handler = (ctx: RequestContext, frame: Buffer, correlationId: number) => Handled;
 
 export interface HandlerEntry {
   /** The apiVersion the handler speaks; any other is answered UNSUPPORTED_VERSION. */
@@ -40,6 +45,8 @@ export class RequestContext {
   readonly logger: Logger;
   /** Aborted when the connection closes or the server shuts down: long polls end at once. */
   readonly signal: AbortSignal;
+  /** Where the tickets of this connection's requests are answered. */
+  readonly tickets: TicketOwner;
   /** Set by the handshake, for logs. */
   clientId = "";
   /**
@@ -48,10 +55,11 @@ export class RequestContext {
    */
   responseBytes = 0;
 
-  constructor(broker: Broker, limits: ServerLimits, logger: Logger, signal: AbortSignal) {
+  constructor(broker: Broker, limits: ServerLimits, logger: Logger, signal: AbortSignal, tickets: TicketOwner) {
     this.broker = broker;
     this.limits = limits;
     this.logger = logger;
     this.signal = signal;
+    this.tickets = tickets;
   }
 }

@@ -17,7 +17,7 @@ import { extendReserve } from "./block-reserve.js";
 import type { LogConfig } from "./config.js";
 import type { FileOps } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
-import { PendingAppend } from "./pending-append.js";
+import { type AppendListener, PendingAppend } from "./pending-append.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { SegmentPreparer } from "./segment-preparer.js";
@@ -109,9 +109,10 @@ export class LogWriter {
 
   /**
    * Validates `batches` (throwing before anything changes), copies and stamps them, and queues the
-   * write. Returns the pending append; its promise settles per the flush policy.
+   * write. Returns the pending append; it tells `listener`, or settles its promise, per the flush
+   * policy.
    */
-  append(batches: Uint8Array, durable: boolean): PendingAppend {
+  append(batches: Uint8Array, durable: boolean, listener: AppendListener | null = null): PendingAppend {
     const config = this.#o.config();
     const { records } = validateBatches(batches, config.maxBatchBytes);
     if (this.#failure !== null) throw this.#failure;
@@ -130,7 +131,7 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
-    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable);
+    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener);
     this.#nextOffset = offset;
     this.#enqueue(pending);
     return pending;

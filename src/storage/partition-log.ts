@@ -19,7 +19,7 @@ import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogWriter } from "./log-writer.js";
-import type { AppendResult } from "./pending-append.js";
+import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverSegments } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
 import { Segment } from "./segment.js";
@@ -29,7 +29,7 @@ import { SegmentPreparer } from "./segment-preparer.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 
-export type { AppendResult, CompactionResult, FlushPolicy, LogConfig };
+export type { AppendListener, AppendResult, CompactionResult, FlushPolicy, LogConfig };
 
 export interface ReadResult {
   /** Whole stored batches; empty when none. */
@@ -247,13 +247,25 @@ export class PartitionLog {
    * `durable`, after an fsync covering it whatever the policy).
    */
   append(batches: Uint8Array, options: { durable?: boolean } = DURABLE_DEFAULT): Promise<AppendResult> {
-    if (this.#closing !== null) return Promise.reject(shuttingDown());
     try {
-      if (this.#requireKeys) rejectKeylessRecords(batches);
-      return this.#writer.append(batches, options.durable === true).promise;
+      return this.#appendChecked(batches, options.durable === true, null).promise;
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /**
+   * `append` without a promise: `listener` is told how it ended. Throws, and tells nothing, when
+   * the batches are refused before anything changes.
+   */
+  appendTo(batches: Uint8Array, durable: boolean, listener: AppendListener): void {
+    this.#appendChecked(batches, durable, listener);
+  }
+
+  #appendChecked(batches: Uint8Array, durable: boolean, listener: AppendListener | null): PendingAppend {
+    if (this.#closing !== null) throw shuttingDown();
+    if (this.#requireKeys) rejectKeylessRecords(batches);
+    return this.#writer.append(batches, durable, listener);
   }
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */

@@ -1,7 +1,8 @@
 /**
  * One append between its call and its acknowledgment: where its stamped copy lives, the offsets it
- * was given, and how to settle the caller's promise. A flush marker (`flush()`, `close()`) is a
- * pending append of no bytes that waits for an fsync covering everything queued before it.
+ * was given, and whom to tell: the caller's listener, or else a promise made for it. A flush marker
+ * (`flush()`, `close()`) is a pending append of no bytes that waits for an fsync covering
+ * everything queued before it.
  */
 import type { Chunk } from "./append-buffer.js";
 
@@ -10,7 +11,17 @@ export interface AppendResult {
   lastOffset: number;
 }
 
-export class PendingAppend {
+/**
+ * Told once how an append ended, in place of a promise (the broker's network path: one object per
+ * request instead of a chain of promises). Called from inside the log's write path, so it must not
+ * throw and must not wait.
+ */
+export interface AppendListener {
+  appended(result: AppendResult): void;
+  appendFailed(err: Error): void;
+}
+
+export class PendingAppend implements AppendResult {
   readonly baseOffset: number;
   /** baseOffset - 1 for a flush marker. */
   readonly lastOffset: number;
@@ -21,9 +32,10 @@ export class PendingAppend {
   readonly durable: boolean;
   /** For the group commit: the written log end the covering fsync must reach. */
   flushTarget = 0;
-  readonly promise: Promise<AppendResult>;
-  #resolve!: (result: AppendResult) => void;
-  #reject!: (err: Error) => void;
+  readonly #listener: AppendListener | null;
+  #promise: Promise<AppendResult> | null = null;
+  #resolve: ((result: AppendResult) => void) | null = null;
+  #reject: ((err: Error) => void) | null = null;
 
   constructor(
     baseOffset: number,
@@ -32,6 +44,7 @@ export class PendingAppend {
     start: number,
     end: number,
     durable: boolean,
+    listener: AppendListener | null = null,
   ) {
     this.baseOffset = baseOffset;
     this.lastOffset = lastOffset;
@@ -39,10 +52,19 @@ export class PendingAppend {
     this.start = start;
     this.end = end;
     this.durable = durable;
-    this.promise = new Promise<AppendResult>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
+    this.#listener = listener;
+    if (listener === null) {
+      this.#promise = new Promise<AppendResult>((resolve, reject) => {
+        this.#resolve = resolve;
+        this.#reject = reject;
+      });
+    }
+  }
+
+  /** Settles as the append does; only for an append made without a listener. */
+  get promise(): Promise<AppendResult> {
+    if (this.#promise === null) throw new Error("this append reports to a listener");
+    return this.#promise;
   }
 
   get byteLength(): number {
@@ -55,10 +77,12 @@ export class PendingAppend {
   }
 
   acknowledge(): void {
-    this.#resolve({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
+    if (this.#listener !== null) this.#listener.appended(this);
+    else this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
   }
 
   fail(err: Error): void {
-    this.#reject(err);
+    if (this.#listener !== null) this.#listener.appendFailed(err);
+    else this.#reject!(err);
   }
 }

@@ -67,16 +67,16 @@ test("acks=2 asks the log for a durable append; acks 0 and 1 do not", async (t) 
   const { broker } = await openBroker(t, { flush: "none" });
   await broker.createTopic("t", 1);
   const log = broker.partition("t", 0);
-  const options: unknown[] = [];
-  const append = log.append.bind(log);
-  log.append = (batches, opts) => {
-    options.push(opts);
-    return append(batches, opts);
+  const durable: boolean[] = [];
+  const appendTo = log.appendTo.bind(log);
+  log.appendTo = (batches, isDurable, listener) => {
+    durable.push(isDurable);
+    appendTo(batches, isDurable, listener);
   };
   await broker.produce("t", 0, batchOf(["a"]), 0);
   await broker.produce("t", 0, batchOf(["b"]), 1);
   assert.deepEqual(await broker.produce("t", 0, batchOf(["c"]), 2), { baseOffset: 2, lastOffset: 2 });
-  assert.deepEqual(options, [undefined, undefined, { durable: true }]);
+  assert.deepEqual(durable, [false, false, true]);
 });
 
 test("listOffsets: earliest, latest, by timestamp", async (t) => {
