@@ -17,6 +17,7 @@ import {
   type Decoder,
   type Encoder,
   type RequestOptions,
+  type ResponseListener,
 } from "./connection.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
 
@@ -79,6 +80,27 @@ export class ConnectionManager {
     const c = this.current;
     if (c !== null) return c.request(encode, arg, decode, options);
     return this.connection(options?.signal).then((conn) => conn.request(encode, arg, decode, options));
+  }
+
+  /** `request` with a listener instead of a promise (Connection.requestTo). */
+  requestTo<A, T, C>(
+    encode: Encoder<A>,
+    arg: A,
+    decode: Decoder<T>,
+    listener: ResponseListener<T, C>,
+    context: C,
+    options?: RequestOptions,
+    tail?: Buffer,
+  ): void {
+    const c = this.current;
+    if (c !== null) {
+      c.requestTo(encode, arg, decode, listener, context, options, tail);
+      return;
+    }
+    this.connection(options?.signal).then(
+      (conn) => conn.requestTo(encode, arg, decode, listener, context, options, tail),
+      (err: unknown) => listener.requestFailed(asConchError(err), context),
+    );
   }
 
   /** Sends a request that gets no response, once connected. */

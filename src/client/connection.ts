@@ -43,17 +43,25 @@ export type Decoder<T> = (frame: Buffer) => T;
 
 export interface RequestOptions {
   signal?: AbortSignal | undefined;
-  /** Bytes sent right after the encoded message (a produce request's batches), uncopied. */
-  tail?: Buffer | undefined;
   /** Time the broker may legitimately hold the request (a long poll), added to the timeout. */
   extraWaitMs?: number | undefined;
+}
+
+/**
+ * Told once how a request ended, in place of a promise (the hot requests: a producer's batches, a
+ * fetcher's long polls, each with one listener for all its requests). `context` is what the caller
+ * passed with the request. Called from the connection's read path: must not throw.
+ */
+export interface ResponseListener<T, C> {
+  responded(value: T, context: C): void;
+  requestFailed(err: ConchError, context: C): void;
 }
 
 interface Pending {
   readonly id: number;
   readonly decode: Decoder<unknown>;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (err: ConchError) => void;
+  readonly listener: ResponseListener<unknown, unknown>;
+  readonly context: unknown;
   readonly deadline: number;
   readonly signal: AbortSignal | undefined;
 }
@@ -187,28 +195,53 @@ export class Connection {
     decode: Decoder<T>,
     options: RequestOptions = NO_OPTIONS,
   ): Promise<T> {
-    if (this.#closeError !== null) return Promise.reject(this.#closeError);
+    return new Promise<T>((resolve, reject) => {
+      this.requestTo(encode, arg, decode, { responded: resolve, requestFailed: reject }, undefined, options);
+    });
+  }
+
+  /**
+   * Sends a request and tells `listener`, with `context`, how it ended: a response as soon as it
+   * is read, a failure on a later tick (as a rejected promise's handlers would run), so never
+   * inside this call or inside the abort() or close() that failed it. `tail` is sent right after
+   * the encoded message, uncopied (a produce request's batches).
+   */
+  requestTo<A, T, C>(
+    encode: Encoder<A>,
+    arg: A,
+    decode: Decoder<T>,
+    listener: ResponseListener<T, C>,
+    context: C,
+    options: RequestOptions = NO_OPTIONS,
+    tail?: Buffer,
+  ): void {
+    if (this.#closeError !== null) {
+      refuse(listener, this.#closeError, context);
+      return;
+    }
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(abortedError(signal, "request"));
+    if (signal?.aborted) {
+      refuse(listener, abortedError(signal, "request"), context);
+      return;
+    }
     const id = this.#allocateId();
     let frame: Buffer;
     try {
       frame = encode(id, arg);
     } catch (err) {
-      return Promise.reject(asConchError(err));
+      refuse(listener, asConchError(err), context);
+      return;
     }
-    return new Promise<T>((resolve, reject) => {
-      this.#pending.add({
-        id,
-        decode,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        deadline: performance.now() + this.#options.requestTimeoutMs + (options.extraWaitMs ?? 0),
-        signal,
-      });
-      if (signal !== undefined) this.#watch(signal);
-      this.#enqueue(frame, options.tail);
+    this.#pending.add({
+      id,
+      decode,
+      listener: listener as ResponseListener<unknown, unknown>,
+      context,
+      deadline: performance.now() + this.#options.requestTimeoutMs + (options.extraWaitMs ?? 0),
+      signal,
     });
+    if (signal !== undefined) this.#watch(signal);
+    this.#enqueue(frame, tail);
   }
 
   #watch(signal: AbortSignal): void {
@@ -228,7 +261,7 @@ export class Connection {
     for (const p of this.#pending.entries()) {
       if (p.signal !== signal) continue;
       this.#pending.take(p.id);
-      p.reject(abortedError(signal, "request"));
+      refuse(p.listener, abortedError(signal, "request"), p.context);
     }
   }
 
@@ -352,12 +385,13 @@ export class Connection {
       return;
     }
     this.#unwatch(p);
-    p.resolve(value);
+    p.listener.responded(value, p.context);
   }
 
+  /** A request failed: told on the next tick, never inside the abort() or close() that failed it. */
   #settle(p: Pending, err: ConchError): void {
     this.#unwatch(p);
-    p.reject(err);
+    refuse(p.listener, err, p.context);
   }
 
   #expire(): void {
@@ -376,6 +410,11 @@ export class Connection {
       return;
     }
   }
+}
+
+/** Tells a listener of a failure on the next tick, as a rejected promise's handlers would run. */
+function refuse<C>(listener: ResponseListener<never, C>, err: ConchError, context: C): void {
+  process.nextTick(() => listener.requestFailed(err, context));
 }
 
 /** A connected socket, or a rejection after the timeout or abort. */

@@ -12,12 +12,17 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { OffsetSpec } from "../protocol/api.js";
-import { decodeFetchResponse, encodeFetchRequest, type FetchRequest } from "../protocol/fetch.js";
+import {
+  decodeFetchResponse,
+  encodeFetchRequest,
+  type FetchRequest,
+  type FetchResponse,
+} from "../protocol/fetch.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { Backoff, delay } from "./backoff.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
-import type { RequestOptions } from "./connection.js";
+import type { RequestOptions, ResponseListener } from "./connection.js";
 import { abortedError, asConchError } from "./errors.js";
 
 /** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */
@@ -141,43 +146,72 @@ export class PartitionFetcher implements BatchSource {
     this.pump();
   }
 
-  /** Starts the next fetch unless one is in flight or a fetched batch is still waiting. */
+  /**
+   * Starts the next fetch unless one is in flight or a fetched batch is still waiting. A round is
+   * a request with a listener (#fetched) while the position is known: a consumer that keeps up makes
+   * one per batch, with no promise. Finding the start position, errors and backoff are async.
+   */
   pump(): void {
     if (this.#stopped || this.#inFlight || this.#buffered > 0) return;
     this.#inFlight = true;
-    void this.#fetchRound();
+    if (this.#fetchOffset < 0) void this.#positionThenFetch(this.epoch, this.#round);
+    else this.#fetch(this.#round);
   }
 
-  async #fetchRound(): Promise<void> {
-    const epoch = this.epoch;
-    const round = this.#round;
+  async #positionThenFetch(epoch: number, round: AbortController): Promise<void> {
+    let offset: number;
     try {
-      if (this.#fetchOffset < 0) {
-        const offset = await this.#resolve(this.#start, round.signal);
-        if (epoch !== this.epoch) return;
-        this.#fetchOffset = offset;
-        if (this.position < 0) this.position = offset;
-        this.#positioned();
-      }
-      const s = this.#settings;
-      // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
-      const limit = this.#manager.current?.maxBatchBytes ?? 0;
-      // The request is encoded before `request` returns: one object serves every round.
-      const req = this.#request;
-      req.offset = this.#fetchOffset;
-      req.maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
-      req.maxWaitMs = s.maxWaitMs;
-      req.minBytes = s.minBytes;
-      const member = s.member;
-      req.group = member?.group ?? "";
-      req.memberId = member?.memberId ?? "";
-      req.generation = member?.generation ?? 0;
-      const options = this.#requestOptions;
-      if (options.signal !== round.signal || options.extraWaitMs !== s.maxWaitMs) {
-        this.#requestOptions = { signal: round.signal, extraWaitMs: s.maxWaitMs };
-      }
-      const res = await this.#manager.request(encodeFetchRequest, req, decodeFetchResponse, this.#requestOptions);
-      if (epoch !== this.epoch) return;
+      offset = await this.#resolve(this.#start, round.signal);
+    } catch (err) {
+      await this.#slowEnd(epoch, err);
+      return;
+    }
+    if (epoch !== this.epoch) {
+      this.#roundEnded();
+      return;
+    }
+    this.#fetchOffset = offset;
+    if (this.position < 0) this.position = offset;
+    this.#positioned();
+    this.#fetch(round);
+  }
+
+  #fetch(round: AbortController): void {
+    const s = this.#settings;
+    // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
+    const limit = this.#manager.current?.maxBatchBytes ?? 0;
+    // The request is encoded before `requestTo` returns: one object serves every round.
+    const req = this.#request;
+    req.offset = this.#fetchOffset;
+    req.maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
+    req.maxWaitMs = s.maxWaitMs;
+    req.minBytes = s.minBytes;
+    const member = s.member;
+    req.group = member?.group ?? "";
+    req.memberId = member?.memberId ?? "";
+    req.generation = member?.generation ?? 0;
+    const options = this.#requestOptions;
+    if (options.signal !== round.signal || options.extraWaitMs !== s.maxWaitMs) {
+      this.#requestOptions = { signal: round.signal, extraWaitMs: s.maxWaitMs };
+    }
+    this.#manager.requestTo(
+      encodeFetchRequest,
+      req,
+      decodeFetchResponse,
+      this.#fetchDone,
+      this.epoch,
+      this.#requestOptions,
+    );
+  }
+
+  /** Every fetch's listener; the request's context is the epoch it was sent in. */
+  readonly #fetchDone: ResponseListener<FetchResponse, number> = {
+    responded: (res, epoch) => this.#fetched(res, epoch),
+    requestFailed: (err, epoch) => void this.#slowEnd(epoch, err),
+  };
+
+  #fetched(res: FetchResponse, epoch: number): void {
+    if (epoch === this.epoch) {
       this.#backoff.reset();
       this.highWatermark = res.highWatermark;
       const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
@@ -187,14 +221,33 @@ export class PartitionFetcher implements BatchSource {
         this.#sink.deliver(batch);
       } else if (res.records.length > 0) {
         // Data that does not reach our offset: a broker bug; do not spin on it.
-        await delay(this.#backoff.next(), round.signal, () => abortedError(round.signal, "fetch"));
+        void this.#slowEnd(epoch, null);
+        return;
       }
-    } catch (err) {
-      if (epoch === this.epoch) await this.#onError(asConchError(err), round.signal);
-    } finally {
-      this.#inFlight = false;
-      this.pump();
     }
+    this.#roundEnded();
+  }
+
+  /**
+   * Ends a round the slow way: after `err` is handled (reset, backoff, or the partition fails), or,
+   * with null, after a backoff. A seek or stop meanwhile (a new epoch) skips both.
+   */
+  async #slowEnd(epoch: number, err: unknown): Promise<void> {
+    const signal = this.#round.signal;
+    try {
+      if (epoch !== this.epoch) return;
+      if (err !== null) await this.#onError(asConchError(err), signal);
+      else await delay(this.#backoff.next(), signal, () => abortedError(signal, "fetch"));
+    } catch (e) {
+      if (epoch === this.epoch) await this.#onError(asConchError(e), signal);
+    } finally {
+      this.#roundEnded();
+    }
+  }
+
+  #roundEnded(): void {
+    this.#inFlight = false;
+    this.pump();
   }
 
   /** Ends the round in flight, if any; the next round gets a fresh controller. */

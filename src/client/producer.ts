@@ -24,6 +24,7 @@ import {
   type ProduceResponse,
 } from "../protocol/produce.js";
 import { abortable } from "./abort.js";
+import type { ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
@@ -515,10 +516,21 @@ export class Producer {
       );
       return;
     }
-    this.#manager.request(this.#encodeProduce, batch, decodeProduceResponse, { tail: batch.records }).then(
-      (res: ProduceResponse) => this.#settle(batch, res.baseOffset),
-      (err: unknown) => this.#onError(batch, err),
+    this.#manager.requestTo(
+      this.#encodeProduce,
+      batch,
+      decodeProduceResponse,
+      this.#produced,
+      batch,
+      undefined,
+      batch.records,
     );
+  };
+
+  /** One listener for every produce request; the batch comes back as the request's context. */
+  readonly #produced: ResponseListener<ProduceResponse, ProducerBatch> = {
+    responded: (res, batch) => this.#settle(batch, res.baseOffset),
+    requestFailed: (err, batch) => this.#onError(batch, err),
   };
 
   #settle(batch: ProducerBatch, baseOffset: number): void {

@@ -135,7 +135,19 @@ test("writes queue behind a full socket and all arrive, in order, once the broke
   const encode = (id: number) => encodeProduceRequestHeader(id, "t", 0, 1, 1000, tail.length);
   const sent: Array<Promise<string[]>> = [];
   for (let i = 0; i < 40; i++) {
-    sent.push(conn.request(encode, undefined, decodeListTopicsResponse, { tail }).then((r) => r.topics));
+    sent.push(
+      new Promise<string[]>((resolve, reject) =>
+        conn.requestTo(
+          encode,
+          undefined,
+          decodeListTopicsResponse,
+          { responded: (r) => resolve(r.topics), requestFailed: reject },
+          i,
+          undefined,
+          tail,
+        ),
+      ),
+    );
   }
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.ok(fake.requests.length < 40, "the broker is not reading, so not everything can have arrived");
