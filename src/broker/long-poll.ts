@@ -11,8 +11,9 @@
  * Topic.close aborts it and then closes the logs, which wakes every parked wait, and a woken wait
  * looks at that signal first.
  */
-import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
+
 import type { DataWaiter } from "../storage/data-waiters.js";
+import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { AbortTarget, subscribe, unsubscribe } from "./abort-fanout.js";
 
 /** setTimeout's ceiling; a longer wait would fire at once. */

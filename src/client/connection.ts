@@ -359,7 +359,6 @@ export class Connection {
     this.#outCount = count - i;
   }
 
-
   /** Bytes arrived (already in the parser): dispatch every whole frame. */
   #onRead(): void {
     if (this.#closeError !== null) return;

@@ -20,9 +20,9 @@ import {
 } from "../protocol/fetch.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { Backoff, delay } from "./backoff.js";
+import type { RequestOptions, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
-import type { RequestOptions, ResponseListener } from "./connection.js";
 import { abortedError, asConchError } from "./errors.js";
 
 /** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */

@@ -4,11 +4,11 @@
  * behind a separately encoded header.
  */
 
+import type { FetchListener } from "../broker/long-poll.js";
 import { Acks } from "../protocol/api.js";
 import { decodeFetchRequest, encodeFetchResponseHeader } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
-import type { FetchListener } from "../broker/long-poll.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";

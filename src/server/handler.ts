@@ -55,7 +55,13 @@ export class RequestContext {
    */
   responseBytes = 0;
 
-  constructor(broker: Broker, limits: ServerLimits, logger: Logger, signal: AbortSignal, tickets: TicketOwner) {
+  constructor(
+    broker: Broker,
+    limits: ServerLimits,
+    logger: Logger,
+    signal: AbortSignal,
+    tickets: TicketOwner,
+  ) {
     this.broker = broker;
     this.limits = limits;
     this.logger = logger;

@@ -69,7 +69,10 @@ export class DataWaiters {
   wait(offset: number, highWatermark: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (highWatermark > offset || timeoutMs <= 0 || signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      this.park(new PromiseWaiter(this, offset, performance.now() + timeoutMs, signal, resolve), highWatermark);
+      this.park(
+        new PromiseWaiter(this, offset, performance.now() + timeoutMs, signal, resolve),
+        highWatermark,
+      );
     });
   }
 
