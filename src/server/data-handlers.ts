@@ -16,8 +16,13 @@ import { ReplyTicket } from "./reply-ticket.js";
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);
   const ticket = new ProduceReply(ctx, correlationId, req.acks, req.topic, req.partition);
-  // Called now, in arrival order: the broker assigns offsets before this call returns.
-  ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
+  try {
+    // Called now, in arrival order: the broker assigns offsets before this call returns.
+    ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
+  } catch (err) {
+    // Refused at once: answered like a later failure (silently for acks = 0).
+    ticket.appendFailed(err instanceof Error ? err : new Error(String(err)));
+  }
   return ticket;
 }
 

@@ -134,16 +134,17 @@ test("acks=0 produces get no response; the next request's response comes next", 
       }),
     );
   }
-  // A failing acks=0 produce (unknown topic) is silent too.
-  c.send(
-    p.encodeProduceRequest(c.id(), {
-      topic: "nope",
-      partition: 0,
-      acks: 0,
-      timeoutMs: 0,
-      records: batchOf(["x"]),
-    }),
-  );
+  // Failing acks=0 produces are silent too: an unknown topic (refused later, after the lookup) and
+  // an unknown partition or a corrupt batch (refused at once).
+  const corrupt = batchOf(["bad"]);
+  corrupt.writeUInt8(corrupt.readUInt8(corrupt.length - 1) ^ 0xff, corrupt.length - 1);
+  for (const [topic, partition, records] of [
+    ["nope", 0, batchOf(["x"])],
+    ["quiet", 7, batchOf(["x"])],
+    ["quiet", 0, corrupt],
+  ] as const) {
+    c.send(p.encodeProduceRequest(c.id(), { topic, partition, acks: 0, timeoutMs: 0, records }));
+  }
   // Appends to one partition complete in order: once this one is answered, the five are stored.
   const id = c.id();
   c.send(
