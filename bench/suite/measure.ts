@@ -122,6 +122,8 @@ async function measureOne(
     otherCpuShare,
     ...(o.latencyUs ? { latencyUs: o.latencyUs } : {}),
     ...(o.transferUs ? { transferUs: o.transferUs } : {}),
+    ...(o.warmMsgsPerSec !== undefined ? { warmMsgsPerSec: o.warmMsgsPerSec } : {}),
+    ...(o.messagesSent !== undefined ? { messagesSent: o.messagesSent } : {}),
   };
   const lat = o.latencyUs
     ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
@@ -129,10 +131,14 @@ async function measureOne(
   const transfer = o.transferUs
     ? ` (send call to receipt: p50 ${usToMs(o.transferUs.p50)} ms, p99 ${usToMs(o.transferUs.p99)} ms)`
     : "";
+  const warm =
+    o.warmMsgsPerSec === undefined
+      ? ""
+      : ` (warm, after the same workload again: ${thousands(o.warmMsgsPerSec)} msgs/s)`;
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${lat}${transfer}${others}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${lat}${transfer}${others}`,
   );
   return m;
 }

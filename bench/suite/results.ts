@@ -25,6 +25,10 @@ export interface Measurement {
   otherCpuShare?: number | null;
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
+  /** Workload 5: the rate of a round after the server and client warmed up (WorkloadOutcome). */
+  warmMsgsPerSec?: number;
+  /** Every message sent while the broker's CPU was counted, when more than `messages`. */
+  messagesSent?: number;
 }
 
 /** The medians over the runs of one (system, workload) pair. */
@@ -43,6 +47,7 @@ export interface Summary {
   otherCpuShare?: number;
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
+  warmMsgsPerSec?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -71,10 +76,14 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
       out.push({ ...base, status: shown.status, ...(shown.reason ? { reason: shown.reason } : {}) });
       continue;
     }
-    const perMillion = (cpu: (m: Measurement) => number | null | undefined) => {
+    const perMillion = (
+      cpu: (m: Measurement) => number | null | undefined,
+      count: (m: Measurement) => number | undefined = (m) => m.messages,
+    ) => {
       const values = ok.flatMap((m) => {
         const c = cpu(m);
-        return typeof c === "number" && m.messages ? [(c / m.messages) * 1e6] : [];
+        const n = count(m);
+        return typeof c === "number" && n ? [(c / n) * 1e6] : [];
       });
       return values.length > 0 ? median(values) : undefined;
     };
@@ -84,7 +93,11 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
       msgsPerSec: median(ok.map((m) => m.msgsPerSec ?? 0)),
       payloadMBps: median(ok.map((m) => m.payloadMBps ?? 0)),
     };
-    const broker = perMillion((m) => m.brokerCpuSeconds);
+    // The broker's CPU is counted over the whole worker: per every message sent meanwhile.
+    const broker = perMillion(
+      (m) => m.brokerCpuSeconds,
+      (m) => m.messagesSent ?? m.messages,
+    );
     const client = perMillion((m) => m.clientCpuSeconds);
     if (broker !== undefined) summary.brokerCpuPerMillion = broker;
     if (client !== undefined) summary.clientCpuPerMillion = client;
@@ -94,6 +107,8 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (latency !== undefined) summary.latencyUs = latency;
     const transfer = medianLatency(ok.flatMap((m) => (m.transferUs ? [m.transferUs] : [])));
     if (transfer !== undefined) summary.transferUs = transfer;
+    const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
+    if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
     if (ok.length < list.length) {
       const failed = list.find((m) => m.status !== "ok");
       if (failed?.reason) summary.reason = `${list.length - ok.length} run(s) failed: ${failed.reason}`;

@@ -82,7 +82,7 @@ export function renderTable(input: TableInput): string {
         fixed(s.clientCpuPerMillion, 2),
         ratio(s, conch, workload),
         ceiling(s, workload, input),
-        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s),
+        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s) + warmNote(s),
       ]);
     }
   }
@@ -125,6 +125,11 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `p99 ${(s.latencyUs.p99 / input.roundTrip.p99Us).toFixed(1)}x round trip`
         : "–";
   }
+}
+
+/** For workload 5: the rate once the server and client are warm. */
+function warmNote(s: Summary): string {
+  return s.warmMsgsPerSec === undefined ? "" : `; warm: ${thousands(s.warmMsgsPerSec)} msgs/s`;
 }
 
 /** For the latency workload: the part of the latency after the producer's send call. */

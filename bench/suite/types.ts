@@ -92,6 +92,13 @@ export interface WorkloadOutcome {
    * whatever else held up the producer's event loop before the call.
    */
   transferUs?: LatencySummary;
+  /**
+   * Workload 5's second figure: the rate of one more round of the same workload, after the measured
+   * (cold) round and at least WARM_UP_SECONDS more of it on the same server and client.
+   */
+  warmMsgsPerSec?: number;
+  /** Every message the worker sent, when more than `messages` (the rounds around the measured one). */
+  messagesSent?: number;
 }
 
 export interface LatencySummary {

@@ -143,6 +143,28 @@ test("workload 3 and 5 rows are read against the bare round trip and exchange of
   assert.match(row("Redis Streams", "HermitMQ"), /2\.5% exchange/);
 });
 
+test("workload 5's warm rate is the median of the runs', and its broker CPU counts every message sent", () => {
+  const summaries = summarize([
+    ok("conch", "hermit", 1, 1_000_000, { warmMsgsPerSec: 2_500_000, messagesSent: 4_000_000 }),
+    ok("conch", "hermit", 2, 1_100_000, { warmMsgsPerSec: 2_700_000, messagesSent: 4_000_000 }),
+    ok("conch", "hermit", 3, 1_200_000, { warmMsgsPerSec: 2_600_000, messagesSent: 4_000_000 }),
+  ]);
+  const s = summaries.find((x) => x.workload === "hermit")!;
+  assert.equal(s.warmMsgsPerSec, 2_600_000);
+  // 4 s of broker CPU over 4,000,000 messages sent; the client's 2 s over the 1,000,000 measured.
+  assert.equal(s.brokerCpuPerMillion, 1);
+  assert.equal(s.clientCpuPerMillion, 2);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["hermit"],
+    systems: ["conch"],
+    latencyRate: 50_000,
+  });
+  assert.match(table, /warm: 2,600,000 msgs\/s/);
+});
+
 test("the chart is one SVG document with escaped text and a bar per measured system", () => {
   const summaries = summarize([
     ok("conch", "produce", 1, 200_000),

@@ -24,6 +24,11 @@ export interface WorkloadParams {
   rate: number;
   /** Messages at the start of the latency workload left out of the histogram. */
   warmupMessages: number;
+  /**
+   * Workload 5: after the measured round, seconds of the same workload run again, unmeasured, before
+   * one more round measured as the warm figure; 0 for none.
+   */
+  warmUpSeconds?: number;
 }
 
 export interface Workload {
