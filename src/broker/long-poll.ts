@@ -7,9 +7,9 @@
  * A wait is one object, the LongPoll: it parks itself with the log (PartitionLog.park) and
  * subscribes itself to the caller's signal (abort-fanout.ts), and tells the caller's listener how
  * it ended, so a consumer that keeps up, which waits once per produce, costs one object per fetch
- * and no promise, and its answer is read in the same tick as the write that made the data visible. The topic's signal needs no subscription:
- * Topic.close aborts it and then closes the logs, which wakes every parked wait, and a woken wait
- * looks at that signal first.
+ * and no promise, and its answer is read in the same tick as the write that made the data visible.
+ * The topic's signal needs no subscription: Topic.close aborts it and then closes the logs, which
+ * wakes every parked wait, and a woken wait looks at that signal first.
  */
 
 import type { DataWaiter } from "../storage/data-waiters.js";
