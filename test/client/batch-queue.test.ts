@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { test } from "node:test";
 import { BatchQueue } from "../../src/client/batch-queue.js";
 import { type BatchSource, ConsumerBatch } from "../../src/client/consumer-batch.js";
@@ -40,4 +41,30 @@ test("stale batches before a fresh one are skipped; the fresh one is returned", 
   assert.equal(queue.take(), wanted);
   assert.equal(fresh.takenCount, 1);
   assert.equal(queue.take(), null);
+});
+
+test("waits with different signals: aborting one fails only its wait; one listener per signal, kept between waits", async () => {
+  const queue = new BatchQueue();
+  const a = new AbortController();
+  const b = new AbortController();
+  const fromA = queue.wait(a.signal);
+  const fromB = queue.wait(b.signal);
+  a.abort();
+  await assert.rejects(fromA, /abort/i);
+  const s = source();
+  // biome-ignore lint/suspicious/noExplicitAny: the queue only calls taken() on its source
+  const batch = new ConsumerBatch(s as any, Buffer.alloc(0), 0, 1, 1);
+  queue.deliver(batch);
+  assert.equal(await fromB, batch);
+  // The same signal again and again: its one listener stays, none piles up.
+  for (let i = 0; i < 100; i++) {
+    const next = queue.wait(b.signal);
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    queue.deliver(new ConsumerBatch(s as any, Buffer.alloc(0), i + 1, i + 2, i + 2));
+    await next;
+  }
+  assert.equal(getEventListeners(b.signal, "abort").length, 1);
+  // The queue's end lets go of it.
+  queue.end();
+  assert.equal(getEventListeners(b.signal, "abort").length, 0);
 });
