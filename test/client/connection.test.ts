@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { test } from "node:test";
 import { parseAddress } from "../../src/client/address.js";
 import { Connection, type ConnectionOptions } from "../../src/client/connection.js";
@@ -103,6 +104,29 @@ test("an aborted request rejects with ABORTED and its late response is ignored",
   answer(fake.requests[1]!, ["fresh"]);
   assert.deepEqual(await next, ["fresh"]);
   await rejectsWith(listTopics(conn, AbortSignal.abort()), ErrorCode.ABORTED);
+});
+
+test("requests sharing a signal share one abort listener; aborting fails only theirs", async (t) => {
+  const fake = await FakeBroker.start(t, (req) => {
+    // Answers only the requests made without a signal (the odd ids after the handshake's 1).
+    if (req.correlationId % 2 === 1) answer(req, ["answered"]);
+  });
+  const conn = await open(fake);
+  t.after(() => conn.close());
+  const ac = new AbortController();
+  const waiting: Promise<string[]>[] = [];
+  const answered: Promise<string[]>[] = [];
+  for (let i = 0; i < 50; i++) {
+    waiting.push(listTopics(conn, ac.signal));
+    answered.push(listTopics(conn));
+  }
+  assert.equal(getEventListeners(ac.signal, "abort").length, 1);
+  for (const a of await Promise.all(answered)) assert.deepEqual(a, ["answered"]);
+  assert.equal(conn.inFlight, 50);
+  ac.abort();
+  for (const w of waiting) await rejectsWith(w, ErrorCode.ABORTED);
+  assert.equal(conn.inFlight, 0);
+  assert.equal(getEventListeners(ac.signal, "abort").length, 0);
 });
 
 test("a response larger than the handshake's maxFrameBytes closes the connection", async (t) => {
