@@ -201,30 +201,31 @@ export class Broker {
    */
   produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
-      const listener: AppendListener = {
+      this.produceTo(topic, partition, records, acks, {
         appended: (r) => resolve({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }),
         appendFailed: reject,
-      };
-      try {
-        this.produceTo(topic, partition, records, acks, listener);
-      } catch (err) {
-        reject(err);
-      }
+      });
     });
   }
 
   /**
    * `produce` without a promise, for the network path: one listener object per request instead of
-   * a chain of promises. Throws when the produce is refused at once; otherwise tells `listener`.
+   * a chain of promises. Never throws: a produce refused at once is told to `listener` before this
+   * returns, like any other failure.
    */
   produceTo(topic: string, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
-    this.#checkOpen();
-    if (acks !== 0 && acks !== 1 && acks !== 2) {
-      throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
-    }
-    const t = this.#topics.get(topic);
-    if (t !== undefined) {
-      this.#append(t, partition, records, acks, listener);
+    try {
+      this.#checkOpen();
+      if (acks !== 0 && acks !== 1 && acks !== 2) {
+        throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+      }
+      const t = this.#topics.get(topic);
+      if (t !== undefined) {
+        this.#append(t, partition, records, acks, listener);
+        return;
+      }
+    } catch (err) {
+      listener.appendFailed(asError(err));
       return;
     }
     // Everyone waiting on the same create resumes in call order, so their appends keep it.
@@ -259,18 +260,14 @@ export class Broker {
   ): Promise<ReadResult> {
     return new Promise<ReadResult>((resolve, reject) => {
       const listener: FetchListener = { fetched: resolve, fetchFailed: reject };
-      try {
-        this.fetchTo(topic, partition, offset, maxBytes, maxWaitMs, minBytes, signal, listener);
-      } catch (err) {
-        reject(err);
-      }
+      this.fetchTo(topic, partition, offset, maxBytes, maxWaitMs, minBytes, signal, listener);
     });
   }
 
   /**
    * `fetch` without a promise, for the network path (a tailing consumer's fetch is one request per
-   * produce). Throws when the fetch is refused at once; otherwise tells `listener`, possibly before
-   * it returns.
+   * produce). Never throws: `listener` is told how it ended, possibly before this returns (a fetch
+   * refused at once, or one that need not wait).
    */
   fetchTo(
     topic: string,
@@ -282,15 +279,20 @@ export class Broker {
     signal: AbortSignal | undefined,
     listener: FetchListener,
   ): void {
-    this.#checkOpen();
-    checkCount("offset", offset);
-    checkCount("maxBytes", maxBytes);
-    checkCount("maxWaitMs", maxWaitMs);
-    checkCount("minBytes", minBytes);
-    const t = this.#topics.get(topic);
-    if (t !== undefined) {
-      const log = t.partition(partition);
-      fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal, listener);
+    try {
+      this.#checkOpen();
+      checkCount("offset", offset);
+      checkCount("maxBytes", maxBytes);
+      checkCount("maxWaitMs", maxWaitMs);
+      checkCount("minBytes", minBytes);
+      const t = this.#topics.get(topic);
+      if (t !== undefined) {
+        const log = t.partition(partition);
+        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal, listener);
+        return;
+      }
+    } catch (err) {
+      listener.fetchFailed(err);
       return;
     }
     this.#autoCreate(topic)

@@ -77,9 +77,9 @@ export class ConnectionManager {
 
   /** Sends a request on the live connection, waiting for one first if needed. */
   request<A, T>(encode: Encoder<A>, arg: A, decode: Decoder<T>, options?: RequestOptions): Promise<T> {
-    const c = this.current;
-    if (c !== null) return c.request(encode, arg, decode, options);
-    return this.connection(options?.signal).then((conn) => conn.request(encode, arg, decode, options));
+    return new Promise<T>((resolve, reject) => {
+      this.requestTo(encode, arg, decode, { responded: resolve, requestFailed: reject }, undefined, options);
+    });
   }
 
   /** `request` with a listener instead of a promise (Connection.requestTo). */

@@ -16,13 +16,9 @@ import { ReplyTicket } from "./reply-ticket.js";
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);
   const ticket = new ProduceReply(ctx, correlationId, req.acks, req.topic, req.partition);
-  try {
-    // Called now, in arrival order: the broker assigns offsets before this call returns.
-    ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
-  } catch (err) {
-    // Refused at once: answered like a later failure (silently for acks = 0).
-    ticket.appendFailed(err instanceof Error ? err : new Error(String(err)));
-  }
+  // Called now, in arrival order: the broker assigns offsets before this call returns. A produce
+  // refused at once reaches the ticket like a later failure (silent for acks = 0).
+  ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
   return ticket;
 }
 
