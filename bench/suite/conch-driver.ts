@@ -16,7 +16,10 @@ export async function conchClient(endpoint: Endpoint): Promise<ClientDriver> {
       await admin.admin().createTopic(name, { partitions: 1, configs: TOPIC_CONFIGS });
     },
     async openProducer(stream, durability) {
-      return new ConchProducer(createClient({ brokers }), stream, durability);
+      const producer = new ConchProducer(createClient({ brokers }), stream, durability);
+      // Connected before the clock starts, as the peers' producers are.
+      await producer.connect();
+      return producer;
     },
     async openConsumer(stream) {
       return new ConchConsumer(createClient({ brokers }), stream);
@@ -39,6 +42,10 @@ class ConchProducer implements Producer {
     this.#client = client;
     this.#producer = client.producer({ acks: durability === "durable" ? "durable" : "leader" });
     this.#topic = topic;
+  }
+
+  connect(): Promise<void> {
+    return this.#producer.connect([this.#topic]);
   }
 
   sendBatch(payloads: readonly Buffer[]): Promise<unknown> {

@@ -190,6 +190,18 @@ export class Producer {
     while (!this.hasRoom && !this.#closing) await abortable(this.#nextProgress(), signal, "waitForRoom");
   }
 
+  /**
+   * Connects now, and learns the partition counts of `topics`, instead of at the first send.
+   * Optional: a send connects on its own. Rejects as the connection or a lookup failed (an unknown
+   * topic: UNKNOWN_TOPIC), within the request timeout; aborting `signal`
+   * ends the wait (ABORTED).
+   */
+  async connect(topics: readonly string[] = [], signal?: AbortSignal): Promise<void> {
+    if (this.#closing) throw closedError();
+    await this.#manager.connection(signal);
+    await abortable(Promise.all(topics.map((t) => this.#metadata.ensure(t))), signal, "connect");
+  }
+
   /** Sends one message; resolves with where it was stored once acknowledged per `acks`. */
   send(topic: string, message: ProducerMessage, options?: SendOptions): Promise<RecordMetadata> {
     const promise = new Promise<RecordMetadata>(capture);

@@ -20,7 +20,8 @@ export class TopicMetadata {
   #manager: ConnectionManager;
   #listener: TopicMetadataListener;
   #counts = new Map<string, number>();
-  #loading = new Set<string>();
+  /** Lookups under way: each settles with undefined once learned, or with why it failed. */
+  #loading = new Map<string, Promise<ConchError | undefined>>();
   #retryForMs: number;
   #closed = new AbortController();
 
@@ -33,8 +34,18 @@ export class TopicMetadata {
   /** The cached partition count, or undefined after starting to learn it. */
   partitionCount(topic: string): number | undefined {
     const n = this.#counts.get(topic);
-    if (n === undefined && !this.#loading.has(topic)) void this.#load(topic);
+    if (n === undefined && !this.#loading.has(topic)) this.#start(topic);
     return n;
+  }
+
+  /** The partition count, learned now if it is not cached; rejects as the lookup failed. */
+  async ensure(topic: string): Promise<number> {
+    for (;;) {
+      const n = this.#counts.get(topic);
+      if (n !== undefined) return n;
+      const err = await (this.#loading.get(topic) ?? this.#start(topic));
+      if (err !== undefined) throw err;
+    }
   }
 
   /** Forgets a topic (it was deleted or re-created): the next lookup asks the broker again. */
@@ -46,8 +57,14 @@ export class TopicMetadata {
     this.#closed.abort();
   }
 
-  async #load(topic: string): Promise<void> {
-    this.#loading.add(topic);
+  #start(topic: string): Promise<ConchError | undefined> {
+    const loading = this.#load(topic);
+    this.#loading.set(topic, loading);
+    return loading;
+  }
+
+  async #load(topic: string): Promise<ConchError | undefined> {
+    // #start records the lookup when this returns at its first await, before any delete below.
     const backoff = new Backoff({ initialMs: 50, maxMs: 1000 });
     const giveUpAt = performance.now() + this.#retryForMs;
     const signal = this.#closed.signal;
@@ -65,7 +82,7 @@ export class TopicMetadata {
           this.#counts.set(topic, res.partitions.length);
           this.#loading.delete(topic);
           this.#listener.learned(topic);
-          return;
+          return undefined;
         } catch (err) {
           const e = asConchError(err);
           if (!e.retriable || signal.aborted || performance.now() >= giveUpAt) throw e;
@@ -73,8 +90,10 @@ export class TopicMetadata {
         }
       }
     } catch (err) {
+      const e = asConchError(err);
       this.#loading.delete(topic);
-      this.#listener.failed(topic, asConchError(err));
+      this.#listener.failed(topic, e);
+      return e;
     }
   }
 }

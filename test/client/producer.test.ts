@@ -353,3 +353,40 @@ test("sends waiting for memory are bounded by bufferBytes: past it send and send
   assert.equal(stored.length, 75);
   for (const v of [big, "b0", "b2"]) assert.ok(!stored.includes(v), `${v} was not sent`);
 });
+
+test("connect() connects and learns partition counts ahead of the first send, once per topic", async (t) => {
+  const log = new FakeLog();
+  log.partitions = 3;
+  const { brokers, fake } = await setup(t, log);
+  const producer = new Producer({ brokers });
+  t.after(() => producer.close());
+  const describes = () => fake.requests.filter((r) => r.apiKey === ApiKey.DESCRIBE_TOPIC).length;
+  await Promise.all([producer.connect(["t"]), producer.connect(["t"])]);
+  assert.equal(fake.connections.length, 1);
+  assert.equal(describes(), 1, "two connects share one lookup");
+  assert.equal(fake.requests.filter((r) => r.apiKey === ApiKey.PRODUCE).length, 0);
+  // A keyless send needs the count: it is placed without another lookup.
+  const r = await producer.send("t", { value: "v" });
+  assert.ok(r.partition >= 0 && r.partition < 3);
+  await producer.connect(["t"]);
+  assert.equal(describes(), 1);
+  assert.equal(fake.connections.length, 1);
+});
+
+test("connect() rejects for an unknown topic, an aborted signal, and a closed producer", async (t) => {
+  const fake = await FakeBroker.start(t, (req) => {
+    if (req.apiKey === ApiKey.DESCRIBE_TOPIC)
+      req.conn.error(req.correlationId, ErrorCode.UNKNOWN_TOPIC, "no such topic");
+  });
+  const producer = new Producer({ brokers: [fake.address] });
+  await assert.rejects(producer.connect(["missing"]), (e: ConchError) => e.code === ErrorCode.UNKNOWN_TOPIC);
+  // The failure is not cached: the next connect asks again.
+  await assert.rejects(producer.connect(["missing"]), (e: ConchError) => e.code === ErrorCode.UNKNOWN_TOPIC);
+  assert.equal(fake.requests.filter((r) => r.apiKey === ApiKey.DESCRIBE_TOPIC).length, 2);
+  await assert.rejects(
+    producer.connect([], AbortSignal.abort()),
+    (e: ConchError) => e.code === ErrorCode.ABORTED,
+  );
+  await producer.close();
+  await assert.rejects(producer.connect(), (e: ConchError) => e.code === ErrorCode.ABORTED);
+});
