@@ -24,8 +24,10 @@ import {
   type HandshakeResponse,
 } from "../protocol/handshake.js";
 import { SocketReads } from "../protocol/socket-reads.js";
+import { JOIN_MAX_BYTES, joinBuffers } from "../protocol/socket-writes.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
+import { microtask } from "./microtask.js";
 import { PendingTable } from "./pending-table.js";
 
 export interface ConnectionOptions {
@@ -323,9 +325,9 @@ export class Connection {
     if (tail !== undefined && tail.length > 0) out[this.#outCount++] = tail;
     if (!this.#flushQueued) {
       this.#flushQueued = true;
-      // Everything requested until the current operation's ticks and microtasks are done goes out
-      // in one write. (nextTick allocates less than queueMicrotask's async resource.)
-      process.nextTick(this.#flushTask);
+      // Everything requested in the current operation, before the microtasks it queued run, goes
+      // out in one write.
+      microtask(this.#flushTask);
     }
   }
 
@@ -340,9 +342,14 @@ export class Connection {
     if (this.#blocked || count === 0 || this.#closeError !== null) return;
     const socket = this.#socket;
     let i = 0;
-    if (count === 1) {
-      // One buffer (a lone fetch, say): a plain write, without the corked writev's bookkeeping.
-      if (!socket.write(out[i++]!)) this.#blocked = true;
+    let total = 0;
+    for (let k = 0; k < count; k++) total += out[k]!.length;
+    if (count === 1 || total <= JOIN_MAX_BYTES) {
+      // One buffer, or a few small ones joined: a plain write, without the corked writev's
+      // bookkeeping (protocol/socket-writes.ts).
+      const one = count === 1 ? out[0]! : joinBuffers(out, count, total);
+      i = count;
+      if (!socket.write(one)) this.#blocked = true;
     } else {
       socket.cork();
       while (i < count) {

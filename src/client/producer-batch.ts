@@ -136,6 +136,8 @@ export class ProducerBatch {
   /** When the batch was sealed (ms, monotonic clock), for the delivery timeout. */
   sealedAt = 0;
   settled = false;
+  /** Its index in the accumulator's list of unsettled batches (-1: in none). */
+  listSlot = -1;
   #whenSettled: Promise<void> | null = null;
   #onSettled: (() => void) | null = null;
 

@@ -18,7 +18,9 @@ import { BatchBuilder } from "../format/batch-builder.js";
 import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
+import { microtask } from "./microtask.js";
 import { ProducerBatch, type Reject, type Resolve, type SendGroup } from "./producer-batch.js";
+import { SlotList } from "./slot-list.js";
 
 export interface AccumulatorOptions {
   batchBytes: number;
@@ -47,6 +49,8 @@ class PartitionQueue {
   /** While a retry backs off nothing is sent (monotonic ms; 0 = not paused), so order holds. */
   pausedUntil = 0;
   nextSeq = 0;
+  /** Its index in the accumulator's active list (-1: not active). */
+  listSlot = -1;
 
   constructor(topic: string, partition: number) {
     this.topic = topic;
@@ -69,8 +73,8 @@ export class RecordAccumulator {
   /** The queue found last: consecutive records mostly go to the same partition. */
   #lastQueue: PartitionQueue | null = null;
   /** Queues with an open, ready or in-flight batch. */
-  #active = new Set<PartitionQueue>();
-  #unsettled = new Set<ProducerBatch>();
+  #active = new SlotList<PartitionQueue>();
+  #unsettled = new SlotList<ProducerBatch>();
   #usedBytes = 0;
   #pressure = false;
   #lingerArmed = false;
@@ -178,13 +182,13 @@ export class RecordAccumulator {
 
   /** Makes every open batch due now (flush). */
   sealAll(): void {
-    for (const q of this.#active) if (q.open !== null) q.due = true;
+    for (const q of this.#active.items) if (q.open !== null) q.due = true;
     this.#drainAll();
   }
 
   /** Every batch not yet settled, for flush() to wait on. */
   unsettled(): ProducerBatch[] {
-    return [...this.#unsettled];
+    return [...this.#unsettled.items];
   }
 
   /** A sent batch is settled (completed or failed for good): frees its slot and its memory. */
@@ -213,7 +217,10 @@ export class RecordAccumulator {
 
   /** Fails every batch not yet sent (producer closing); in-flight batches settle on their own. */
   failUnsent(err: Parameters<Reject>[0]): void {
-    for (const q of this.#active) {
+    // From the end: deleting the current queue moves the last one, already done, into its slot.
+    const active = this.#active.items;
+    for (let i = active.length - 1; i >= 0; i--) {
+      const q = active[i]!;
       const waiting = q.ready;
       q.ready = [];
       if (q.open !== null) waiting.push(this.#seal(q, false));
@@ -285,7 +292,9 @@ export class RecordAccumulator {
   }
 
   #drainAll(): void {
-    for (const q of this.#active) this.#drain(q);
+    // Draining sends, and a send never settles a batch synchronously: no queue leaves meanwhile.
+    const active = this.#active.items;
+    for (let i = 0; i < active.length; i++) this.#drain(active[i]!);
   }
 
   #drain(q: PartitionQueue): void {
@@ -311,7 +320,7 @@ export class RecordAccumulator {
   #armLinger(): void {
     if (this.#lingerArmed) return;
     this.#lingerArmed = true;
-    if (this.#lingerMs <= 0) queueMicrotask(this.#lingerExpired);
+    if (this.#lingerMs <= 0) microtask(this.#lingerExpired);
     else setTimeout(this.#lingerExpired, this.#lingerMs);
   }
 

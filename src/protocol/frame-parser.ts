@@ -240,7 +240,9 @@ export class FrameParser {
     this.#head++;
     this.#headAt = 0;
     if (this.#head === chunks.length) {
-      chunks.length = 0;
+      // Emptied by pops, which keep the array's store: `length = 0` gives it up, and the next
+      // push (every socket read) would allocate another.
+      for (let i = chunks.length; i > 0; i--) chunks.pop();
       this.#head = 0;
     } else if (this.#head >= COMPACT_AFTER) {
       chunks.splice(0, this.#head);

@@ -161,29 +161,31 @@ export class LogReader {
    * the runs that follow it in the file while maxBytes allows.
    */
   #copyRuns(seg: Segment, first: CachedRun, at: number, maxBytes: number, hw: number): Buffer {
-    const runs: CachedRun[] = [];
-    const ends: number[] = [];
-    let total = 0;
-    let run: CachedRun | undefined = first;
-    let from = at;
+    const firstEnd = first.start + first.length;
+    const firstTo = take(first.chunk.buf, at, firstEnd, maxBytes, hw, true);
+    if (firstTo === at) return EMPTY;
+    let total = firstTo - at;
+    // Most reads end in their first run: the runs after it are listed only when one is needed.
+    let runs: CachedRun[] | null = null;
+    let ends: number[] | null = null;
+    let run = firstTo === firstEnd ? this.#tail.find(seg, first.end) : undefined;
     while (run !== undefined) {
       const end = run.start + run.length;
-      const to = take(run.chunk.buf, from, end, maxBytes - total, hw, total === 0);
-      if (to === from) break;
-      runs.push(run);
-      ends.push(to);
-      total += to - from;
+      const to = take(run.chunk.buf, run.start, end, maxBytes - total, hw, false);
+      if (to === run.start) break;
+      (runs ??= []).push(run);
+      (ends ??= []).push(to);
+      total += to - run.start;
       if (to < end) break;
       run = this.#tail.find(seg, run.end);
-      if (run !== undefined) from = run.start;
     }
-    if (total === 0) return EMPTY;
     const out = Buffer.allocUnsafe(total);
-    let p = 0;
-    for (let i = 0; i < runs.length; i++) {
-      const r = runs[i]!;
-      const start = i === 0 ? at : r.start;
-      p += r.chunk.buf.copy(out, p, start, ends[i]!);
+    let p = first.chunk.buf.copy(out, 0, at, firstTo);
+    if (runs !== null && ends !== null) {
+      for (let i = 0; i < runs.length; i++) {
+        const r = runs[i]!;
+        p += r.chunk.buf.copy(out, p, r.start, ends[i]!);
+      }
     }
     return out;
   }

@@ -49,8 +49,14 @@ export class LogWriter {
   readonly #o: WriterOptions;
   readonly #buffer: AppendBuffer;
   readonly #commit: GroupCommit;
-  #queue: PendingAppend[] = [];
+  /**
+   * Appends queued and not yet written are queue[head, end). The array is reused: emptied, it
+   * starts over at 0 instead of being replaced (an emptied JS array gives up its backing store,
+   * and the next push would allocate another, every pass). Entries are cleared once settled.
+   */
+  #queue: Array<PendingAppend | null> = [];
   #head = 0;
+  #end = 0;
   #nextOffset: number;
   #writtenOffset: number;
   #writing = false;
@@ -60,6 +66,8 @@ export class LogWriter {
   readonly #iov: Buffer[] = [];
   readonly #runChunks: Chunk[] = [];
   readonly #runStarts: number[] = [];
+  /** Runs in this pass: the run arrays keep their length between passes, for the same reason. */
+  #runCount = 0;
   #iovBytes = 0;
   /** Settled when the pump stops (for idle()); made only when someone waits. */
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
@@ -167,7 +175,10 @@ export class LogWriter {
   }
 
   #enqueue(pending: PendingAppend): void {
-    this.#queue.push(pending);
+    const queue = this.#queue;
+    if (this.#end < queue.length) queue[this.#end] = pending;
+    else queue.push(pending);
+    this.#end++;
     if (!this.#writing) {
       this.#writing = true;
       // Appends made in the same pass of the event loop as the first one (every connection's data
@@ -183,7 +194,7 @@ export class LogWriter {
    */
   readonly #pump = (): void => {
     try {
-      while (this.#head < this.#queue.length && this.#failure === null) {
+      while (this.#head < this.#end && this.#failure === null) {
         const waiting = this.#writeSome();
         if (waiting !== null) {
           waiting.then(this.#pump, this.#pumpFailed);
@@ -250,14 +261,14 @@ export class LogWriter {
       let written = 0;
       let error: unknown = null;
       try {
-        written = o.ops.writevSync(file, this.#iov, seg.size);
+        written = o.ops.writevSync(file, this.#writeVector(), seg.size);
       } catch (err) {
         error = err;
       }
       return this.#afterWrite(queue, seg, config, from, to, written, error);
     }
     // While an fsync runs a write may wait for it, so it goes to the thread pool then.
-    return o.ops.writev(file, this.#iov, seg.size).then(
+    return o.ops.writev(file, this.#writeVector(), seg.size).then(
       (written) => this.#afterWrite(queue, seg, config, from, to, written, null),
       (err: unknown) => this.#afterWrite(queue, seg, config, from, to, 0, err ?? new Error("write failed")),
     );
@@ -283,7 +294,8 @@ export class LogWriter {
     let runStart = 0;
     let runEnd = 0;
     let to = this.#head;
-    for (; to < queue.length; to++) {
+    const end = this.#end;
+    for (; to < end; to++) {
       const p = queue[to]!;
       if (p.chunk === null) continue;
       const n = p.byteLength;
@@ -304,20 +316,33 @@ export class LogWriter {
   }
 
   #addRun(chunk: Chunk, start: number, end: number): void {
-    this.#iov.push(chunk.buf.subarray(start, end));
-    this.#runChunks.push(chunk);
-    this.#runStarts.push(start);
+    const n = this.#runCount++;
+    const run = chunk.buf.subarray(start, end);
+    if (n < this.#runChunks.length) {
+      this.#iov[n] = run;
+      this.#runChunks[n] = chunk;
+      this.#runStarts[n] = start;
+    } else {
+      this.#iov.push(run);
+      this.#runChunks.push(chunk);
+      this.#runStarts.push(start);
+    }
+  }
+
+  /** The write vector of this pass: exactly its runs (shortening an array to 1 or more keeps its store). */
+  #writeVector(): Buffer[] {
+    const iov = this.#iov;
+    if (iov.length !== this.#runCount) iov.length = this.#runCount;
+    return iov;
   }
 
   #clearRuns(): void {
-    this.#iov.length = 0;
-    this.#runChunks.length = 0;
-    this.#runStarts.length = 0;
+    this.#runCount = 0;
   }
 
   /** A write of queue[from, to) ended: `written` bytes, or `error` (null when none was thrown). */
   #afterWrite(
-    queue: PendingAppend[],
+    queue: Array<PendingAppend | null>,
     seg: Segment,
     config: LogConfig,
     from: number,
@@ -339,7 +364,7 @@ export class LogWriter {
     if (error !== null) {
       this.#clearRuns();
       const failure = storageError(`write to ${seg.walPath} failed`, error);
-      const failed = queue.slice(from, to);
+      const failed = queue.slice(from, to) as PendingAppend[];
       this.#release(queue, from, to);
       this.#head = to;
       return this.#writeFailed(seg, failure, failed);
@@ -353,7 +378,7 @@ export class LogWriter {
     const o = this.#o;
     const iov = this.#iov;
     let pos = seg.size;
-    for (let r = 0; r < iov.length; r++) {
+    for (let r = 0; r < this.#runCount; r++) {
       const chunk = this.#runChunks[r]!;
       const start = this.#runStarts[r]!;
       const length = iov[r]!.length;
@@ -376,6 +401,7 @@ export class LogWriter {
     const sync = config.flush === "sync";
     for (let i = from; i < to; i++) {
       const p = queue[i]!;
+      queue[i] = null;
       if (sync || p.durable) this.#commit.add(p, this.#writtenOffset);
       else p.acknowledge();
     }
@@ -388,16 +414,17 @@ export class LogWriter {
   #onlyDurableQueued(config: LogConfig): boolean {
     if (config.flush === "sync") return true;
     const queue = this.#queue;
-    for (let i = this.#head; i < queue.length; i++) if (!queue[i]!.durable) return false;
+    for (let i = this.#head; i < this.#end; i++) if (!queue[i]!.durable) return false;
     return true;
   }
 
   #compactQueue(): void {
-    if (this.#head === this.#queue.length) {
-      this.#queue = [];
+    if (this.#head === this.#end) {
       this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
+      this.#end = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#end) {
+      this.#queue = this.#queue.slice(this.#head, this.#end);
+      this.#end -= this.#head;
       this.#head = 0;
     }
   }
@@ -427,7 +454,7 @@ export class LogWriter {
   }
 
   /** The writer is done with the chunks of queue[from, to). */
-  #release(queue: PendingAppend[], from: number, to: number): void {
+  #release(queue: Array<PendingAppend | null>, from: number, to: number): void {
     for (let i = from; i < to; i++) {
       const chunk = queue[i]!.chunk;
       if (chunk === null) continue;
@@ -448,10 +475,11 @@ export class LogWriter {
    */
   #dropQueue(): PendingAppend[] {
     const queue = this.#queue;
-    const dropped = queue.slice(this.#head);
-    this.#release(queue, Math.max(this.#head, this.#inFlightEnd), queue.length);
+    const dropped = queue.slice(this.#head, this.#end) as PendingAppend[];
+    this.#release(queue, Math.max(this.#head, this.#inFlightEnd), this.#end);
     this.#queue = [];
     this.#head = 0;
+    this.#end = 0;
     this.#nextOffset = this.#writtenOffset;
     return dropped;
   }
