@@ -21,6 +21,7 @@ import { parseOptions } from "./suite/options.js";
 import { type Measurement, summarize } from "./suite/results.js";
 import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
+import { clearSpentData } from "./suite/spent-data.js";
 import { renderTable } from "./suite/table.js";
 import { killAllWorkers } from "./suite/worker-run.js";
 import { DURABLE_IN_FLIGHT_ENV } from "./suite/workloads/durable.js";
@@ -150,6 +151,8 @@ async function main(): Promise<void> {
         measurements.push(...(await runSession(ctx, session)));
       }
     }
+    const waited = await clearSpentData();
+    log(`[run ${run}] data removed; the disk settled after ${(waited / 1000).toFixed(1)} s`);
   }
 
   const summaries = summarize(measurements);

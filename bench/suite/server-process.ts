@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sleep, unrefSleep } from "./deadline.js";
 import { freePort } from "./free-port.js";
+import { clearSpentDataSync, retire } from "./spent-data.js";
 import type { Endpoint, RunningServer } from "./types.js";
 
 const READY_TIMEOUT_MS = 15_000;
@@ -28,6 +29,7 @@ export function killAllServers(): void {
     }
   }
   live.clear();
+  clearSpentDataSync();
 }
 
 export interface LaunchSpec {
@@ -43,7 +45,8 @@ export interface LaunchSpec {
 
 /**
  * Starts a server on a free loopback port with a fresh data directory, waits until it accepts TCP
- * connections, and returns a handle whose stop() always kills it and removes the directory.
+ * connections, and returns a handle whose stop() always kills it and retires the directory (removed
+ * at the end of the run, see spent-data.ts).
  */
 export async function launch(spec: LaunchSpec): Promise<RunningServer> {
   let lastError: unknown;
@@ -98,7 +101,8 @@ async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<RunningSer
         await Promise.race([exitPromise, unrefSleep(STOP_GRACE_MS)]);
       }
     }
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
+    // Removed at the end of the run, not now (see spent-data.ts).
+    retire(dataDir);
   };
 
   try {

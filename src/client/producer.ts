@@ -477,11 +477,14 @@ export class Producer {
 
   #setHead(head: number): void {
     if (head === this.#parkTopics.length) {
-      this.#parkTopics = [];
-      this.#parkMessages = [];
-      this.#parkA = [];
-      this.#parkB = [];
-      this.#parkBytes = [];
+      // Called after every acknowledgement: with nothing parked there is nothing to replace.
+      if (head > 0) {
+        this.#parkTopics = [];
+        this.#parkMessages = [];
+        this.#parkA = [];
+        this.#parkB = [];
+        this.#parkBytes = [];
+      }
       this.#parkedBytes = 0;
       this.#parkHead = 0;
       this.#acc.pressure = false;

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { StepTimeout, withDeadline } from "../../bench/suite/deadline.js";
 import { sessions } from "../../bench/suite/measure.js";
 import { parseOptions } from "../../bench/suite/options.js";
 import { machineBusySeconds, processCpuSeconds } from "../../bench/suite/proc-cpu.js";
+import { clearSpentData, clearSpentDataSync, retire } from "../../bench/suite/spent-data.js";
 import type { Producer } from "../../bench/suite/types.js";
 import { WORKLOADS } from "../../bench/suite/workloads/index.js";
 import { payloadBatch, sendAll } from "../../bench/suite/workloads/send-loop.js";
@@ -114,4 +118,21 @@ test("sendAll stops and rejects after a failed call", async () => {
   p.failAt = 2;
   await assert.rejects(sendAll(p, 10_000, payloadBatch(10, 100), 2), /broker said no/);
   assert.ok(p.calls.length < 100);
+});
+
+test("a stopped server's data waits until the end of the run, then goes, and the disk is probed", async () => {
+  const a = mkdtempSync(join(tmpdir(), "conch-spent-"));
+  const b = mkdtempSync(join(tmpdir(), "conch-spent-"));
+  writeFileSync(join(a, "data"), "x");
+  retire(a);
+  retire(b);
+  assert.ok(existsSync(a) && existsSync(b), "retiring removes nothing");
+  const waited = await clearSpentData();
+  assert.ok(!existsSync(a) && !existsSync(b));
+  // At least ten probes 200 ms apart; at most the 30 s limit plus the last probe's sleep.
+  assert.ok(waited >= 1_800 && waited < 31_000, `waited ${waited} ms`);
+  const c = mkdtempSync(join(tmpdir(), "conch-spent-"));
+  retire(c);
+  clearSpentDataSync();
+  assert.ok(!existsSync(c), "the exit handler's form removes it too");
 });
