@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { after, before, test } from "node:test";
 import { conchClient } from "../../bench/suite/conch-driver.js";
 import { conchServer } from "../../bench/suite/conch-server.js";
@@ -70,9 +71,15 @@ test("a worker process reports its outcome", { skip: !built }, async () => {
   assert.ok(sent >= 2_000 && sent % 1_000 === 0, `sent ${sent}`);
 });
 
-test("a worker past its time limit is killed and reported", { skip: !built }, async () => {
+test("a worker past its time limit is killed and reported", { skip: !built }, async (t) => {
+  // A listener that never answers: the worker's client waits for its handshake until killed,
+  // however fast or slow the worker starts.
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  t.after(() => silent.close());
+  const { port } = silent.address() as AddressInfo;
   const result = await runWorker(
-    { system: "conch", workload: "produce", endpoint: server.endpoint, scale: 1 },
+    { system: "conch", workload: "produce", endpoint: { host: "127.0.0.1", port }, scale: 1 },
     300,
   );
   assert.deepEqual(result, { ok: false, error: "timed out after 0 s" });
