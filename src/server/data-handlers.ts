@@ -6,9 +6,10 @@
 
 import type { FetchListener } from "../broker/long-poll.js";
 import { Acks } from "../protocol/api.js";
-import { decodeFetchRequest, encodeFetchResponseHeader } from "../protocol/fetch.js";
+import { decodeFetchRequest, encodeFetchResponse, encodeFetchResponseHeader } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
+import { JOIN_MAX_BYTES } from "../protocol/socket-writes.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
@@ -81,9 +82,17 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
   return ticket;
 }
 
-/** A fetch's answer: the header, then the stored batches as they are. */
+/**
+ * A fetch's answer: the header, then the stored batches as they are. A small answer is one buffer
+ * with the batches copied in (protocol/socket-writes.ts); a large one is the header and the
+ * batches' own buffer, written together.
+ */
 class FetchReply extends ReplyTicket implements FetchListener {
   fetched(r: ReadResult): void {
+    if (r.records.length <= JOIN_MAX_BYTES) {
+      this.reply(encodeFetchResponse(this.correlationId, r));
+      return;
+    }
     this.reply([
       encodeFetchResponseHeader(this.correlationId, r.highWatermark, r.logStartOffset, r.records.length),
       r.records,
