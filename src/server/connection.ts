@@ -37,7 +37,6 @@ import {
 import { FrameParser } from "../protocol/frame-parser.js";
 import type { FramePool } from "../protocol/frame-pool.js";
 import type { SocketReads } from "../protocol/socket-reads.js";
-import { JOIN_MAX_BYTES, joinBuffers } from "../protocol/socket-writes.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
@@ -303,8 +302,9 @@ export class Connection implements TicketOwner {
   }
 
   /**
-   * Writes a reply. Several buffers go out as one write: joined when small, else corked (one
-   * writev, never concatenated; see protocol/socket-writes.ts). write()'s
+   * Writes a reply. Several buffers go out corked, as one writev, never concatenated: a handler
+   * that answers with a list (a fetch of more than JOIN_MAX_BYTES) has bytes too large to copy,
+   * and a small answer comes as one buffer (see protocol/socket-writes.ts). write()'s
    * return value is reflected in writableLength, which the in-flight bound counts; 'drain' resumes.
    */
   #write(reply: Buffer | readonly Buffer[]): void {
@@ -312,12 +312,6 @@ export class Connection implements TicketOwner {
     const socket = this.#socket;
     if (!isBufferList(reply)) {
       socket.write(reply);
-      return;
-    }
-    let total = 0;
-    for (const b of reply) total += b.length;
-    if (total <= JOIN_MAX_BYTES) {
-      socket.write(joinBuffers(reply, reply.length, total));
       return;
     }
     socket.cork();
