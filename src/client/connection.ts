@@ -16,6 +16,7 @@
 import net from "node:net";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { PROTOCOL_MAX_VERSION, PROTOCOL_MIN_VERSION } from "../protocol/api.js";
+import { encodeStreamCancel } from "../protocol/fetch-stream.js";
 import { hasResponseHeader, responseCorrelationId } from "../protocol/frame.js";
 import { FrameParser } from "../protocol/frame-parser.js";
 import {
@@ -64,8 +65,12 @@ interface Pending {
   readonly decode: Decoder<unknown>;
   readonly listener: ResponseListener<unknown, unknown>;
   readonly context: unknown;
-  readonly deadline: number;
+  /** Pushed back by every response of a stream. */
+  deadline: number;
+  readonly extraWaitMs: number;
   readonly signal: AbortSignal | undefined;
+  /** A fetch stream: many responses, until an error response or a cancel. */
+  readonly stream: boolean;
 }
 
 /**
@@ -89,6 +94,8 @@ export class Connection {
   #parser = new FrameParser({ maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });
   #reads: SocketReads;
   #pending = new PendingTable<Pending>();
+  /** Fetch streams open: their ids stay taken while the ids wrap around. */
+  #streams = 0;
   #watches = new Map<AbortSignal, SignalWatch>();
   #nextId = 1;
   /** Buffers to write, out[0, outCount); the array is kept and reused (slots cleared once written). */
@@ -217,14 +224,45 @@ export class Connection {
     options: RequestOptions = NO_OPTIONS,
     tail?: Buffer,
   ): void {
+    this.#start(encode, arg, decode, listener, context, options, tail, false);
+  }
+
+  /**
+   * Opens a fetch stream (protocol/fetch-stream.ts): `listener.responded` is told of every response
+   * until the stream fails (an error response, the connection closing, a timeout: no response for
+   * the request timeout plus `options.extraWaitMs`) or `options.signal` aborts it, which also
+   * cancels it on the broker. Returns the stream's id, for its credit; 0 when it was refused (the
+   * listener is told why).
+   */
+  streamTo<A, T, C>(
+    encode: Encoder<A>,
+    arg: A,
+    decode: Decoder<T>,
+    listener: ResponseListener<T, C>,
+    context: C,
+    options: RequestOptions = NO_OPTIONS,
+  ): number {
+    return this.#start(encode, arg, decode, listener, context, options, undefined, true);
+  }
+
+  #start<A, T, C>(
+    encode: Encoder<A>,
+    arg: A,
+    decode: Decoder<T>,
+    listener: ResponseListener<T, C>,
+    context: C,
+    options: RequestOptions,
+    tail: Buffer | undefined,
+    stream: boolean,
+  ): number {
     if (this.#closeError !== null) {
       refuse(listener, this.#closeError, context);
-      return;
+      return 0;
     }
     const signal = options.signal;
     if (signal?.aborted) {
       refuse(listener, abortedError(signal, "request"), context);
-      return;
+      return 0;
     }
     const id = this.#allocateId();
     let frame: Buffer;
@@ -232,18 +270,23 @@ export class Connection {
       frame = encode(id, arg);
     } catch (err) {
       refuse(listener, asConchError(err), context);
-      return;
+      return 0;
     }
+    const extraWaitMs = options.extraWaitMs ?? 0;
     this.#pending.add({
       id,
       decode,
       listener: listener as ResponseListener<unknown, unknown>,
       context,
-      deadline: performance.now() + this.#options.requestTimeoutMs + (options.extraWaitMs ?? 0),
+      deadline: performance.now() + this.#options.requestTimeoutMs + extraWaitMs,
+      extraWaitMs,
       signal,
+      stream,
     });
+    if (stream) this.#streams++;
     if (signal !== undefined) this.#watch(signal);
     this.#enqueue(frame, tail);
+    return id;
   }
 
   #watch(signal: AbortSignal): void {
@@ -257,14 +300,24 @@ export class Connection {
     signal.addEventListener("abort", listener, { once: true });
   }
 
-  /** A signal aborted: its requests fail now (their responses, if any come, are dropped). */
+  /**
+   * A signal aborted: its requests fail now (their responses, if any come, are dropped), and its
+   * streams are cancelled on the broker.
+   */
   #aborted(signal: AbortSignal): void {
     this.#watches.delete(signal);
     for (const p of this.#pending.entries()) {
       if (p.signal !== signal) continue;
-      this.#pending.take(p.id);
+      this.#taken(p);
+      if (p.stream && this.#closeError === null) this.send(encodeStreamCancel, p.id);
       refuse(p.listener, abortedError(signal, "request"), p.context);
     }
+  }
+
+  /** Removes a request from the table. */
+  #taken(p: Pending): void {
+    this.#pending.take(p.id);
+    if (p.stream) this.#streams--;
   }
 
   /** A request with a signal settled. */
@@ -297,6 +350,7 @@ export class Connection {
     this.#out = [];
     this.#outCount = 0;
     const pending = this.#pending.clear();
+    this.#streams = 0;
     for (const p of pending) this.#settle(p, reason);
     for (const [signal, watch] of this.#watches) signal.removeEventListener("abort", watch.listener);
     this.#watches.clear();
@@ -314,7 +368,10 @@ export class Connection {
   }
 
   #allocateId(): number {
-    const id = this.#nextId;
+    let id = this.#nextId;
+    // Past a lap of the ids, an open stream's id is still in use.
+    while (this.#streams > 0 && this.#pending.get(id) !== undefined)
+      id = id === MAX_CORRELATION_ID ? 1 : id + 1;
     this.#nextId = id === MAX_CORRELATION_ID ? 1 : id + 1;
     return id;
   }
@@ -381,16 +438,20 @@ export class Connection {
     if (!hasResponseHeader(frame))
       throw new ConchError(ErrorCode.MALFORMED_REQUEST, "response frame too short");
     const id = responseCorrelationId(frame);
-    const p = this.#pending.take(id);
+    const p = this.#pending.get(id);
     if (p === undefined) return; // its request was aborted or timed out
+    if (!p.stream) this.#pending.take(id);
     let value: unknown;
     try {
       value = p.decode(frame);
     } catch (err) {
+      // An error response ends a stream too.
+      if (p.stream) this.#taken(p);
       this.#settle(p, asConchError(err));
       return;
     }
-    this.#unwatch(p);
+    if (p.stream) p.deadline = performance.now() + this.#options.requestTimeoutMs + p.extraWaitMs;
+    else this.#unwatch(p);
     p.listener.responded(value, p.context);
   }
 
@@ -406,7 +467,7 @@ export class Connection {
     const now = performance.now();
     for (const p of this.#pending.entries()) {
       if (p.deadline > now) continue;
-      this.#pending.take(p.id);
+      this.#taken(p);
       const ms = this.#options.requestTimeoutMs;
       this.#settle(
         p,

@@ -49,7 +49,11 @@ export interface ConsumerOptions {
   from?: StartPosition;
   /** Position outside the log (see ResetPolicy). Default "earliest". */
   resetPolicy?: ResetPolicy;
-  /** Long poll: the broker holds a fetch this long waiting for data. Default 500 ms. */
+  /**
+   * Long poll: the broker waits this long for `minBytes` of data before it sends what it has, and
+   * a stream with nothing to send answers empty this often, to show it is alive. Default 500 ms
+   * (at least 1 ms for a stream).
+   */
   maxWaitMs?: number;
   /** Bytes per fetch (at least one whole batch is always returned). Default 1 MiB. */
   maxBytes?: number;

@@ -1,10 +1,17 @@
 /**
  * The fetch loop of one assigned partition.
  *
- * It keeps one fetch (a long poll) in flight while at most one fetched batch waits for the
- * application: when the application takes that batch the next fetch starts, so the next batch is
- * usually on its way while the current one is handled (prefetch), and memory stays bounded at two
- * responses per partition.
+ * It opens a fetch stream (protocol/fetch-stream.ts): the broker pushes each new batch as it is
+ * written, without a request per batch, and sends at most a window of two responses' worth
+ * (2 x maxBytes) ahead of what the application has taken; taking batches credits their bytes
+ * back, a half window at a time. So memory stays bounded at about two responses per partition, as
+ * with one fetch in flight and one batch waiting, and a consumer that keeps up costs the broker one
+ * write per batch and no read. A seek or stop cancels the stream; an error ends it, and the loop
+ * opens another from where it was.
+ *
+ * Against a broker without streams (UNKNOWN_API) it fetches instead: one fetch (a long poll) in
+ * flight while at most one fetched batch waits for the application; when the application takes
+ * that batch the next fetch starts.
  *
  * Retriable errors (a lost connection, a broker restart) back off and fetch again from the same
  * offset, so the partition resumes exactly where it was. OFFSET_OUT_OF_RANGE is handled by the
@@ -18,12 +25,20 @@ import {
   type FetchRequest,
   type FetchResponse,
 } from "../protocol/fetch.js";
+import {
+  encodeFetchStreamRequest,
+  encodeStreamCredit,
+  type FetchStreamRequest,
+} from "../protocol/fetch-stream.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { Backoff, delay } from "./backoff.js";
-import type { RequestOptions, ResponseListener } from "./connection.js";
+import type { Connection, RequestOptions, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
 import { abortedError, asConchError } from "./errors.js";
+
+/** The largest credit or window a u32 field holds. */
+const MAX_U32 = 0xffffffff;
 
 /** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */
 export type StartPosition = "earliest" | "latest" | { offset: number } | { timestamp: number };
@@ -78,7 +93,18 @@ export class PartitionFetcher implements BatchSource {
    */
   #round = new AbortController();
   #positionWaiters: Array<() => void> = [];
+  /** Set once the broker turned a stream down as an unknown API: fetch one request at a time. */
+  #poll = false;
+  /** The open stream's connection and id; null and 0 when none is open. */
+  #streamConn: Connection | null = null;
+  #streamId = 0;
+  #windowBytes = 0;
+  /** Bytes taken (or skipped) and not yet credited to the stream. */
+  #uncredited = 0;
+  /** Batches of an earlier stream still waiting when the current one opened: not its to credit. */
+  #earlierBatches = 0;
   readonly #request: FetchRequest;
+  readonly #streamRequest: FetchStreamRequest;
   #requestOptions: RequestOptions = {};
   #backoff: Backoff;
   #manager: ConnectionManager;
@@ -106,6 +132,13 @@ export class PartitionFetcher implements BatchSource {
       maxBytes: settings.maxBytes,
       maxWaitMs: settings.maxWaitMs,
       minBytes: settings.minBytes,
+    };
+    this.#streamRequest = {
+      ...this.#request,
+      windowBytes: 0,
+      group: "",
+      memberId: "",
+      generation: 0,
     };
     this.#backoff = new Backoff({ initialMs: settings.retryBackoffMs, maxMs: settings.retryBackoffMaxMs });
   }
@@ -143,16 +176,19 @@ export class PartitionFetcher implements BatchSource {
   taken(batch: ConsumerBatch): void {
     if (batch.epoch !== this.epoch) return;
     this.#buffered--;
-    this.pump();
+    if (this.#poll) this.pump();
+    else if (this.#earlierBatches > 0) this.#earlierBatches--;
+    else this.#credit(batch.records.length);
   }
 
   /**
-   * Starts the next fetch unless one is in flight or a fetched batch is still waiting. A round is
-   * a request with a listener (#fetched) while the position is known: a consumer that keeps up makes
-   * one per batch, with no promise. Finding the start position, errors and backoff are async.
+   * Opens the stream unless one is open (a round), or, fetching, starts the next fetch unless one
+   * is in flight or a fetched batch is still waiting. While the position is known, a round is a
+   * request with a listener: a consumer that keeps up gets its batches without a promise. Finding
+   * the start position, errors and backoff are async.
    */
   pump(): void {
-    if (this.#stopped || this.#inFlight || this.#buffered > 0) return;
+    if (this.#stopped || this.#inFlight || (this.#poll && this.#buffered > 0)) return;
     this.#inFlight = true;
     if (this.#fetchOffset < 0) void this.#positionThenFetch(this.epoch, this.#round);
     else this.#fetch(this.#round);
@@ -177,6 +213,10 @@ export class PartitionFetcher implements BatchSource {
   }
 
   #fetch(round: AbortController): void {
+    if (!this.#poll) {
+      this.#openStream(round);
+      return;
+    }
     const s = this.#settings;
     // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
     const limit = this.#manager.current?.maxBatchBytes ?? 0;
@@ -202,6 +242,98 @@ export class PartitionFetcher implements BatchSource {
       this.epoch,
       this.#requestOptions,
     );
+  }
+
+  #openStream(round: AbortController): void {
+    const c = this.#manager.current;
+    if (c !== null) {
+      this.#streamOn(c, round);
+      return;
+    }
+    const epoch = this.epoch;
+    this.#manager.connection(round.signal).then(
+      (conn) => this.#streamOn(conn, round),
+      (err: unknown) => void this.#slowEnd(epoch, err),
+    );
+  }
+
+  #streamOn(conn: Connection, round: AbortController): void {
+    const s = this.#settings;
+    // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
+    const limit = conn.maxBatchBytes;
+    const maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
+    const req = this.#streamRequest;
+    req.offset = this.#fetchOffset;
+    req.maxBytes = maxBytes;
+    req.maxWaitMs = Math.max(1, s.maxWaitMs);
+    req.minBytes = s.minBytes;
+    req.windowBytes = this.#windowBytes = Math.min(2 * maxBytes, MAX_U32);
+    const member = s.member;
+    req.group = member?.group ?? "";
+    req.memberId = member?.memberId ?? "";
+    req.generation = member?.generation ?? 0;
+    const options = this.#requestOptions;
+    if (options.signal !== round.signal || options.extraWaitMs !== req.maxWaitMs) {
+      this.#requestOptions = { signal: round.signal, extraWaitMs: req.maxWaitMs };
+    }
+    this.#earlierBatches = this.#buffered;
+    this.#uncredited = 0;
+    const id = conn.streamTo(
+      encodeFetchStreamRequest,
+      req,
+      decodeFetchResponse,
+      this.#streamed,
+      this.epoch,
+      this.#requestOptions,
+    );
+    this.#streamConn = id === 0 ? null : conn;
+    this.#streamId = id;
+  }
+
+  /** The stream's listener: every response, then how it ended. Its context is its epoch. */
+  readonly #streamed: ResponseListener<FetchResponse, number> = {
+    responded: (res, epoch) => this.#pushed(res, epoch),
+    requestFailed: (err, epoch) => {
+      this.#streamConn = null;
+      this.#streamId = 0;
+      void this.#slowEnd(epoch, err);
+    },
+  };
+
+  #pushed(res: FetchResponse, epoch: number): void {
+    // A stream of an earlier epoch: its cancel is on its way.
+    if (epoch !== this.epoch) return;
+    this.#backoff.reset();
+    this.highWatermark = res.highWatermark;
+    const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
+    if (batch === null) {
+      if (res.records.length > 0) {
+        // Data that does not reach our offset: a broker bug. The connection closes over it.
+        throw new ConchError(
+          ErrorCode.INVALID_BATCH,
+          `a stream sent data before offset ${this.#fetchOffset}`,
+        );
+      }
+      return;
+    }
+    this.#fetchOffset = batch.nextOffset;
+    this.#buffered++;
+    // Batches wholly before the offset are skipped: credit them now.
+    this.#credit(res.records.length - batch.records.length);
+    this.#sink.deliver(batch);
+  }
+
+  /** Credits taken bytes back to the stream, a half window at a time. */
+  #credit(bytes: number): void {
+    if (bytes <= 0) return;
+    this.#uncredited += bytes;
+    const conn = this.#streamConn;
+    if (this.#uncredited < this.#windowBytes / 2 || conn === null || conn.closed) return;
+    while (this.#uncredited > 0) {
+      const n = Math.min(this.#uncredited, MAX_U32);
+      conn.send(encodeStreamCredit, { streamId: this.#streamId, bytes: n });
+      this.#uncredited -= n;
+    }
   }
 
   /** Every fetch's listener; the request's context is the epoch it was sent in. */
@@ -265,6 +397,11 @@ export class PartitionFetcher implements BatchSource {
 
   async #onError(e: ConchError, signal: AbortSignal): Promise<void> {
     if (e.code === ErrorCode.ABORTED || this.#stopped) return;
+    if (e.code === ErrorCode.UNKNOWN_API && !this.#poll) {
+      // A broker that predates fetch streams: fetch instead, from now on.
+      this.#poll = true;
+      return;
+    }
     if (e.code === ErrorCode.OFFSET_OUT_OF_RANGE && this.#settings.resetPolicy !== "error") {
       try {
         this.#fetchOffset = await this.#resetOffset(signal);

@@ -30,6 +30,13 @@ export class PendingTable<T extends PendingEntry> {
     this.#size++;
   }
 
+  /** The entry with `id`, if it is here (left in place). */
+  get(id: number): T | undefined {
+    const entry = this.#ring[id & (RING_SLOTS - 1)];
+    if (entry !== undefined && entry.id === id) return entry;
+    return this.#overflow.size === 0 ? undefined : this.#overflow.get(id);
+  }
+
   /** Removes and returns the entry with `id`, if it is here. */
   take(id: number): T | undefined {
     const slot = id & (RING_SLOTS - 1);

@@ -13,6 +13,10 @@ export const ApiKey = {
   FETCH: 6,
   LIST_OFFSETS: 7,
   ALTER_TOPIC: 8,
+  // Fetch streams (docs/protocol.md): the broker pushes fetch responses as data arrives.
+  FETCH_STREAM: 9,
+  STREAM_CREDIT: 10,
+  STREAM_CANCEL: 11,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -50,6 +54,9 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.FETCH]: 1,
   [ApiKey.LIST_OFFSETS]: 1,
   [ApiKey.ALTER_TOPIC]: 1,
+  [ApiKey.FETCH_STREAM]: 1,
+  [ApiKey.STREAM_CREDIT]: 1,
+  [ApiKey.STREAM_CANCEL]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

@@ -16,6 +16,7 @@
 import { ApiKey, FETCH_GROUP_VERSION } from "./api.js";
 import { responseBodyReader } from "./error-response.js";
 import { requestApiVersion, requestBodyReader, requestWriter, responseWriter } from "./frame.js";
+import { JOIN_MAX_BYTES } from "./socket-writes.js";
 import { stringSize } from "./wire-writer.js";
 
 export interface FetchRequest {
@@ -108,6 +109,18 @@ export function encodeFetchResponseHeader(
 export function encodeFetchResponse(correlationId: number, res: FetchResponse): Buffer {
   const w = responseWriter(correlationId, RESPONSE_PREFIX_BYTES + res.records.length);
   return w.u64(res.highWatermark).u64(res.logStartOffset).bytes(res.records).finish();
+}
+
+/**
+ * The response as the broker writes it: one buffer with the records copied in when they are small
+ * (socket-writes.ts), else the header and the records' own buffer, to be written together.
+ */
+export function fetchResponseBuffers(correlationId: number, res: FetchResponse): Buffer | Buffer[] {
+  if (res.records.length <= JOIN_MAX_BYTES) return encodeFetchResponse(correlationId, res);
+  return [
+    encodeFetchResponseHeader(correlationId, res.highWatermark, res.logStartOffset, res.records.length),
+    res.records,
+  ];
 }
 
 export function decodeFetchResponse(frame: Buffer): FetchResponse {

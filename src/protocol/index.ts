@@ -10,6 +10,7 @@ export * from "./empty-response.js";
 export * from "./error-response.js";
 export * from "./fetch.js";
 export * from "./fetch-offsets.js";
+export * from "./fetch-stream.js";
 export * from "./frame.js";
 export * from "./frame-parser.js";
 export * from "./frame-pool.js";

@@ -40,6 +40,7 @@ import type { SocketReads } from "../protocol/socket-reads.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
+import type { OpenStream, StreamHost } from "./stream-host.js";
 
 /** Codes at or above this are client-side only and never sent. */
 const FIRST_CLIENT_ONLY_CODE = 100;
@@ -51,7 +52,7 @@ const MAX_INFLIGHT_REQUESTS = 1000;
 /** The least a request in flight counts against the byte bound, so small ones are not free. */
 const MIN_REQUEST_COST = 4096;
 
-export class Connection implements TicketOwner {
+export class Connection implements TicketOwner, StreamHost {
   readonly id: number;
   readonly remote: string;
   #socket: Socket;
@@ -74,6 +75,9 @@ export class Connection implements TicketOwner {
   #paused = false;
   #closed = false;
   #onIdle: (() => void) | null = null;
+  /** Fetch streams open on this connection, and those waiting for it to drain (StreamHost). */
+  readonly streams = new Map<number, OpenStream>();
+  #roomWaiters: OpenStream[] = [];
   readonly closed: Promise<void>;
 
   constructor(
@@ -98,7 +102,7 @@ export class Connection implements TicketOwner {
     this.#parser = new FrameParser(
       pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
     );
-    this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal, this);
+    this.#ctx = new RequestContext(broker, limits, this.#logger, this.#abort.signal, this, this);
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
 
     socket.setNoDelay(true);
@@ -111,7 +115,10 @@ export class Connection implements TicketOwner {
     }
     // Without `reads` the socket reads through 'data' events; with them, none is emitted.
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
-    socket.on("drain", () => this.#pump());
+    socket.on("drain", () => {
+      this.#wakeStreams();
+      this.#pump();
+    });
     socket.on("end", () => this.#onEnd());
     socket.on("error", (err) => this.#logger.debug({ err }, "socket error"));
     socket.on("close", () => this.#onClose());
@@ -293,10 +300,33 @@ export class Connection implements TicketOwner {
     this.#settled(ticket.cost, null);
   }
 
+  /** A stream's response (StreamHost): written now, outside the request accounting. */
+  push(reply: Reply): void {
+    if (reply !== null) this.#write(reply);
+  }
+
+  /** Whether requests in flight and unsent responses are under the bound (StreamHost). */
+  hasRoom(): boolean {
+    return this.#inflightBytes + this.#socket.writableLength <= this.#limits.maxInflightBytes;
+  }
+
+  /** StreamHost: `stream` is told once the connection is under its bound again. */
+  waitForRoom(stream: OpenStream): void {
+    this.#roomWaiters.push(stream);
+  }
+
+  #wakeStreams(): void {
+    if (this.#roomWaiters.length === 0 || this.#closed || !this.hasRoom()) return;
+    const waiters = this.#roomWaiters;
+    this.#roomWaiters = [];
+    for (const stream of waiters) stream.roomAvailable();
+  }
+
   #settled(cost: number, reply: Reply): void {
     if (reply !== null) this.#write(reply);
     this.#inflight--;
     this.#inflightBytes -= cost;
+    this.#wakeStreams();
     if (this.#inflight === 0 && this.#onIdle !== null) this.#onIdle();
     else this.#pump();
   }
@@ -395,6 +425,7 @@ export class Connection implements TicketOwner {
     if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
     this.#handshakeTimer = null;
     this.#abortWaits(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
+    this.#roomWaiters = [];
     this.#logger.debug({ inflight: this.#inflight }, "connection closed");
   }
 }

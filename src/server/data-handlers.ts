@@ -6,10 +6,9 @@
 
 import type { FetchListener } from "../broker/long-poll.js";
 import { Acks } from "../protocol/api.js";
-import { decodeFetchRequest, encodeFetchResponse, encodeFetchResponseHeader } from "../protocol/fetch.js";
+import { decodeFetchRequest, fetchResponseBuffers } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
-import { JOIN_MAX_BYTES } from "../protocol/socket-writes.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
@@ -89,14 +88,7 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
  */
 class FetchReply extends ReplyTicket implements FetchListener {
   fetched(r: ReadResult): void {
-    if (r.records.length <= JOIN_MAX_BYTES) {
-      this.reply(encodeFetchResponse(this.correlationId, r));
-      return;
-    }
-    this.reply([
-      encodeFetchResponseHeader(this.correlationId, r.highWatermark, r.logStartOffset, r.records.length),
-      r.records,
-    ]);
+    this.reply(fetchResponseBuffers(this.correlationId, r));
   }
 
   fetchFailed(err: unknown): void {

@@ -5,6 +5,7 @@
 import { API_VERSION, ApiKey, type ApiKeyNumber, FETCH_GROUP_VERSION } from "../protocol/api.js";
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from "./admin-handlers.js";
 import { fetch, listOffsets, produce } from "./data-handlers.js";
+import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
 import { handshake } from "./handshake-handler.js";
@@ -32,6 +33,18 @@ export function defaultHandlers(): HandlerTable {
   };
   add(ApiKey.LIST_OFFSETS, listOffsets);
   add(ApiKey.ALTER_TOPIC, alterTopic);
+  add(ApiKey.FETCH_STREAM, fetchStream);
+  // Credit and cancel are read whole before they are acted on, and answered with nothing.
+  table[ApiKey.STREAM_CREDIT] = {
+    version: API_VERSION[ApiKey.STREAM_CREDIT],
+    copiesFrame: true,
+    handle: streamCredit,
+  };
+  table[ApiKey.STREAM_CANCEL] = {
+    version: API_VERSION[ApiKey.STREAM_CANCEL],
+    copiesFrame: true,
+    handle: streamCancel,
+  };
   add(ApiKey.JOIN_GROUP, groups.joinGroup);
   add(ApiKey.HEARTBEAT, groups.heartbeat);
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);

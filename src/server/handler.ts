@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
 import type { ReplyTicket, TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
+import type { StreamHost } from "./stream-host.js";
 
 /**
  * Response bytes: one buffer, several buffers written together (a fetch response's header and its
@@ -47,6 +48,8 @@ export class RequestContext {
   readonly signal: AbortSignal;
   /** Where the tickets of this connection's requests are answered. */
   readonly tickets: TicketOwner;
+  /** Where this connection's fetch streams push their responses. */
+  readonly streams: StreamHost;
   /** Set by the handshake, for logs. */
   clientId = "";
   /**
@@ -61,11 +64,13 @@ export class RequestContext {
     logger: Logger,
     signal: AbortSignal,
     tickets: TicketOwner,
+    streams: StreamHost,
   ) {
     this.broker = broker;
     this.limits = limits;
     this.logger = logger;
     this.signal = signal;
     this.tickets = tickets;
+    this.streams = streams;
   }
 }

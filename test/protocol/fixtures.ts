@@ -131,6 +131,28 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 # alter-topic-response: correlationId 9
 00000006 00000009 0000              ; size 6, correlationId 9, errorCode 0
 
+# fetch-stream-request: correlationId 11, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1, window 2 MiB, no group
+00000034 0009 0001 0000000b         ; size 52, apiKey 9, apiVersion 1, correlationId 11
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+000000000000002a                    ; offset 42
+00100000                            ; maxBytes 1048576
+000001f4                            ; maxWaitMs 500
+00000001                            ; minBytes 1
+00200000                            ; windowBytes 2097152
+0000                                ; group "" (none)
+0000                                ; memberId ""
+00000000                            ; generation 0
+
+# stream-credit-request: correlationId 12, stream 11, 1 MiB taken
+00000010 000a 0001 0000000c         ; size 16, apiKey 10, apiVersion 1, correlationId 12
+0000000b                            ; streamId 11
+00100000                            ; bytes 1048576
+
+# stream-cancel-request: correlationId 13, stream 11
+0000000c 000b 0001 0000000d         ; size 12, apiKey 11, apiVersion 1, correlationId 13
+0000000b                            ; streamId 11
+
 # error-response: correlationId 10, UNKNOWN_TOPIC (8), "unknown topic orders"
 0000001c 0000000a 0008              ; size 28, correlationId 10, errorCode 8
 0014 756e6b6e6f776e20746f706963206f7264657273 ; message "unknown topic orders"

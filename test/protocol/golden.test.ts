@@ -160,6 +160,38 @@ const cases: Record<string, Case> = {
     encode: (id: number) => p.encodeAlterTopicResponse(id),
     decode: p.decodeAlterTopicResponse,
   },
+  "fetch-stream-request": {
+    apiKey: p.ApiKey.FETCH_STREAM,
+    correlationId: 11,
+    value: {
+      topic: "orders",
+      partition: 0,
+      offset: 42,
+      maxBytes: 1_048_576,
+      maxWaitMs: 500,
+      minBytes: 1,
+      windowBytes: 2_097_152,
+      group: "",
+      memberId: "",
+      generation: 0,
+    },
+    encode: p.encodeFetchStreamRequest,
+    decode: p.decodeFetchStreamRequest,
+  },
+  "stream-credit-request": {
+    apiKey: p.ApiKey.STREAM_CREDIT,
+    correlationId: 12,
+    value: { streamId: 11, bytes: 1_048_576 },
+    encode: p.encodeStreamCredit,
+    decode: p.decodeStreamCredit,
+  },
+  "stream-cancel-request": {
+    apiKey: p.ApiKey.STREAM_CANCEL,
+    correlationId: 13,
+    value: 11,
+    encode: p.encodeStreamCancel,
+    decode: p.decodeStreamCancel,
+  },
   ...groupCases,
 };
 

@@ -1,0 +1,247 @@
+/**
+ * Fetch streams (protocol/fetch-stream.ts): a long poll that re-arms itself after every answer, so
+ * a consumer that keeps up gets each new batch pushed without asking again. One object per stream,
+ * for its whole life; each round is an ordinary fetch (Broker.fetchTo) with this as its listener.
+ *
+ * A push waits while the client holds `windowBytes` of records it has not credited back, and while
+ * the connection is over its in-flight bound (the client is not reading); a stream stalled on its
+ * window still sends an empty response every `maxWaitMs`, so the client can tell a live broker
+ * from a dead one. The stream counts as one request in flight on its connection until it ends.
+ */
+import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
+import type { FetchListener } from "../broker/long-poll.js";
+import { batchLastOffset, recordSize } from "../format/batch-header.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { BATCH_RECORDS_AT } from "../format/layout.js";
+import { fetchResponseBuffers } from "../protocol/fetch.js";
+import {
+  decodeFetchStreamRequest,
+  decodeStreamCancel,
+  decodeStreamCredit,
+  type FetchStreamRequest,
+} from "../protocol/fetch-stream.js";
+import type { ReadResult } from "../storage/partition-log.js";
+import type { RequestContext } from "./handler.js";
+import { ReplyTicket } from "./reply-ticket.js";
+import type { OpenStream } from "./stream-host.js";
+
+/** FetchStream: opens the stream; its ticket stays in flight until the stream ends. */
+export function fetchStream(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
+  const req = decodeFetchStreamRequest(frame);
+  if (req.windowBytes < 1 || req.maxWaitMs < 1 || req.maxBytes < 1) {
+    throw new ConchError(
+      ErrorCode.INVALID_REQUEST,
+      "a fetch stream needs windowBytes, maxWaitMs and maxBytes of at least 1",
+    );
+  }
+  if (ctx.streams.streams.has(correlationId)) {
+    throw new ConchError(ErrorCode.INVALID_REQUEST, `fetch stream ${correlationId} is already open`);
+  }
+  req.maxBytes = Math.min(req.maxBytes, ctx.limits.maxFetchBytes);
+  const stream = new FetchStream(ctx, correlationId, req);
+  stream.start();
+  return stream.ticket;
+}
+
+/** StreamCredit: no response; credit for a stream that has ended is ignored. */
+export function streamCredit(ctx: RequestContext, frame: Buffer): null {
+  const credit = decodeStreamCredit(frame);
+  ctx.streams.streams.get(credit.streamId)?.credit(credit.bytes);
+  return null;
+}
+
+/** StreamCancel: no response; a cancel for a stream that has ended is ignored. */
+export function streamCancel(ctx: RequestContext, frame: Buffer): null {
+  ctx.streams.streams.get(decodeStreamCancel(frame))?.cancel();
+  return null;
+}
+
+class FetchStream extends AbortTarget implements FetchListener, OpenStream {
+  /** What the connection accounts: answered (with nothing, or an error) when the stream ends. */
+  readonly ticket: ReplyTicket;
+  readonly #ctx: RequestContext;
+  readonly #id: number;
+  readonly #req: FetchStreamRequest;
+  /** Ends the round under way when the stream is cancelled. */
+  readonly #rounds = new AbortController();
+  #offset: number;
+  /** Record bytes sent and not credited back. */
+  #unacked = 0;
+  #highWatermark = 0;
+  #logStartOffset = 0;
+  /** A round (a fetch) is under way. */
+  #fetching = false;
+  /** Inside #arm: a round answered at once is taken up by #arm's loop instead of recursing. */
+  #arming = false;
+  #armAgain = false;
+  #waitingForRoom = false;
+  #keepAlive: NodeJS.Timeout | null = null;
+  #ended = false;
+
+  constructor(ctx: RequestContext, id: number, req: FetchStreamRequest) {
+    super();
+    this.#ctx = ctx;
+    this.#id = id;
+    this.#req = req;
+    this.#offset = req.offset;
+    this.ticket = new ReplyTicket(ctx.tickets, id);
+  }
+
+  start(): void {
+    this.#ctx.streams.streams.set(this.#id, this);
+    subscribe(this.#ctx.signal, this);
+    this.#arm();
+  }
+
+  credit(bytes: number): void {
+    this.#unacked = Math.max(0, this.#unacked - bytes);
+    this.#arm();
+  }
+
+  cancel(): void {
+    this.#end(null);
+  }
+
+  roomAvailable(): void {
+    this.#waitingForRoom = false;
+    this.#arm();
+  }
+
+  /** The connection closed (the stream ends silently) or the broker stops (SHUTTING_DOWN). */
+  signalAborted(): void {
+    const reason: unknown = this.#ctx.signal.reason;
+    this.#end(reason instanceof ConchError && reason.code === ErrorCode.SHUTTING_DOWN ? reason : null);
+  }
+
+  /** Starts the next round unless one is under way, or the window or the connection is full. */
+  #arm(): void {
+    if (this.#arming) {
+      this.#armAgain = true;
+      return;
+    }
+    this.#arming = true;
+    do {
+      this.#armAgain = false;
+      if (this.#ended || this.#fetching || this.#waitingForRoom) break;
+      const room = this.#req.windowBytes - this.#unacked;
+      if (room <= 0) {
+        this.#startKeepAlive();
+        break;
+      }
+      this.#stopKeepAlive();
+      const req = this.#req;
+      if (req.group !== "") {
+        try {
+          this.#ctx.broker.groups.checkOwner(
+            req.group,
+            req.memberId,
+            req.generation,
+            req.topic,
+            req.partition,
+          );
+        } catch (err) {
+          this.#end(err);
+          break;
+        }
+      }
+      this.#fetching = true;
+      this.#ctx.broker.fetchTo(
+        req.topic,
+        req.partition,
+        this.#offset,
+        Math.min(req.maxBytes, room),
+        req.maxWaitMs,
+        req.minBytes,
+        this.#rounds.signal,
+        this,
+      );
+    } while (this.#armAgain);
+    this.#arming = false;
+  }
+
+  fetched(r: ReadResult): void {
+    this.#fetching = false;
+    if (this.#ended) return;
+    const host = this.#ctx.streams;
+    // A client that stopped reading gets nothing more until the connection drains; the data is
+    // read again then.
+    if (!host.hasRoom()) {
+      this.#waitingForRoom = true;
+      host.waitForRoom(this);
+      return;
+    }
+    if (r.records.length > 0) {
+      const next = offsetAfter(r.records);
+      if (next <= this.#offset) {
+        this.#end(
+          new ConchError(ErrorCode.INTERNAL, `a read at ${this.#offset} returned nothing at or after it`),
+        );
+        return;
+      }
+      this.#offset = next;
+      this.#unacked += r.records.length;
+    }
+    this.#highWatermark = r.highWatermark;
+    this.#logStartOffset = r.logStartOffset;
+    host.push(fetchResponseBuffers(this.#id, r));
+    this.#arm();
+  }
+
+  fetchFailed(err: unknown): void {
+    this.#fetching = false;
+    this.#end(err);
+  }
+
+  /** The window is full: an empty response every maxWaitMs says the stream is alive. */
+  #startKeepAlive(): void {
+    if (this.#keepAlive !== null) return;
+    this.#keepAlive = setTimeout(() => {
+      this.#keepAlive = null;
+      if (this.#ended) return;
+      const host = this.#ctx.streams;
+      if (host.hasRoom()) {
+        host.push(
+          fetchResponseBuffers(this.#id, {
+            records: EMPTY,
+            highWatermark: this.#highWatermark,
+            logStartOffset: this.#logStartOffset,
+          }),
+        );
+      }
+      this.#arm();
+    }, this.#req.maxWaitMs);
+  }
+
+  #stopKeepAlive(): void {
+    if (this.#keepAlive === null) return;
+    clearTimeout(this.#keepAlive);
+    this.#keepAlive = null;
+  }
+
+  /** Ends the stream: with an error response when `err` is set, else silently. */
+  #end(err: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stopKeepAlive();
+    unsubscribe(this);
+    this.#ctx.streams.streams.delete(this.#id);
+    this.#rounds.abort();
+    if (err === null) this.ticket.reply(null);
+    else this.ticket.fail(err);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The offset after the last whole batch in `records` (a read returns whole batches only). */
+function offsetAfter(records: Buffer): number {
+  let at = 0;
+  let next = -1;
+  while (records.length - at >= BATCH_RECORDS_AT) {
+    const size = recordSize(records, at);
+    if (size > records.length - at) break;
+    next = batchLastOffset(records, at) + 1;
+    at += size;
+  }
+  return next;
+}
