@@ -38,7 +38,9 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
-test("a stream pushes what is there, then each new batch, without another request", async (t) => {
+test("a stream pushes what is there, then each new batch, without another request", {
+  timeout: 20_000,
+}, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("s", 1);
   const producer = await client();
@@ -63,7 +65,9 @@ test("a stream pushes what is there, then each new batch, without another reques
   assert.equal(consumer.received, 0);
 });
 
-test("the window holds the stream until credit comes back; a full window still says it is alive", async (t) => {
+test("the window holds the stream until credit comes back; a full window still says it is alive", {
+  timeout: 20_000,
+}, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("w", 1);
   const producer = await client();
@@ -93,7 +97,7 @@ test("the window holds the stream until credit comes back; a full window still s
   assert.deepEqual(recordsOf(third.records), [[2, "0123456789"]]);
 });
 
-test("an idle stream answers empty every maxWaitMs", async (t) => {
+test("an idle stream answers empty every maxWaitMs", { timeout: 20_000 }, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("idle", 1);
   const consumer = await client();
@@ -108,7 +112,9 @@ test("an idle stream answers empty every maxWaitMs", async (t) => {
   assert.ok(performance.now() - started >= 80, "three waits of 30 ms");
 });
 
-test("cancel ends a stream at once: its wait is gone and nothing more is sent", async (t) => {
+test("cancel ends a stream at once: its wait is gone and nothing more is sent", {
+  timeout: 20_000,
+}, async (t) => {
   const { broker, client, server } = await startServer(t);
   await broker.createTopic("c", 1);
   const log = broker.partition("c", 0);
@@ -141,7 +147,7 @@ test("cancel ends a stream at once: its wait is gone and nothing more is sent", 
   assert.equal(consumer.received, 0);
 });
 
-test("a closed connection ends its streams", async (t) => {
+test("a closed connection ends its streams", { timeout: 20_000 }, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("gone", 1);
   const log = broker.partition("gone", 0);
@@ -154,7 +160,9 @@ test("a closed connection ends its streams", async (t) => {
   await until(() => log.waitingReaders === 0, "the waits to end with the connection");
 });
 
-test("a stream ends with an error response: out of range, unknown partition, a deleted topic", async (t) => {
+test("a stream ends with an error response: out of range, unknown partition, a deleted topic", {
+  timeout: 20_000,
+}, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("e", 1);
   const consumer = await client();
@@ -175,7 +183,9 @@ test("a stream ends with an error response: out of range, unknown partition, a d
   assert.equal(p.responseError(deleted)?.code, ErrorCode.UNKNOWN_TOPIC);
 });
 
-test("bad streams are refused: a zero window, wait or size, or an id already open", async (t) => {
+test("bad streams are refused: a zero window, wait or size, or an id already open", {
+  timeout: 20_000,
+}, async (t) => {
   const { broker, client } = await startServer(t);
   await broker.createTopic("bad", 1);
   const consumer = await client();
@@ -193,7 +203,9 @@ test("bad streams are refused: a zero window, wait or size, or an id already ope
   assert.match(p.responseError(again)?.message ?? "", /already open/);
 });
 
-test("a client that stops reading holds its streams: the broker's pending bytes stay bounded", async (t) => {
+test("a client that stops reading holds its streams: the broker's pending bytes stay bounded", {
+  timeout: 20_000,
+}, async (t) => {
   const limit = 256 * KiB;
   const f = await startServer(t, { maxBatchBytes: 64 * KiB }, { maxInflightBytes: limit });
   const topics = ["t0", "t1", "t2", "t3"];
@@ -232,4 +244,42 @@ test("a client that stops reading holds its streams: the broker's pending bytes 
       reader.send(p.encodeStreamCredit(reader.id(), { streamId: id, bytes: res.records.length }));
     }
   }
+});
+
+test("a group member's stream ends once the member no longer owns the partition", {
+  timeout: 20_000,
+}, async (t) => {
+  const { broker, client } = await startServer(t);
+  await broker.createTopic("owned", 1);
+  const joined = await broker.groups.join({
+    group: "g",
+    memberId: "",
+    clientId: "test",
+    topics: ["owned"],
+    strategy: "range",
+    sessionTimeoutMs: 10_000,
+    rebalanceTimeoutMs: 30_000,
+  });
+  const member = { group: "g", memberId: joined.memberId, generation: joined.generation };
+  const consumer = await client();
+  const stale = await consumer.call((id) =>
+    p.encodeFetchStreamRequest(
+      id,
+      streamRequest({ topic: "owned", ...member, generation: member.generation + 1 }),
+    ),
+  );
+  assert.equal(p.responseError(stale)?.code, ErrorCode.ILLEGAL_GENERATION);
+
+  const id = consumer.id();
+  consumer.send(p.encodeFetchStreamRequest(id, streamRequest({ topic: "owned", ...member })));
+  const producer = await client();
+  await produce(producer, "owned", ["mine"]);
+  assert.deepEqual(recordsOf((await push(consumer, id)).records), [[0, "mine"]]);
+  await until(() => broker.partition("owned", 0).waitingReaders === 1, "the next round to wait");
+  broker.groups.leave("g", member.memberId);
+  // The round under way began as the owner and is answered; the next one is refused.
+  await produce(producer, "owned", ["after"]);
+  assert.deepEqual(recordsOf((await push(consumer, id)).records), [[1, "after"]]);
+  const ended = await consumer.response(id);
+  assert.equal(p.responseError(ended)?.code, ErrorCode.UNKNOWN_MEMBER);
 });
