@@ -217,23 +217,8 @@ export class PartitionFetcher implements BatchSource {
       this.#openStream(round);
       return;
     }
-    const s = this.#settings;
-    // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
-    const limit = this.#manager.current?.maxBatchBytes ?? 0;
     // The request is encoded before `requestTo` returns: one object serves every round.
-    const req = this.#request;
-    req.offset = this.#fetchOffset;
-    req.maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
-    req.maxWaitMs = s.maxWaitMs;
-    req.minBytes = s.minBytes;
-    const member = s.member;
-    req.group = member?.group ?? "";
-    req.memberId = member?.memberId ?? "";
-    req.generation = member?.generation ?? 0;
-    const options = this.#requestOptions;
-    if (options.signal !== round.signal || options.extraWaitMs !== s.maxWaitMs) {
-      this.#requestOptions = { signal: round.signal, extraWaitMs: s.maxWaitMs };
-    }
+    const req = this.#fill(this.#request, this.#manager.current?.maxBatchBytes ?? 0, 0, round);
     this.#manager.requestTo(
       encodeFetchRequest,
       req,
@@ -242,6 +227,28 @@ export class PartitionFetcher implements BatchSource {
       this.epoch,
       this.#requestOptions,
     );
+  }
+
+  /**
+   * Fills what a fetch and a stream ask alike, from the settings (read at every round, so a group
+   * member's new generation applies at once), and the options of the round.
+   */
+  #fill<R extends FetchRequest>(req: R, maxBatchBytes: number, minWaitMs: number, round: AbortController): R {
+    const s = this.#settings;
+    req.offset = this.#fetchOffset;
+    // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
+    req.maxBytes = maxBatchBytes > 0 ? Math.min(s.maxBytes, maxBatchBytes) : s.maxBytes;
+    req.maxWaitMs = Math.max(minWaitMs, s.maxWaitMs);
+    req.minBytes = s.minBytes;
+    const member = s.member;
+    req.group = member?.group ?? "";
+    req.memberId = member?.memberId ?? "";
+    req.generation = member?.generation ?? 0;
+    const options = this.#requestOptions;
+    if (options.signal !== round.signal || options.extraWaitMs !== req.maxWaitMs) {
+      this.#requestOptions = { signal: round.signal, extraWaitMs: req.maxWaitMs };
+    }
+    return req;
   }
 
   #openStream(round: AbortController): void {
@@ -258,24 +265,9 @@ export class PartitionFetcher implements BatchSource {
   }
 
   #streamOn(conn: Connection, round: AbortController): void {
-    const s = this.#settings;
-    // A response is at most one batch or maxBytes; keep it within the frames the broker may send.
-    const limit = conn.maxBatchBytes;
-    const maxBytes = limit > 0 ? Math.min(s.maxBytes, limit) : s.maxBytes;
-    const req = this.#streamRequest;
-    req.offset = this.#fetchOffset;
-    req.maxBytes = maxBytes;
-    req.maxWaitMs = Math.max(1, s.maxWaitMs);
-    req.minBytes = s.minBytes;
-    req.windowBytes = this.#windowBytes = Math.min(2 * maxBytes, MAX_U32);
-    const member = s.member;
-    req.group = member?.group ?? "";
-    req.memberId = member?.memberId ?? "";
-    req.generation = member?.generation ?? 0;
-    const options = this.#requestOptions;
-    if (options.signal !== round.signal || options.extraWaitMs !== req.maxWaitMs) {
-      this.#requestOptions = { signal: round.signal, extraWaitMs: req.maxWaitMs };
-    }
+    // A stream waits at least 1 ms between empty responses.
+    const req = this.#fill(this.#streamRequest, conn.maxBatchBytes, 1, round);
+    req.windowBytes = this.#windowBytes = Math.min(2 * req.maxBytes, MAX_U32);
     this.#earlierBatches = this.#buffered;
     this.#uncredited = 0;
     const id = conn.streamTo(
