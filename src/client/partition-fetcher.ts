@@ -6,7 +6,7 @@
  * (2 x maxBytes) ahead of what the application has taken; taking batches credits their bytes
  * back, a half window at a time. So memory stays bounded at about two responses per partition, as
  * with one fetch in flight and one batch waiting, and a consumer that keeps up costs the broker one
- * write per batch and no read. A seek or stop cancels the stream; an error ends it, and the loop
+ * write per batch and a read per half window of credit. A seek or stop cancels the stream; an error ends it, and the loop
  * opens another from where it was.
  *
  * Against a broker without streams (UNKNOWN_API) it fetches instead: one fetch (a long poll) in
