@@ -147,7 +147,14 @@ async function main(): Promise<void> {
         continue;
       }
       for (const session of sessions(workloads)) {
-        const ctx = { system, spec: SERVERS[system], run, scale: options.scale, log };
+        const ctx = {
+          system,
+          spec: SERVERS[system],
+          run,
+          scale: options.scale,
+          log,
+          roundTripBeforeLatency: options.ceilings,
+        };
         measurements.push(...(await runSession(ctx, session)));
       }
     }

@@ -1,7 +1,8 @@
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SystemId } from "./clients.js";
-import { errorText } from "./deadline.js";
+import { errorText, withDeadline } from "./deadline.js";
+import { measureRoundTrips } from "./exchange-ceiling.js";
 import { thousands, usToMs } from "./format-number.js";
 import { machineBusySeconds, processCpuSeconds } from "./proc-cpu.js";
 import type { Measurement } from "./results.js";
@@ -15,6 +16,8 @@ export interface SessionContext {
   run: number;
   scale: number;
   log: (line: string) => void;
+  /** Measure a bare round trip before each run of workload 3 (off with --no-ceilings). */
+  roundTripBeforeLatency?: boolean;
 }
 
 /** Workloads that share one server start: a workload with `after` joins its predecessor's session. */
@@ -39,6 +42,31 @@ export function timeLimitMs(w: Workload, scale: number): number {
 }
 
 /**
+ * The p99 of a bare round trip at workload 3's pace, measured before a session that runs workload
+ * 3 and before its server starts, so each run's latency can be read against the machine of that
+ * moment; null when not asked for or not measured.
+ */
+async function roundTripBefore(ctx: SessionContext, session: readonly Workload[]): Promise<number | null> {
+  if (ctx.roundTripBeforeLatency !== true || !session.some((w) => w.id === "latency")) return null;
+  try {
+    const r = await withDeadline("round trip", 30_000, measureRoundTrips(ROUND_TRIP_SECONDS));
+    ctx.log(
+      `[run ${ctx.run}] ${ctx.spec.name}: bare round trip before workload 3: p50 ${usToMs(r.p50Us)} ms, ` +
+        `p99 ${usToMs(r.p99Us)} ms, p99.9 ${usToMs(r.p999Us)} ms`,
+    );
+    return r.p99Us;
+  } catch (err) {
+    ctx.log(
+      `[run ${ctx.run}] ${ctx.spec.name}: round trip before workload 3 not measured: ${errorText(err)}`,
+    );
+    return null;
+  }
+}
+
+/** Seconds of the round trip before workload 3 (the first is warm-up). */
+const ROUND_TRIP_SECONDS = 4;
+
+/**
  * Starts a fresh server for one session, runs its workloads one by one in worker processes while
  * sampling the broker's CPU time and the machine's, and always stops the server. Never throws:
  * every outcome, failures included, becomes a Measurement.
@@ -55,6 +83,7 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
     mark(session, "skipped", unsupported);
     return out;
   }
+  const roundTrip = await roundTripBefore(ctx, session);
   let server: Awaited<ReturnType<ServerSpec["start"]>>;
   try {
     server = await spec.start(durability);
@@ -71,6 +100,7 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
         continue;
       }
       const m = await measureOne(ctx, w, server.pid, server.endpoint);
+      if (w.id === "latency" && m.status === "ok" && roundTrip !== null) m.roundTripP99Us = roundTrip;
       previousOk = m.status === "ok";
       out.push(m);
     }

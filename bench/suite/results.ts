@@ -27,6 +27,11 @@ export interface Measurement {
   transferUs?: LatencySummary;
   /** Workload 5: the rate of a round after the server and client warmed up (WorkloadOutcome). */
   warmMsgsPerSec?: number;
+  /**
+   * Workload 3: the p99 of a bare round trip between two Node processes at the workload's pace,
+   * measured right before this run's server started (the machine drifts within a suite run).
+   */
+  roundTripP99Us?: number;
   /** Every message sent while the broker's CPU was counted, when more than `messages`. */
   messagesSent?: number;
 }
@@ -48,6 +53,10 @@ export interface Summary {
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
   warmMsgsPerSec?: number;
+  /** Workload 3: the median of the bare round trips' p99 measured before the runs. */
+  roundTripP99Us?: number;
+  /** Workload 3: the median over the runs of each run's p99 divided by the round trip's before it. */
+  p99OverRoundTrip?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -109,6 +118,11 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (transfer !== undefined) summary.transferUs = transfer;
     const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
     if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
+    const paired = ok.filter((m) => m.roundTripP99Us !== undefined && m.latencyUs !== undefined);
+    if (paired.length > 0) {
+      summary.roundTripP99Us = median(paired.map((m) => m.roundTripP99Us!));
+      summary.p99OverRoundTrip = median(paired.map((m) => m.latencyUs!.p99 / m.roundTripP99Us!));
+    }
     if (ok.length < list.length) {
       const failed = list.find((m) => m.status !== "ok");
       if (failed?.reason) summary.reason = `${list.length - ok.length} run(s) failed: ${failed.reason}`;

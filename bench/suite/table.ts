@@ -121,6 +121,9 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
         : "–";
     case "latency":
+      // Against the round trip measured right before each run, when there is one.
+      if (s.p99OverRoundTrip !== undefined)
+        return `p99 ${s.p99OverRoundTrip.toFixed(1)}x round trip before it`;
       return input.roundTrip && s.latencyUs
         ? `p99 ${(s.latencyUs.p99 / input.roundTrip.p99Us).toFixed(1)}x round trip`
         : "–";

@@ -143,6 +143,34 @@ test("workload 3 and 5 rows are read against the bare round trip and exchange of
   assert.match(row("Redis Streams", "HermitMQ"), /2\.5% exchange/);
 });
 
+test("workload 3 is read against the round trip measured right before each run, when there is one", () => {
+  const lat = (p99: number) => ({ count: 10, p50: 500, p99, p999: 3000, max: 4000 });
+  const summaries = summarize([
+    // 2.4 / 0.3 = 8x, 2.0 / 0.5 = 4x, 3.0 / 0.5 = 6x: the median ratio is 6x, not 2.4 / 0.5.
+    ok("conch", "latency", 1, 50_000, { latencyUs: lat(2400), roundTripP99Us: 300 }),
+    ok("conch", "latency", 2, 50_000, { latencyUs: lat(2000), roundTripP99Us: 500 }),
+    ok("conch", "latency", 3, 50_000, { latencyUs: lat(3000), roundTripP99Us: 500 }),
+    ok("redis", "latency", 1, 50_000, { latencyUs: lat(9000) }),
+  ]);
+  const conch = summaries.find((s) => s.system === "conch")!;
+  assert.equal(conch.roundTripP99Us, 500);
+  assert.equal(conch.p99OverRoundTrip, 6);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["latency"],
+    systems: ["conch", "redis"],
+    roundTrip: { bytes: 1766, paceMs: 0.25, count: 10, p50Us: 150, p99Us: 300, p999Us: 900 },
+    latencyRate: 50_000,
+  });
+  const row = (system: string) =>
+    table.split("\n").find((l) => l.includes(system) && l.includes("latency")) ?? "";
+  assert.match(row("Conch"), /p99 6\.0x round trip before it/);
+  // Without its own, a run is read against the round trip of the run's start: 9 / 0.3.
+  assert.match(row("Redis Streams"), /p99 30\.0x round trip +\|/);
+});
+
 test("workload 5's warm rate is the median of the runs', and its broker CPU counts every message sent", () => {
   const summaries = summarize([
     ok("conch", "hermit", 1, 1_000_000, { warmMsgsPerSec: 2_500_000, messagesSent: 4_000_000 }),
