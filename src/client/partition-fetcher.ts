@@ -295,24 +295,28 @@ export class PartitionFetcher implements BatchSource {
   #pushed(res: FetchResponse, epoch: number): void {
     // A stream of an earlier epoch: its cancel is on its way.
     if (epoch !== this.epoch) return;
+    if (!this.#accept(res)) {
+      // Data that does not reach our offset: a broker bug. The connection closes over it.
+      throw new ConchError(ErrorCode.INVALID_BATCH, `a stream sent data before offset ${this.#fetchOffset}`);
+    }
+  }
+
+  /**
+   * Hands a response's batches from the fetch offset on to the application (a fetch's or a
+   * stream's). False when it holds data but none of it reaches the offset, which only a broker bug
+   * could send.
+   */
+  #accept(res: FetchResponse): boolean {
     this.#backoff.reset();
     this.highWatermark = res.highWatermark;
     const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
-    if (batch === null) {
-      if (res.records.length > 0) {
-        // Data that does not reach our offset: a broker bug. The connection closes over it.
-        throw new ConchError(
-          ErrorCode.INVALID_BATCH,
-          `a stream sent data before offset ${this.#fetchOffset}`,
-        );
-      }
-      return;
-    }
+    if (batch === null) return res.records.length === 0;
     this.#fetchOffset = batch.nextOffset;
     this.#buffered++;
-    // Batches wholly before the offset are skipped: credit them now.
-    this.#credit(res.records.length - batch.records.length);
+    // Batches wholly before the offset are skipped: a stream gets their credit now.
+    if (!this.#poll) this.#credit(res.records.length - batch.records.length);
     this.#sink.deliver(batch);
+    return true;
   }
 
   /** Credits taken bytes back to the stream, a half window at a time. */
@@ -335,19 +339,10 @@ export class PartitionFetcher implements BatchSource {
   };
 
   #fetched(res: FetchResponse, epoch: number): void {
-    if (epoch === this.epoch) {
-      this.#backoff.reset();
-      this.highWatermark = res.highWatermark;
-      const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
-      if (batch !== null) {
-        this.#fetchOffset = batch.nextOffset;
-        this.#buffered++;
-        this.#sink.deliver(batch);
-      } else if (res.records.length > 0) {
-        // Data that does not reach our offset: a broker bug; do not spin on it.
-        void this.#slowEnd(epoch, null);
-        return;
-      }
+    if (epoch === this.epoch && !this.#accept(res)) {
+      // Data that does not reach our offset: a broker bug; do not spin on it.
+      void this.#slowEnd(epoch, null);
+      return;
     }
     this.#roundEnded();
   }
