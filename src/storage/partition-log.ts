@@ -185,7 +185,8 @@ export class PartitionLog {
       const preparer = new SegmentPreparer(dir, ops);
       const seg = new Segment(dir, 0, now);
       try {
-        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0));
+        // No blocks until the first data (block-reserve.ts): an idle partition costs no disk.
+        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0), false);
         seg.setFile(prepared.file);
         seg.fileSize = prepared.size;
         seg.reservedTo = prepared.reserved;
@@ -202,7 +203,7 @@ export class PartitionLog {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
         }
-        // The written part has its blocks; reserve a chunk ahead of it.
+        // The written part has its blocks; reserve a chunk ahead of it (none while it is empty).
         active.reservedTo = active.size;
         extendReserve(active, ops, checked.segmentBytes);
       } catch (err) {
