@@ -5,6 +5,7 @@
  * settings; it is what DescribeTopic shows and what each partition log runs with.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { CORRUPT_DATA_POLICIES, type CorruptDataPolicy } from "../storage/config.js";
 import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
 import { FLUSH_POLICIES } from "./broker-settings.js";
 import { enumValue, integerValue, type ValueParser } from "./config-values.js";
@@ -21,6 +22,8 @@ export interface TopicConfig {
   flushIntervalMs: number;
   deleteRetentionMs: number;
   minCompactionLagMs: number;
+  /** How a read of a quarantined (damaged) range is answered (docs/design.md, recovery). */
+  corruptData: CorruptDataPolicy;
 }
 
 /** Overrides as stored in topic.json: config key to canonical value. */
@@ -69,6 +72,7 @@ const SPECS: readonly AnySpec[] = [
   spec("flush.interval.ms", "flushIntervalMs", integerValue(1, 2 ** 31 - 1), (b) => b.flushIntervalMs),
   spec("delete.retention.ms", "deleteRetentionMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => DAY_MS),
   spec("min.compaction.lag.ms", "minCompactionLagMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => 0),
+  spec("corrupt.data", "corruptData", enumValue(CORRUPT_DATA_POLICIES), () => "fail"),
 ];
 
 const specByKey = new Map<string, AnySpec>(SPECS.map((s) => [s.key, s]));

@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { LogConfig } from "../storage/config.js";
-import { PartitionLog } from "../storage/partition-log.js";
+import { PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
 import {
   describeTopicConfig,
@@ -22,6 +22,8 @@ export interface PartitionDescription {
   partition: number;
   logStartOffset: number;
   highWatermark: number;
+  /** Stored data that failed its check, oldest first (empty when none; docs/design.md, recovery). */
+  quarantined: QuarantinedRange[];
 }
 
 export interface TopicDescription {
@@ -51,6 +53,7 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
     minCompactionLagMs: topic.minCompactionLagMs,
     compactionDelayMs: broker.compactionDelayMs,
     compactionBytesPerSec: broker.compactionBytesPerSec,
+    corruptData: topic.corruptData,
   };
 }
 
@@ -122,6 +125,7 @@ export class Topic {
         partition,
         logStartOffset: log.logStartOffset,
         highWatermark: log.highWatermark,
+        quarantined: log.quarantined(),
       })),
       configs: describeTopicConfig(this.#config),
     };

@@ -10,6 +10,7 @@ import { registerBrokerCommand } from "./broker-command.js";
 import { registerConsumeCommand } from "./consume-command.js";
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import { registerGroupCommands } from "./group-commands.js";
+import { registerLogCommands } from "./log-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
 
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerConsumeCommand(program);
   registerGroupCommands(program);
   registerBenchCommands(program);
+  registerLogCommands(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;
 }

@@ -25,6 +25,8 @@ export const ErrorCode = {
   SHUTTING_DOWN: 19,
   TOO_MANY_CONNECTIONS: 20,
   INVALID_REQUEST: 21,
+  /** Stored data failed its check (a quarantined range); reading it again gives the same answer. */
+  CORRUPT_DATA: 22,
   UNKNOWN_MEMBER: 30,
   ILLEGAL_GENERATION: 31,
   REBALANCE_IN_PROGRESS: 32,

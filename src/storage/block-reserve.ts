@@ -1,8 +1,8 @@
 /**
  * Disk blocks are reserved (fallocate) for a segment in steps ahead of its write position, not for
- * the whole segment at once: a new segment gets one chunk (min(segmentBytes, 16 MiB)), so an idle
- * partition holds at most one chunk of disk and creating many partitions with a large segmentBytes
- * cannot fill the disk with empty reservations. The file's length is segmentBytes from the start
+ * the whole segment at once. A partition's first segment reserves nothing until its first data
+ * (then one chunk, min(segmentBytes, 16 MiB)), so creating many partitions cannot fill the disk with
+ * empty reservations; a segment prepared ahead of a roll (a busy partition) gets its chunk at once. The file's length is segmentBytes from the start
  * (ftruncate, which costs no blocks), so an append never waits for the file to grow. Once the
  * writes pass half of what is reserved, the reservation doubles in the background (16, 32, 64 MiB,
  * ... up to segmentBytes), well before the writes reach its end: a partition being written holds
@@ -26,7 +26,8 @@ export function reserveChunk(segmentBytes: number): number {
  */
 export function extendReserve(seg: Segment, ops: FileOps, segmentBytes: number): void {
   if (seg.reservedTo >= segmentBytes || seg.reserving) return;
-  if (seg.size * 2 < seg.reservedTo) return;
+  // Nothing written yet: an idle partition holds no blocks (many of them would fill the disk).
+  if (seg.size === 0 || seg.size * 2 < seg.reservedTo) return;
   const upTo = Math.min(
     segmentBytes,
     Math.max(reserveChunk(segmentBytes), 2 * Math.max(seg.reservedTo, seg.size)),

@@ -9,6 +9,9 @@ export type FlushPolicy = "sync" | "interval" | "none";
 /** What removes old data: retention by age and size, compaction by key, or both (docs/compaction.md). */
 export type CleanupPolicy = "delete" | "compact" | "compact,delete";
 export const CLEANUP_POLICIES: readonly CleanupPolicy[] = ["delete", "compact", "compact,delete"];
+/** How a read of a quarantined range is answered: CORRUPT_DATA, or the batches after it. */
+export type CorruptDataPolicy = "fail" | "skip";
+export const CORRUPT_DATA_POLICIES: readonly CorruptDataPolicy[] = ["fail", "skip"];
 
 export interface LogConfig {
   /** Roll the active segment when full (default 128 MiB); the active file is preallocated to this size. */
@@ -37,6 +40,8 @@ export interface LogConfig {
   compactionDelayMs: number;
   /** Cap on compaction's reads plus writes, in bytes per second; -1 = no cap (default). */
   compactionBytesPerSec: number;
+  /** A read of a quarantined range fails with CORRUPT_DATA ("fail", default) or skips past it. */
+  corruptData: CorruptDataPolicy;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -55,6 +60,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   minCompactionLagMs: 0,
   compactionDelayMs: 30_000,
   compactionBytesPerSec: -1,
+  corruptData: "fail",
 });
 
 /**
@@ -95,6 +101,9 @@ export function validateLogConfig(config: LogConfig): LogConfig {
   if (config.compactionBytesPerSec !== -1) {
     checkInt("compactionBytesPerSec", config.compactionBytesPerSec, 1, Number.MAX_SAFE_INTEGER);
   }
+  if (!CORRUPT_DATA_POLICIES.includes(config.corruptData)) {
+    throw invalid(`corruptData must be "fail" or "skip", got ${String(config.corruptData)}`);
+  }
   return {
     segmentBytes: config.segmentBytes,
     segmentMs: config.segmentMs,
@@ -109,6 +118,7 @@ export function validateLogConfig(config: LogConfig): LogConfig {
     minCompactionLagMs: config.minCompactionLagMs,
     compactionDelayMs: config.compactionDelayMs,
     compactionBytesPerSec: config.compactionBytesPerSec,
+    corruptData: config.corruptData,
   };
 }
 

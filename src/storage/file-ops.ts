@@ -49,6 +49,22 @@ export const defaultFileOps: FileOps = {
   preallocate,
 };
 
+/** Reads up to `length` bytes at file `position` into `buf[0..]`; resolves with the bytes read (short at the end). */
+export async function readFully(
+  file: FileHandle,
+  buf: Buffer,
+  length: number,
+  position: number,
+): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(buf, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done;
+}
+
 /** fsync of a directory, so that a create, rename or unlink in it survives a crash. */
 export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, "r");

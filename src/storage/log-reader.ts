@@ -2,7 +2,9 @@
  * The read path: find the segment (binary search over base offsets), the index entry at or before
  * the offset (binary search), then walk batch headers forward to the batch holding the offset, and
  * return whole stored batches, never decoded. Bytes still in the tail cache are served from memory;
- * the rest come from the file.
+ * the rest come from the file, each batch checked (checkBatch, with its CRC) on the way: damage
+ * found there is quarantined by the log, and quarantined ranges are answered with CORRUPT_DATA or
+ * skipped (damaged-range.ts).
  */
 import { batchBaseOffset, batchCount, batchLastOffset, recordSize } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
@@ -16,6 +18,8 @@ import {
 } from "../format/layout.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
 import { readU32 } from "../format/u64.js";
+import { batchStatusMessage, checkBatch } from "../format/validate.js";
+import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { CachedRun, TailCache } from "./tail-cache.js";
@@ -28,34 +32,56 @@ const SCAN_BYTES = 256 * 1024;
 /** Timestamps are written from whole milliseconds below 2^42. */
 const MAX_TIMESTAMP_MS = 2 ** 42 - 1;
 
+export interface ReaderOptions {
+  indexInterval: () => number;
+  /** Whether a read of a quarantined range skips past it (corrupt.data=skip) rather than failing. */
+  skipDamaged: () => boolean;
+  /** Quarantines what a read found damaged in `seg`'s file; the read is then answered again. */
+  damageFound: (seg: Segment, damage: DamageFound) => Promise<void>;
+}
+
 export class LogReader {
   readonly #segments: SegmentList;
   readonly #tail: TailCache;
   readonly #indexInterval: () => number;
+  readonly #o: ReaderOptions;
 
-  constructor(segments: SegmentList, tail: TailCache, indexInterval: () => number) {
+  constructor(segments: SegmentList, tail: TailCache, options: ReaderOptions) {
     this.#segments = segments;
     this.#tail = tail;
-    this.#indexInterval = indexInterval;
+    this.#indexInterval = options.indexInterval;
+    this.#o = options;
   }
 
   /**
    * Whole batches from the one holding `offset` (which must be in [logStartOffset, hw)), at least
    * one, then more while they fit in `maxBytes`, none at or past `hw`.
    */
-  async read(offset: number, maxBytes: number, hw: number): Promise<Buffer> {
+  async read(offset: number, maxBytes: number, hw: number, rechecked = false): Promise<Buffer> {
     let seg = this.#segments.find(offset);
     if (seg === undefined) throw outOfRange(offset);
-    // Compaction may have removed a segment's last records: an offset past its last batch (or in an
-    // emptied segment) is read from the segments after it.
-    while (seg.nextOffset <= offset || seg.isEmpty) {
+    let from = offset;
+    for (;;) {
+      const bad = seg.damaged.length === 0 ? undefined : rangeAt(seg.damaged, from);
+      if (bad !== undefined) {
+        if (!this.#o.skipDamaged()) throw corruptData(seg.walPath, bad);
+        from = bad.lastOffset + 1;
+        if (from >= hw) return EMPTY;
+      }
+      // Compaction may have removed a segment's last records: an offset past its last batch (or in
+      // an emptied segment) is read from the segments after it.
+      if (!(seg.nextOffset <= from || seg.isEmpty)) break;
       seg = this.#segments.next(seg);
       if (seg === undefined) return EMPTY;
     }
-    const position = seg.index.positionFor(offset - seg.baseOffset);
+    const position = seg.index.positionFor(from - seg.baseOffset);
     try {
-      return await this.#batchesFrom(seg, position, offset, maxBytes, hw);
+      return await this.#batchesFrom(seg, position, from, maxBytes, hw);
     } catch (err) {
+      if (err instanceof DamageFound && !rechecked && !seg.deleted) {
+        await this.#o.damageFound(seg, err);
+        return this.read(offset, maxBytes, hw, true);
+      }
       if (!seg.deleted) throw err;
       // Compaction replaced the segment (its offsets are still covered): read the new one.
       if (this.#segments.find(seg.baseOffset) !== undefined) return this.read(offset, maxBytes, hw);
@@ -76,7 +102,7 @@ export class LogReader {
   }
 
   /** The first offset below `hw` whose record timestamp is >= `timestampMs`, or null. */
-  async offsetForTimestamp(timestampMs: number, hw: number): Promise<number | null> {
+  async offsetForTimestamp(timestampMs: number, hw: number, rechecked = false): Promise<number | null> {
     const ts = Buffer.alloc(8);
     writeTimestampMs(ts, 0, Math.min(MAX_TIMESTAMP_MS, Math.max(0, Math.ceil(timestampMs))));
     for (const seg of [...this.#segments.all]) {
@@ -86,6 +112,10 @@ export class LogReader {
         const found = await this.#scanForTimestamp(seg, ts, hw);
         if (found !== -1) return found < 0 ? null : found;
       } catch (err) {
+        if (err instanceof DamageFound && !rechecked && !seg.deleted) {
+          await this.#o.damageFound(seg, err);
+          return this.offsetForTimestamp(timestampMs, hw, true);
+        }
         if (!seg.deleted) throw err;
         // Replaced by compaction rather than deleted by retention: look again over the new list.
         if (this.#segments.find(seg.baseOffset) !== undefined)
@@ -102,6 +132,11 @@ export class LogReader {
     // Entry i - 1's batch and everything before it are older than ts.
     let pos = i === 0 ? 0 : index.position(i - 1);
     while (pos < seg.size) {
+      const bad = seg.damaged.length === 0 ? undefined : rangeStartingAt(seg.damaged, pos);
+      if (bad !== undefined) {
+        pos += bad.length;
+        continue;
+      }
       const buf = await this.#batchesFrom(seg, pos, -1, SCAN_BYTES, Number.MAX_SAFE_INTEGER);
       for (let at = 0; at < buf.length; at += recordSize(buf, at)) {
         if (batchBaseOffset(buf, at) >= hw) return -2;
@@ -197,7 +232,7 @@ export class LogReader {
     maxBytes: number,
     hw: number,
   ): Promise<Buffer> {
-    const limit = seg.size;
+    const limit = seg.damaged.length === 0 ? seg.size : readLimitFrom(seg.damaged, position, seg.size);
     let pos = position;
     let want = maxBytes + this.#indexInterval() + READ_SLACK;
     for (;;) {
@@ -214,7 +249,8 @@ export class LogReader {
           need = size;
           break;
         }
-        if (batchLastOffset(buf, at) >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw, true));
+        if (batchLastOffset(buf, at) >= offset)
+          return checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
         at += size;
       }
       if (at === 0 && need === 0) throw corrupt(seg, pos);
@@ -264,8 +300,20 @@ export function outOfRange(offset: number): ConchError {
 }
 
 function corrupt(seg: Segment, position: number): ConchError {
-  return new ConchError(
-    ErrorCode.STORAGE_ERROR,
-    `corrupt batch header in ${seg.walPath} at byte ${position}`,
-  );
+  return new DamageFound(seg.walPath, position, "a batch header with an impossible size");
+}
+
+/**
+ * buf[from, to) (read from file position `filePos` + from) after checking every batch in it: bytes
+ * from disk are checked once more on the way out, so damage a closed segment took since it was
+ * written is found rather than served (one CRC per batch, cheap next to the read itself).
+ */
+function checked(seg: Segment, buf: Buffer, from: number, to: number, filePos: number): Buffer {
+  for (let at = from; at < to; ) {
+    const size = recordSize(buf, at);
+    const status = checkBatch(buf, at, to, size);
+    if (status < 0) throw new DamageFound(seg.walPath, filePos + at, batchStatusMessage(status));
+    at += size;
+  }
+  return buf.subarray(from, to);
 }

@@ -15,12 +15,13 @@ import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
 import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
+import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
-import { recoverSegments } from "./recovery.js";
+import { recoverSegments, rescanSegment } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
 import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
@@ -29,7 +30,7 @@ import { SegmentPreparer } from "./segment-preparer.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 
-export type { AppendListener, AppendResult, CompactionResult, FlushPolicy, LogConfig };
+export type { AppendListener, AppendResult, CompactionResult, FlushPolicy, LogConfig, QuarantinedRange };
 
 export interface ReadResult {
   /** Whole stored batches; empty when none. */
@@ -94,6 +95,8 @@ export class PartitionLog {
   readonly #cleaner: LogCleaner;
   /** Whether appends must give every record a key (the log is compacted). */
   #requireKeys: boolean;
+  /** Rescans of segments where a read found damage, one per segment at a time. */
+  readonly #rescans = new Map<Segment, Promise<void>>();
 
   private constructor(
     dir: string,
@@ -137,7 +140,11 @@ export class PartitionLog {
       },
       logger,
     });
-    this.#reader = new LogReader(segments, tail, () => this.#config.indexIntervalBytes);
+    this.#reader = new LogReader(segments, tail, {
+      indexInterval: () => this.#config.indexIntervalBytes,
+      skipDamaged: () => this.#config.corruptData === "skip",
+      damageFound: (seg, damage) => this.#quarantine(seg, damage),
+    });
     this.#highWatermark = segments.active.nextOffset;
     this.#requireKeys = compacts(config);
     this.#cleaner = new LogCleaner({
@@ -185,7 +192,8 @@ export class PartitionLog {
       const preparer = new SegmentPreparer(dir, ops);
       const seg = new Segment(dir, 0, now);
       try {
-        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0));
+        // No blocks until the first data (block-reserve.ts): an idle partition costs no disk.
+        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0), false);
         seg.setFile(prepared.file);
         seg.fileSize = prepared.size;
         seg.reservedTo = prepared.reserved;
@@ -202,7 +210,7 @@ export class PartitionLog {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
         }
-        // The written part has its blocks; reserve a chunk ahead of it.
+        // The written part has its blocks; reserve a chunk ahead of it (none while it is empty).
         active.reservedTo = active.size;
         extendReserve(active, ops, checked.segmentBytes);
       } catch (err) {
@@ -356,6 +364,34 @@ export class PartitionLog {
         this.#retention = null;
       });
     return this.#retention;
+  }
+
+  /**
+   * The quarantined ranges (docs/design.md, recovery): stored data that failed its check, oldest
+   * first. Reads of their offsets fail with CORRUPT_DATA, or skip them with corruptData "skip".
+   */
+  quarantined(): QuarantinedRange[] {
+    const out: QuarantinedRange[] = [];
+    for (const seg of this.#segments.all)
+      for (const r of seg.damaged) out.push(describeRange(seg.walPath, r));
+    return out;
+  }
+
+  /** A read found a batch failing its check: quarantine what a rescan of its segment finds. */
+  #quarantine(seg: Segment, damage: DamageFound): Promise<void> {
+    // The active segment is being written: the next open scans it; until then the read just fails.
+    if (seg === this.#segments.active) return Promise.reject(damage);
+    let rescan = this.#rescans.get(seg);
+    if (rescan === undefined) {
+      rescan = rescanSegment(seg, this.#config.indexIntervalBytes, compacts(this.#config), this.#logger)
+        .catch((err: unknown) => {
+          this.#logger?.error({ err, segment: seg.walPath }, "rescan of a damaged segment failed");
+          throw damage;
+        })
+        .finally(() => this.#rescans.delete(seg));
+      this.#rescans.set(seg, rescan);
+    }
+    return rescan;
   }
 
   /** Resolves once an fsync covers everything appended before the call. */

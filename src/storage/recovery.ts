@@ -1,14 +1,16 @@
 /**
  * Opening a partition directory: find the segments, trust a closed segment's index only when it
- * agrees with the data, scan the rest (always the last segment), cut torn or corrupt tails, drop
- * segments that do not follow on from the one before, and rebuild missing indexes atomically.
+ * agrees with the data, scan the rest (always the last segment), cut the torn tail of the last
+ * segment, quarantine damage anywhere else (never deleting data; docs/design.md, recovery), and
+ * rebuild missing indexes atomically.
  */
 import type { FileHandle } from "node:fs/promises";
-import { open, readdir, readFile, stat, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 import type { LogConfig } from "./config.js";
+import type { DamagedRange } from "./damaged-range.js";
 import { syncDir, writeFileAtomically } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
@@ -53,24 +55,31 @@ export async function recoverSegments(
     const isLast = i === wals.length - 1;
     const prev = segments.at(-1);
     const gap = prev === undefined ? 0 : base - prev.nextOffset;
-    if (gap < 0 || (gap > 0 && base > cleanedEnd)) {
-      await dropFrom(wals.slice(i), dir, prev!.nextOffset, logger);
+    if (gap < 0) {
+      await setAside(wals.slice(i), dir, prev!.nextOffset, logger);
       break;
+    }
+    if (gap > 0 && base > cleanedEnd) {
+      // A segment file is missing from the middle of the log: what follows is kept, the gap quarantined.
+      quarantine(prev!, logger, {
+        position: prev!.size,
+        length: 0,
+        firstOffset: prev!.nextOffset,
+        lastOffset: base - 1,
+        reason: "no segment file holds these offsets",
+      });
     }
     const file = await open(walPath(dir, base), "r+");
     try {
       segments.push(
-        await recoverSegment(
-          dir,
-          base,
-          file,
-          !isLast && indexes.has(base),
-          isLast,
+        await recoverSegment(dir, base, file, {
+          hasIndex: !isLast && indexes.has(base),
+          nextBase: isLast ? -1 : wals[i + 1]!,
           config,
           logger,
           nowMs,
-          base < cleanedEnd,
-        ),
+          allowGaps: base < cleanedEnd,
+        }),
       );
     } finally {
       await file.close();
@@ -88,36 +97,102 @@ export async function recoverSegments(
   return segments;
 }
 
+interface SegmentRecovery {
+  hasIndex: boolean;
+  /** The next segment's base offset, or -1 for the last segment (the one that was being written). */
+  nextBase: number;
+  config: LogConfig;
+  logger: Logger | undefined;
+  nowMs: number;
+  allowGaps: boolean;
+}
+
 async function recoverSegment(
   dir: string,
   base: number,
   file: FileHandle,
-  hasIndex: boolean,
-  isLast: boolean,
-  config: LogConfig,
-  logger: Logger | undefined,
-  nowMs: number,
-  allowGaps: boolean,
+  r: SegmentRecovery,
 ): Promise<Segment> {
+  const { config, logger } = r;
+  const isLast = r.nextBase < 0;
   const fileSize = (await file.stat()).size;
   const name = basename(walPath(dir, base));
-  if (hasIndex) {
-    const seg = new Segment(dir, base, nowMs);
-    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, allowGaps)) return seg;
+  if (r.hasIndex) {
+    const seg = new Segment(dir, base, r.nowMs);
+    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r.allowGaps)) return seg;
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
-  const seg = new Segment(dir, base, nowMs);
-  const result = await scanSegment(file, fileSize, seg, 0, base, config.indexIntervalBytes, allowGaps);
+  const seg = new Segment(dir, base, r.nowMs);
+  const result = await scanSegment(file, fileSize, seg, 0, base, {
+    indexIntervalBytes: config.indexIntervalBytes,
+    allowGaps: r.allowGaps,
+    quarantine: true,
+    // A closed segment was cut to its data when it was sealed; zeros in it are damage.
+    zerosAreDamage: !isLast,
+  });
   seg.size = result.end;
+  for (const range of seg.damaged) logDamage(logger, seg, range);
   if (result.end < fileSize) {
-    await file.truncate(result.end);
-    report(logger, name, seg, fileSize, result);
+    if (!isLast && r.nextBase > seg.nextOffset) {
+      // Nothing good follows in a closed segment, but the next segment says offsets were here.
+      seg.size = fileSize;
+      quarantine(seg, logger, {
+        position: result.end,
+        length: fileSize - result.end,
+        firstOffset: seg.nextOffset,
+        lastOffset: r.nextBase - 1,
+        reason: result.detail || "zeros where a batch should be",
+      });
+    } else {
+      // The torn tail of the last segment, or bytes of a closed one that held no offsets (its
+      // preallocated end when a crash came before the seal).
+      await file.truncate(result.end);
+      report(logger, name, seg, fileSize, result);
+    }
   }
-  if (!isLast && seg.size > 0) {
+  if (seg.damaged.length > 0) {
+    // No index for a damaged segment: each open rescans it and finds its ranges again.
+    await unlink(seg.indexPath).catch(() => {});
+  } else if (!isLast && seg.size > 0) {
     await writeFileAtomically(seg.indexPath, dir, seg.index.bytes());
-    if (!hasIndex) logger?.info({ segment: name }, "rebuilt missing segment index");
+    if (!r.hasIndex) logger?.info({ segment: name }, "rebuilt missing segment index");
   }
   return seg;
+}
+
+/**
+ * Scans a closed segment again after a read found a batch in it failing its check, and quarantines
+ * what it finds: the segment's index and ranges are replaced at once, its `.idx` removed (so the
+ * next open scans it too). Its data and offsets do not change.
+ */
+export async function rescanSegment(
+  seg: Segment,
+  indexIntervalBytes: number,
+  allowGaps: boolean,
+  logger: Logger | undefined,
+): Promise<void> {
+  const file = await open(seg.walPath, "r");
+  try {
+    const scratch = new Segment(dirname(seg.walPath), seg.baseOffset, seg.rollStartMs);
+    const options = { indexIntervalBytes, allowGaps, quarantine: true, zerosAreDamage: true };
+    const result = await scanSegment(file, seg.size, scratch, 0, seg.baseOffset, options);
+    if (result.end < seg.size) {
+      scratch.markDamaged({
+        position: result.end,
+        length: seg.size - result.end,
+        firstOffset: scratch.nextOffset,
+        lastOffset: seg.nextOffset - 1,
+        reason: result.detail || "zeros where a batch should be",
+      });
+    }
+    const known = seg.damaged.length;
+    seg.index = scratch.index;
+    seg.damaged = scratch.damaged;
+    for (let i = known; i < seg.damaged.length; i++) logDamage(logger, seg, seg.damaged[i]!);
+  } finally {
+    await file.close();
+  }
+  if (seg.damaged.length > 0) await unlink(seg.indexPath).catch(() => {});
 }
 
 /**
@@ -152,8 +227,7 @@ async function loadIndex(
     seg,
     index.position(last),
     seg.baseOffset + index.relativeOffset(last),
-    interval,
-    allowGaps,
+    { indexIntervalBytes: interval, allowGaps },
   );
   if (result.stop !== "end") return false;
   seg.size = fileSize;
@@ -179,20 +253,45 @@ function report(
   else logger?.warn(fields, "cut a torn or corrupt tail off a segment");
 }
 
-/** Deletes segments that do not follow on from the log before them. */
-async function dropFrom(
+/**
+ * Sets aside (renames, never deletes) segments that overlap the log before them: two batches
+ * cannot hold one offset, and the log never writes such a segment, so a person should look.
+ */
+async function setAside(
   bases: number[],
   dir: string,
   expected: number,
   logger: Logger | undefined,
 ): Promise<void> {
-  logger?.warn(
-    { expectedOffset: expected, droppedSegments: bases.length, firstDropped: bases[0] },
-    "dropping segments after a gap or corruption in the log",
+  logger?.error(
+    { expectedOffset: expected, setAside: bases.length, firstSetAside: bases[0] },
+    `segments overlapping the log before them were renamed to *${OVERLAP_SUFFIX}`,
   );
   for (const base of bases) {
-    await unlink(walPath(dir, base)).catch(() => {});
+    await rename(walPath(dir, base), walPath(dir, base) + OVERLAP_SUFFIX).catch(() => {});
     await unlink(indexPath(dir, base)).catch(() => {});
   }
   await syncDir(dir);
+}
+
+const OVERLAP_SUFFIX = ".overlapping";
+
+function quarantine(seg: Segment, logger: Logger | undefined, range: DamagedRange): void {
+  seg.markDamaged(range);
+  logDamage(logger, seg, range);
+}
+
+/** Damage is logged loudly: it is data an operator must know about (conch log verify / repair). */
+export function logDamage(logger: Logger | undefined, seg: Segment, range: DamagedRange): void {
+  logger?.error(
+    {
+      segment: basename(seg.walPath),
+      position: range.position,
+      bytes: range.length,
+      firstOffset: range.firstOffset,
+      lastOffset: range.lastOffset,
+      reason: range.reason,
+    },
+    "stored data failed its check: quarantined, later data kept",
+  );
 }

@@ -1,7 +1,7 @@
 /**
  * Prepares the next segment's file ahead of a roll, so that a roll is a rename: the file is
- * created under a name that is not a segment's, extended to segmentBytes with ftruncate and given
- * real blocks for its first chunk with fallocate where possible (block-reserve.ts reserves the
+ * created under a name that is not a segment's, extended to segmentBytes with ftruncate and, ahead
+ * of a roll, given real blocks for its first chunk with fallocate where possible (block-reserve.ts reserves the
  * rest as writes advance). A roll then renames it to `<base offset>.wal` and fsyncs the directory.
  */
 import type { FileHandle } from "node:fs/promises";
@@ -14,7 +14,7 @@ import { PREPARED_NAME } from "./segment-name.js";
 export interface PreparedFile {
   file: FileHandle;
   size: number;
-  /** Bytes from the start with blocks reserved; `size` when no reservation is to be tried. */
+  /** Bytes from the start with blocks reserved: 0 when none yet, `size` when none is to be tried. */
   reserved: number;
 }
 
@@ -30,16 +30,19 @@ export class SegmentPreparer {
     this.#ops = ops;
   }
 
-  /** Starts preparing a file of `bytes` unless one is already on its way. */
-  prepare(bytes: number): void {
+  /**
+   * Starts preparing a file of `bytes` unless one is already on its way; `reserve` false leaves it
+   * without blocks (a new partition's first segment, which may never see data).
+   */
+  prepare(bytes: number, reserve = true): void {
     if (this.#pending !== null) return;
-    this.#pending = this.#create(bytes);
+    this.#pending = this.#create(bytes, reserve);
     this.#pending.catch(() => {}); // surfaces in take()
   }
 
   /** The prepared file (waiting for it if needed), renamed to `target` with the directory synced. */
-  async take(bytes: number, target: string): Promise<PreparedFile> {
-    this.prepare(bytes);
+  async take(bytes: number, target: string, reserve = true): Promise<PreparedFile> {
+    this.prepare(bytes, reserve);
     const pending = this.#pending!;
     this.#pending = null;
     const prepared = await pending;
@@ -72,10 +75,11 @@ export class SegmentPreparer {
     await unlink(this.#path).catch(() => {});
   }
 
-  async #create(bytes: number): Promise<PreparedFile> {
+  async #create(bytes: number, reserve: boolean): Promise<PreparedFile> {
     const file = await open(this.#path, "w+");
     try {
       await this.#ops.truncate(file, bytes);
+      if (!reserve) return { file, size: bytes, reserved: 0 };
       const chunk = reserveChunk(bytes);
       const ok = await this.#ops.preallocate(this.#path, chunk);
       return { file, size: bytes, reserved: ok ? chunk : bytes };

@@ -1,14 +1,18 @@
 /**
  * Reads a segment file batch by batch from a position, checking each batch fully (checkBatch:
  * magic, sizes, inner framing, CRC) and that base offsets follow on without a gap, and stops at
- * the first batch that fails. Memory is bounded by the file: a size field is compared with the
- * bytes left in the file before anything is allocated for it.
+ * the first batch that fails, unless told to quarantine: then bad bytes followed by a good batch
+ * become a damaged range of the segment and the scan goes on from that batch (docs/design.md,
+ * recovery). Memory is bounded by the file: a size field is compared with the bytes left in the
+ * file before anything is allocated for it.
  */
 import type { FileHandle } from "node:fs/promises";
-import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
+import { batchBaseOffset, batchCount, batchLastOffset } from "../format/batch-header.js";
 import { HEADER_SIZE, KEY_SIZE_AT, PAYLOAD_SIZE_AT } from "../format/layout.js";
 import { readU32 } from "../format/u64.js";
 import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.js";
+import { findNextBatch } from "./batch-search.js";
+import { readFully } from "./file-ops.js";
 import type { Segment } from "./segment.js";
 
 /** Why a scan stopped. */
@@ -32,12 +36,22 @@ export interface ScanResult {
   detail: string;
 }
 
+export interface ScanOptions {
+  indexIntervalBytes: number;
+  /** A compacted segment: base offsets need only increase, removed records leave gaps. */
+  allowGaps?: boolean;
+  /** Quarantine bad bytes that a good batch follows (segment.markDamaged) instead of stopping there. */
+  quarantine?: boolean;
+  /** Zeros are damage too, not the preallocated end (a closed segment was cut to its data). */
+  zerosAreDamage?: boolean;
+}
+
 const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Scans `file` (of `fileSize` bytes) from `from`, where a batch with base offset `expectedOffset`
- * must start. Each good batch is passed to `segment.noteBatch`; `segment.size` is left alone.
- * With `allowGaps` (a compacted segment) base offsets need only increase: removed records leave gaps.
+ * must start. Each good batch is passed to `segment.noteBatch`; `segment.size` is left alone. The
+ * result's `end` is where the scan stopped: after the last good batch.
  */
 export async function scanSegment(
   file: FileHandle,
@@ -45,29 +59,60 @@ export async function scanSegment(
   segment: Segment,
   from: number,
   expectedOffset: number,
-  indexIntervalBytes: number,
-  allowGaps = false,
+  options: ScanOptions,
 ): Promise<ScanResult> {
+  const { indexIntervalBytes, allowGaps = false, quarantine = false, zerosAreDamage = false } = options;
   let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
   let bufPos = from; // file position of buf[0]
   let bufLen = 0; // bytes of buf that hold file data
   let pos = from;
   let expected = expectedOffset;
+  /** Size and record count of a batch whose base offset was not the one expected. */
+  let wrongSize = 0;
+  let wrongCount = 0;
 
   const fill = async (at: number, want: number): Promise<void> => {
     if (want > buf.length) buf = Buffer.allocUnsafe(want);
-    const len = Math.min(buf.length, fileSize - at);
-    let done = 0;
-    while (done < len) {
-      const { bytesRead } = await file.read(buf, done, len - done, at + done);
-      if (bytesRead === 0) break;
-      done += bytesRead;
-    }
+    bufLen = await readFully(file, buf, Math.min(buf.length, fileSize - at), at);
     bufPos = at;
-    bufLen = done;
   };
 
   while (pos < fileSize) {
+    const stop = await check();
+    if (stop === null) continue;
+    if (!quarantine || (stop.stop === "zero-tail" && !zerosAreDamage)) return stop;
+    if (stop.stop === "offset-gap" && !allowGaps) {
+      // A whole, checked batch with the wrong base offset: the CRC leaves the base offset out, so
+      // that field took the damage. Batches in a segment follow on, so its offsets are known.
+      segment.markDamaged({
+        position: pos,
+        length: wrongSize,
+        firstOffset: expected,
+        lastOffset: expected + wrongCount - 1,
+        reason: stop.detail,
+      });
+      pos += wrongSize;
+      expected += wrongCount;
+      continue;
+    }
+    // In a compacted segment a whole batch past the expected offset may itself be the next good one.
+    const found = await findNextBatch(file, fileSize, stop.stop === "offset-gap" ? pos : pos + 1, expected);
+    if (found === null) return stop;
+    segment.markDamaged({
+      position: pos,
+      length: found.position - pos,
+      firstOffset: expected,
+      lastOffset: found.baseOffset - 1,
+      reason: stop.stop === "zero-tail" ? "zeros where a batch should be" : stop.detail,
+    });
+    pos = found.position;
+    expected = found.baseOffset;
+    bufLen = 0;
+  }
+  return { end: pos, stop: "end", detail: "" };
+
+  /** Checks the batch at `pos`: notes it and moves past it (null), or says why it is not good. */
+  async function check(): Promise<ScanResult | null> {
     const left = fileSize - pos;
     if (pos + Math.min(HEADER_SIZE, left) > bufPos + bufLen) await fill(pos, HEADER_SIZE);
     let at = pos - bufPos;
@@ -90,6 +135,8 @@ export async function scanSegment(
     if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
     const base = batchBaseOffset(buf, at);
     if (allowGaps ? base < expected : base !== expected) {
+      wrongSize = size;
+      wrongCount = batchCount(buf, at);
       return {
         end: pos,
         stop: "offset-gap",
@@ -99,8 +146,8 @@ export async function scanSegment(
     segment.noteBatch(buf, at, pos, indexIntervalBytes);
     expected = batchLastOffset(buf, at) + 1;
     pos += size;
+    return null;
   }
-  return { end: pos, stop: "end", detail: "" };
 }
 
 function stopAt(end: number, stop: ScanStop, status: number): ScanResult {

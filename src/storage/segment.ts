@@ -10,6 +10,8 @@ import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
 import { TIMESTAMP_AT } from "../format/layout.js";
 import { compareTimestamps, readTimestampMs } from "../format/timestamp.js";
 import { readU32, writeU32 } from "../format/u64.js";
+import type { DamagedRange } from "./damaged-range.js";
+import { readFully } from "./file-ops.js";
 import { SegmentIndex } from "./segment-index.js";
 import { indexPath, walPath } from "./segment-name.js";
 
@@ -39,6 +41,10 @@ export class Segment {
   reserving = false;
   /** After a roll: fdatasync, truncate to `size`, write the index. */
   sealing: Promise<void> | null = null;
+  /** Quarantined ranges, by position (damaged-range.ts); reads stop at them. */
+  damaged: DamagedRange[] = [];
+  /** The next noted batch gets an index entry: the first good batch after a damaged range. */
+  #entryDue = false;
   #file: FileHandle | null = null;
   #opening: Promise<FileHandle> | null = null;
 
@@ -72,12 +78,23 @@ export class Segment {
       writeU32(this.maxTimestamp, 4, readU32(buf, tsAt + 4));
     }
     const last = this.index.lastPosition;
-    if (last < 0 || (position > last && position - last >= indexIntervalBytes)) {
+    if (last < 0 || this.#entryDue || (position > last && position - last >= indexIntervalBytes)) {
+      this.#entryDue = false;
       // The first entry stands for the segment's start: after compaction its first batch may be later.
       const relative = last < 0 ? 0 : batchBaseOffset(buf, at) - this.baseOffset;
       this.index.append(relative, position, this.maxTimestamp, 0);
     }
     this.nextOffset = batchLastOffset(buf, at) + 1;
+  }
+
+  /**
+   * Quarantines `range`, which ends where the next good batch starts: that batch gets an index
+   * entry, so a lookup of an offset after the range never walks through it.
+   */
+  markDamaged(range: DamagedRange): void {
+    this.damaged.push(range);
+    this.#entryDue = true;
+    this.nextOffset = Math.max(this.nextOffset, range.lastOffset + 1);
   }
 
   /** Adopts an open file handle (the active segment's, opened for writing). */
@@ -115,14 +132,7 @@ export class Segment {
 
   /** Reads up to `length` bytes at file `position` into `buf[0..]`; resolves with the bytes read. */
   async read(buf: Buffer, length: number, position: number): Promise<number> {
-    const file = await this.file();
-    let done = 0;
-    while (done < length) {
-      const { bytesRead } = await file.read(buf, done, length - done, position + done);
-      if (bytesRead === 0) break;
-      done += bytesRead;
-    }
-    return done;
+    return readFully(await this.file(), buf, length, position);
   }
 
   /** Closes the file; Node lets operations already running on it finish first. */

@@ -18,9 +18,9 @@ test("create, list, describe, delete", async (t) => {
   assert.equal(d.name, "orders");
   assert.equal(d.internal, false);
   assert.deepEqual(d.partitions, [
-    { partition: 0, logStartOffset: 0, highWatermark: 0 },
-    { partition: 1, logStartOffset: 0, highWatermark: 0 },
-    { partition: 2, logStartOffset: 0, highWatermark: 0 },
+    { partition: 0, logStartOffset: 0, highWatermark: 0, quarantined: [] },
+    { partition: 1, logStartOffset: 0, highWatermark: 0, quarantined: [] },
+    { partition: 2, logStartOffset: 0, highWatermark: 0, quarantined: [] },
   ]);
   assert.equal(d.configs["retention.ms"], "1000");
   assert.equal(d.configs.flush, "interval");
@@ -110,6 +110,7 @@ test("alter updates overrides, the logs' config, and survives reopen", async (t)
     minCompactionLagMs: 0,
     compactionDelayMs: 30_000,
     compactionBytesPerSec: -1,
+    corruptData: "fail",
   });
   await assert.rejects(
     broker.alterTopic("t", { flush: "never" }),

@@ -22,6 +22,7 @@ test("overrides are validated and kept in canonical form", () => {
     "flush.interval.ms": "10",
     "delete.retention.ms": "0",
     "min.compaction.lag.ms": "100",
+    "corrupt.data": "skip",
   });
   assert.equal(o["cleanup.policy"], "compact,delete");
   assert.equal(o["retention.ms"], "-1");
@@ -38,6 +39,7 @@ test("unknown keys and bad values fail with INVALID_CONFIG naming the key", () =
     [{ flush: "sometimes" }, /invalid topic config flush/],
     [{ "flush.interval.ms": "0" }, /invalid topic config flush.interval.ms/],
     [{ "min.compaction.lag.ms": "-1" }, /invalid topic config min.compaction.lag.ms/],
+    [{ "corrupt.data": "ignore" }, /invalid topic config corrupt.data/],
     [{ "delete.retention.ms": "" }, /invalid topic config delete.retention.ms/],
   ];
   for (const [configs, pattern] of cases) {

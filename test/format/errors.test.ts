@@ -9,6 +9,12 @@ test("error codes are the numbers docs/protocol.md lists, and unique", () => {
   assert.equal(ErrorCode.INVALID_BATCH, 14);
   assert.equal(ErrorCode.BATCH_TOO_LARGE, 15);
   assert.equal(ErrorCode.INVALID_REQUEST, 21);
+  assert.equal(ErrorCode.CORRUPT_DATA, 22);
+  assert.equal(
+    isRetriable(ErrorCode.CORRUPT_DATA),
+    false,
+    "reading damaged data again gives the same answer",
+  );
   assert.equal(ErrorCode.INVALID_GROUP, 36);
   const numbers = Object.values(ErrorCode);
   assert.equal(new Set(numbers).size, numbers.length);

@@ -64,12 +64,13 @@ test("a last segment cut at any byte inside its last batch reopens at the last w
   });
 });
 
-test("a flipped byte in the tail drops that batch and those after it, keeps the ones before", async () => {
+test("a flipped byte in the last segment: its last batch is a torn tail and cut, an earlier one is quarantined", async () => {
   await withTempDir(async (dir) => {
     const wals = await fill(dir, 60);
     const lastPath = join(dir, wals.at(-1)!);
     const original = await readFile(lastPath);
     const batches = batchesOf(original);
+    const end = batches.at(-1)!.base + 3;
     const random = mulberry32(20240611);
     for (let trial = 0; trial < 25; trial++) {
       const k = batches.length - 1 - Math.floor(random() * Math.min(4, batches.length));
@@ -80,12 +81,27 @@ test("a flipped byte in the tail drops that batch and those after it, keeps the 
       damaged[pos] = damaged[pos]! ^ (1 + Math.floor(random() * 255));
       await writeFile(lastPath, damaged);
       const log = await PartitionLog.open(dir, config);
-      assert.equal(log.logEndOffset, target.base, `trial ${trial}: byte ${pos - target.at} of batch ${k}`);
-      const records = await readAll(log);
-      assert.deepEqual(offsetsOf(records), range(0, target.base));
-      assert.equal(records.at(-1)?.value, target.base > 0 ? `v${target.base / 3 - 1}-2` : undefined);
-      await log.close();
-      assert.equal((await stat(lastPath)).size, target.at, "the file is cut at the damaged batch");
+      const what = `trial ${trial}: byte ${pos - target.at} of batch ${k}`;
+      if (k === batches.length - 1 && (pos < target.at + 9 || pos >= target.at + 17)) {
+        assert.equal(log.logEndOffset, target.base, what);
+        assert.deepEqual(offsetsOf(await readAll(log)), range(0, target.base));
+        await log.close();
+        assert.equal((await stat(lastPath)).size, target.at, "the file is cut at the damaged batch");
+      } else {
+        // Good batches follow (or only the unchecked base offset changed): nothing is cut.
+        assert.equal(log.logEndOffset, end, what);
+        const q = log.quarantined();
+        assert.equal(q.length, 1, what);
+        assert.equal(q[0]!.firstOffset, target.base, what);
+        assert.equal(q[0]!.lastOffset, target.base + 2, what);
+        await assert.rejects(log.read(target.base, 1), /quarantined/);
+        if (k + 1 < batches.length) {
+          const { records } = await log.read(target.base + 3, 1);
+          assert.equal(batchBaseOffset(records, 0), target.base + 3, what);
+        }
+        await log.close();
+        assert.equal((await stat(lastPath)).size, original.length, "nothing is cut");
+      }
     }
   });
 });
@@ -125,7 +141,7 @@ test("an index that disagrees with its data is not trusted", async () => {
   });
 });
 
-test("corruption in a middle segment drops it from there on, and every segment after it", async () => {
+test("corruption in a middle segment is quarantined; that segment and every later one are kept", async () => {
   await withTempDir(async (dir) => {
     const wals = await fill(dir, 120);
     assert.ok(wals.length >= 4);
@@ -135,14 +151,20 @@ test("corruption in a middle segment drops it from there on, and every segment a
     const bad = batches[2]!;
     bytes[bad.at + 60] = bytes[bad.at + 60]! ^ 0xff;
     await writeFile(middle, bytes);
-    await unlink(middle.replace(".wal", ".idx")); // only a rescan can notice a flip inside a segment
+    await unlink(middle.replace(".wal", ".idx")); // a rescan at open finds a flip inside a segment
     const log = await PartitionLog.open(dir, config);
-    assert.equal(log.logEndOffset, bad.base);
-    assert.deepEqual(offsetsOf(await readAll(log)), range(0, bad.base));
+    assert.equal(log.logEndOffset, 360);
+    assert.deepEqual(
+      log.quarantined().map((r) => [r.segment, r.firstOffset, r.lastOffset]),
+      [[wals[1], bad.base, bad.base + 2]],
+    );
     const left = (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort();
-    assert.deepEqual(left, wals.slice(0, 2));
+    assert.deepEqual(left, wals);
+    log.updateConfig({ ...log.config, corruptData: "skip" });
+    const records = offsetsOf(await readAll(log));
+    assert.deepEqual(records, [...range(0, bad.base), ...range(bad.base + 3, 360)]);
     const ack = await log.append(makeBatch("resume", 2));
-    assert.equal(ack.baseOffset, bad.base);
+    assert.equal(ack.baseOffset, 360);
     await log.close();
   });
 });

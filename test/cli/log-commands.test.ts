@@ -1,0 +1,99 @@
+/** `conch log verify|repair`: offline checks that find damage, plan repairs, and refuse a live broker's directory. */
+import assert from "node:assert/strict";
+import { access, appendFile, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { PartitionLog } from "../../src/storage/partition-log.js";
+import { makeBatch, testConfig } from "../storage/helpers.js";
+import { removeDir, runConch, tempDir } from "./cli-harness.js";
+
+/** A data dir with topic t, partition 0 of several closed segments; returns the partition dir and its .wal names. */
+async function dataDir(t: {
+  after: (fn: () => void) => void;
+}): Promise<{ root: string; part: string; wals: string[] }> {
+  const root = tempDir();
+  t.after(() => removeDir(root));
+  const part = join(root, "topics", "t", "0");
+  await mkdir(part, { recursive: true });
+  const log = await PartitionLog.open(part, testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 }));
+  for (let i = 0; i < 80; i++) await log.append(makeBatch(`v${i}`, 3));
+  await log.close();
+  return { root, part, wals: (await readdir(part)).filter((n) => n.endsWith(".wal")).sort() };
+}
+
+async function flipNearEnd(path: string): Promise<void> {
+  const bytes = await readFile(path);
+  bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0x01;
+  await writeFile(path, bytes);
+}
+
+test("log verify: a healthy data dir passes; a flipped bit, a missing index and a torn tail are found, exit 1", async (t) => {
+  const { root, part, wals } = await dataDir(t);
+  const ok = await runConch(["log", "verify", root]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stdout, "");
+
+  await flipNearEnd(join(part, wals[0]!));
+  await unlink(join(part, wals[1]!.replace(".wal", ".idx")));
+  await appendFile(join(part, wals.at(-1)!), Buffer.from([0xc1, 1, 2, 3]));
+  const bad = await runConch(["log", "verify", root]);
+  assert.equal(bad.code, 1);
+  assert.match(
+    bad.stdout,
+    new RegExp(`^t/0 ${wals[0]} damaged bytes \\d+-\\d+ offsets \\d+-\\d+: batch CRC32C mismatch$`, "m"),
+  );
+  assert.match(bad.stdout, new RegExp(`^t/0 ${wals[1]!.replace(".wal", ".idx")} index-missing`, "m"));
+  assert.match(bad.stdout, new RegExp(`^t/0 ${wals.at(-1)} torn-tail`, "m"));
+  assert.match(bad.stderr, /3 problem/);
+});
+
+test("log repair shows its plan, changes nothing without --yes, and with it cuts the torn tail and rebuilds the index", async (t) => {
+  const { root, part, wals } = await dataDir(t);
+  await flipNearEnd(join(part, wals[0]!));
+  const idx = join(part, wals[1]!.replace(".wal", ".idx"));
+  await unlink(idx);
+  const last = join(part, wals.at(-1)!);
+  const lastSize = (await stat(last)).size;
+  await appendFile(last, Buffer.from([0xc1, 1, 2, 3]));
+
+  const plan = await runConch(["log", "repair", root]);
+  assert.equal(plan.code, 0, plan.stderr);
+  assert.match(plan.stdout, /damaged .* -> keep it quarantined/);
+  assert.match(plan.stdout, /index-missing.* -> rebuild it/);
+  assert.match(plan.stdout, /torn-tail.* -> cut the file there/);
+  assert.match(plan.stderr, /dry run: 2 repair/);
+  await assert.rejects(access(idx), "nothing changed without --yes");
+  assert.equal((await stat(last)).size, lastSize + 4);
+
+  const done = await runConch(["log", "repair", root, "--yes"]);
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stderr, /1 damaged range\(s\) stay quarantined/);
+  await access(idx);
+  assert.equal((await stat(last)).size, lastSize);
+  assert.deepEqual(
+    (await readdir(part)).filter((n) => n.endsWith(".wal")).sort(),
+    wals,
+    "no segment deleted",
+  );
+  const after = await runConch(["log", "verify", root]);
+  assert.equal(after.code, 1, "the damage is still there, quarantined");
+  assert.equal(after.stdout.trim().split("\n").length, 1);
+});
+
+test("log verify and repair refuse a data dir that a live broker holds", async (t) => {
+  const { root } = await dataDir(t);
+  await writeFile(join(root, "conch.lock"), `${process.pid}\n`);
+  for (const args of [
+    ["log", "verify", root],
+    ["log", "repair", root, "--yes"],
+  ]) {
+    const r = await runConch(args);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /in use by process/);
+  }
+  assert.equal(
+    await readFile(join(root, "conch.lock"), "utf8"),
+    `${process.pid}\n`,
+    "the lock is left alone",
+  );
+});
