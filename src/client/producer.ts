@@ -5,8 +5,9 @@
  *
  * Delivery is at-least-once: a batch whose connection dropped before its response came may or may
  * not have been stored, and is sent again, so it may be stored twice. Order within a partition
- * holds across a lost connection (all its in-flight batches are resent in order); a batch retried
- * after another retriable error may land after batches sent behind it unless `maxInFlight` is 1.
+ * holds across a lost connection (the accumulator resends its failed batches in their original
+ * order, once all its batches in flight have come back); a batch retried after another retriable
+ * error may land after batches that were stored meanwhile, unless `maxInFlight` is 1.
  *
  * Messages that cannot be appended yet — the buffer is full, or the topic's partition count is
  * still being learned — wait in a FIFO of parallel arrays (no object per message) and everything

@@ -48,6 +48,12 @@ class PartitionQueue {
   due = false;
   /** While a retry backs off nothing is sent (monotonic ms; 0 = not paused), so order holds. */
   pausedUntil = 0;
+  /**
+   * A batch came back for a retry: nothing is sent until every batch in flight has come back too
+   * (stored, or failed and put back in its place), so the retries go out in their original order
+   * whatever order the failures were reported in, and no newer batch overtakes them.
+   */
+  retrying = false;
   nextSeq = 0;
   /** Its index in the accumulator's active list (-1: not active). */
   listSlot = -1;
@@ -200,13 +206,17 @@ export class RecordAccumulator {
     this.#onRoom();
   }
 
-  /** A sent batch goes back to the front of its partition, which pauses `delayMs` before sending again. */
+  /**
+   * A sent batch goes back to its place (by seq) at the front of its partition, which sends nothing
+   * until its other batches in flight have come back, then pauses `delayMs` before sending again.
+   */
   retry(batch: ProducerBatch, delayMs: number): void {
     const q = this.#queue(batch.topic, batch.partition);
     q.inFlight--;
     let i = q.ready.length;
     while (i > 0 && q.ready[i - 1]!.seq > batch.seq) i--;
     q.ready.splice(i, 0, batch);
+    q.retrying = true;
     this.#active.add(q);
     if (delayMs > 0) {
       const at = performance.now() + delayMs;
@@ -298,6 +308,10 @@ export class RecordAccumulator {
   }
 
   #drain(q: PartitionQueue): void {
+    if (q.retrying) {
+      if (q.inFlight > 0) return;
+      q.retrying = false;
+    }
     while (q.inFlight < this.#maxInFlight) {
       if (q.pausedUntil !== 0) {
         if (performance.now() < q.pausedUntil) {
