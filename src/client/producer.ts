@@ -28,7 +28,7 @@ import { abortable } from "./abort.js";
 import type { ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
-import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import { partitionForKey, StickyPartitioner } from "./partitioner.js";
 import {
   type ProducerBatch,
@@ -136,17 +136,21 @@ export class Producer {
     const conn = connectionManagerOptions(client);
     this.#requestTimeoutMs = conn.requestTimeoutMs;
     this.#acks = ACKS[options.acks ?? "leader"];
-    if (this.#acks === undefined)
-      throw invalid(`acks must be "none", "leader" or "durable", not ${options.acks}`);
+    if (this.#acks === undefined) {
+      throw new ConchError(
+        ErrorCode.INVALID_CONFIG,
+        `acks must be "none", "leader" or "durable", not ${JSON.stringify(options.acks)}`,
+      );
+    }
     this.#retries = integerOption("retries", options.retries, Number.MAX_SAFE_INTEGER);
-    this.#retryBackoffMs = integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
-    this.#retryBackoffMaxMs = integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
-    this.#deliveryTimeoutMs = integerOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 60_000, 1);
+    this.#retryBackoffMs = durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
+    this.#retryBackoffMaxMs = durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
+    this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 60_000, 1);
     this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
     this.#acc = new RecordAccumulator(
       {
         batchBytes: integerOption("batchBytes", options.batchBytes, 256 << 10, 1024),
-        lingerMs: integerOption("lingerMs", options.lingerMs, 0, 0, 60_000),
+        lingerMs: durationOption("lingerMs", options.lingerMs, 0, 0, 60_000),
         maxInFlight: integerOption("maxInFlight", options.maxInFlight, 5, 1, 1000),
         bufferBytes: this.#bufferBytes,
         // Without responses nothing tells when a batch's bytes have left the socket.
