@@ -61,7 +61,11 @@ export interface ProducerOptions {
   /** First retry backoff step, doubling up to `retryBackoffMaxMs`. Defaults 100 ms and 1 s. */
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
-  /** A batch not acknowledged this long after it was sealed fails with its last error. Default 60 s. */
+  /**
+   * The longest a send may take, from `send()` to its promise settling, across reconnects and
+   * retries: past it the message fails with TIMEOUT saying how many attempts were made and why the
+   * last one failed. Default 120 s.
+   */
   deliveryTimeoutMs?: number;
 }
 
@@ -121,6 +125,8 @@ export class Producer {
   #parkHead = 0;
   /** Bytes of the records waiting in the FIFO, bounded by bufferBytes. */
   #parkBytes: number[] = [];
+  /** When each waiting message was sent (monotonic ms), for its delivery deadline. */
+  #parkSentAt: number[] = [];
   #parkedBytes = 0;
   /** Waiting sends that have a signal, by their resolver or group. Empty on the fast path. */
   #parkAborts = new Map<Resolve | SendGroup, ParkedAbort>();
@@ -129,6 +135,9 @@ export class Producer {
   /** Why the head of the FIFO could not be appended. */
   #blockedOnMemory = false;
   #progressWaiters: Array<() => void> = [];
+  /** One timer for every delivery deadline: armed for the earliest one, null when none is pending. */
+  #expiryTimer: NodeJS.Timeout | null = null;
+  #expiryAt = Number.POSITIVE_INFINITY;
   #closing = false;
   #closed: Promise<void> | null = null;
 
@@ -145,7 +154,7 @@ export class Producer {
     this.#retries = integerOption("retries", options.retries, Number.MAX_SAFE_INTEGER);
     this.#retryBackoffMs = durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
     this.#retryBackoffMaxMs = durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
-    this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 60_000, 1);
+    this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 120_000, 1);
     this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
     this.#acc = new RecordAccumulator(
       {
@@ -153,6 +162,7 @@ export class Producer {
         lingerMs: durationOption("lingerMs", options.lingerMs, 0, 0, 60_000),
         maxInFlight: integerOption("maxInFlight", options.maxInFlight, 5, 1, 1000),
         bufferBytes: this.#bufferBytes,
+        deliveryTimeoutMs: this.#deliveryTimeoutMs,
         // Without responses nothing tells when a batch's bytes have left the socket.
         recycleBuffers: this.#acks !== Acks.NONE,
       },
@@ -272,6 +282,8 @@ export class Producer {
       } finally {
         this.#acc.failUnsent(closedError());
         this.#acc.stop();
+        if (this.#expiryTimer !== null) clearTimeout(this.#expiryTimer);
+        this.#expiryTimer = null;
         this.#metadata.close();
         this.#manager.close();
         this.#wakeProgress();
@@ -306,6 +318,9 @@ export class Producer {
       this.#parkA.push(a);
       this.#parkB.push(b);
       this.#parkBytes.push(bytes);
+      const sentAt = performance.now();
+      this.#parkSentAt.push(sentAt);
+      this.#armExpiry(sentAt + this.#deliveryTimeoutMs);
       this.#parkedBytes += bytes;
       this.#parkedEver++;
       if (signal !== undefined) this.#watchParked(a, signal);
@@ -356,6 +371,7 @@ export class Producer {
       this.#parkA[write] = this.#parkA[i]!;
       this.#parkB[write] = this.#parkB[i]!;
       this.#parkBytes[write] = this.#parkBytes[i]!;
+      this.#parkSentAt[write] = this.#parkSentAt[i]!;
       write++;
     }
     this.#parkTopics.length = write;
@@ -363,6 +379,7 @@ export class Producer {
     this.#parkA.length = write;
     this.#parkB.length = write;
     this.#parkBytes.length = write;
+    this.#parkSentAt.length = write;
     if (b !== undefined) fail(a, b, err);
     else if (a instanceof SendGroup) a.fail(err);
     // What waited behind the withdrawn sends may fit now.
@@ -371,13 +388,17 @@ export class Producer {
     this.#wakeProgress();
   }
 
-  /** Appends the message (or rejects it if invalid); false if it must wait. */
+  /**
+   * Appends the message (or rejects it if invalid); false if it must wait. `sentAt`: when a message
+   * that waited was sent, which brings its batch's deadline forward.
+   */
   #tryAppend(
     topic: string,
     m: ProducerMessage,
     a: Resolve | SendGroup,
     b: Reject | number,
     now?: number,
+    sentAt?: number,
   ): boolean {
     const value = m.value;
     const key = m.key ?? null;
@@ -427,6 +448,9 @@ export class Producer {
     }
     const batch = this.#acc.append(topic, partition, value, key, ts, bytes, a, b);
     sticky?.stick(batch);
+    if (sentAt !== undefined && sentAt + this.#deliveryTimeoutMs < batch.deadline)
+      batch.deadline = sentAt + this.#deliveryTimeoutMs;
+    if (this.#expiryTimer === null) this.#armExpiry(batch.deadline);
     return true;
   }
 
@@ -436,7 +460,14 @@ export class Producer {
     const start = head;
     while (
       head < topics.length &&
-      this.#tryAppend(topics[head]!, this.#parkMessages[head]!, this.#parkA[head]!, this.#parkB[head]!)
+      this.#tryAppend(
+        topics[head]!,
+        this.#parkMessages[head]!,
+        this.#parkA[head]!,
+        this.#parkB[head]!,
+        undefined,
+        this.#parkSentAt[head]!,
+      )
     ) {
       this.#parkedBytes -= this.#parkBytes[head]!;
       if (this.#parkAborts.size > 0) this.#leftPark(this.#parkA[head]!);
@@ -455,6 +486,7 @@ export class Producer {
       a: [] as Array<Resolve | SendGroup>,
       b: [] as Array<Reject | number>,
       bytes: [] as number[],
+      sentAt: [] as number[],
     };
     for (let i = this.#parkHead; i < this.#parkTopics.length; i++) {
       if (this.#parkTopics[i] === topic && this.#parkMessages[i]!.partition === undefined) {
@@ -468,6 +500,7 @@ export class Producer {
         keep.a.push(this.#parkA[i]!);
         keep.b.push(this.#parkB[i]!);
         keep.bytes.push(this.#parkBytes[i]!);
+        keep.sentAt.push(this.#parkSentAt[i]!);
       }
     }
     this.#parkTopics = keep.topics;
@@ -475,6 +508,7 @@ export class Producer {
     this.#parkA = keep.a;
     this.#parkB = keep.b;
     this.#parkBytes = keep.bytes;
+    this.#parkSentAt = keep.sentAt;
     this.#parkHead = 0;
     this.#unpark();
     this.#wakeProgress();
@@ -489,6 +523,7 @@ export class Producer {
         this.#parkA = [];
         this.#parkB = [];
         this.#parkBytes = [];
+        this.#parkSentAt = [];
       }
       this.#parkedBytes = 0;
       this.#parkHead = 0;
@@ -502,6 +537,7 @@ export class Producer {
       this.#parkA = this.#parkA.slice(head);
       this.#parkB = this.#parkB.slice(head);
       this.#parkBytes = this.#parkBytes.slice(head);
+      this.#parkSentAt = this.#parkSentAt.slice(head);
       head = 0;
     }
     this.#parkHead = head;
@@ -560,20 +596,94 @@ export class Producer {
 
   #onError(batch: ProducerBatch, err: unknown): void {
     const e = asConchError(err);
-    const retryable =
-      e.retriable &&
-      !this.#manager.closed &&
-      batch.attempts <= this.#retries &&
-      performance.now() - batch.sealedAt < this.#deliveryTimeoutMs;
-    if (retryable) {
+    batch.lastError = e;
+    // Failed by its delivery deadline while in flight: its messages were told then.
+    if (batch.settled) {
+      this.#acc.done(batch);
+      return;
+    }
+    const late = performance.now() >= batch.deadline;
+    if (e.retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
       this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
       return;
     }
     if (e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) {
       this.#metadata.invalidate(batch.topic);
     }
-    batch.fail(e);
+    batch.fail(late && e.retriable ? this.#batchTimedOut(batch) : e);
     this.#acc.done(batch);
+  }
+
+  /** Makes sure the expiry timer fires by `at` (Infinity: nothing to wait for). */
+  #armExpiry(at: number): void {
+    if (this.#expiryTimer !== null) {
+      if (this.#expiryAt <= at) return;
+      clearTimeout(this.#expiryTimer);
+      this.#expiryTimer = null;
+    }
+    if (at === Number.POSITIVE_INFINITY) return;
+    this.#expiryAt = at;
+    this.#expiryTimer = setTimeout(this.#expire, Math.max(1, Math.ceil(at - performance.now())));
+  }
+
+  /** Fails every send whose delivery deadline has passed, and waits for the next deadline. */
+  #expire = (): void => {
+    this.#expiryTimer = null;
+    this.#expiryAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = this.#acc.expire(now, this.#batchTimedOut);
+    const ms = this.#deliveryTimeoutMs;
+    // The FIFO is in send order: the messages past their deadline are the ones at its head.
+    let head = this.#parkHead;
+    const start = head;
+    const sentAt = this.#parkSentAt;
+    while (head < sentAt.length && sentAt[head]! + ms <= now) {
+      const a = this.#parkA[head]!;
+      fail(a, this.#parkB[head]!, this.#waitTimedOut());
+      this.#parkedBytes -= this.#parkBytes[head]!;
+      if (this.#parkAborts.size > 0) this.#leftPark(a);
+      head++;
+    }
+    if (head < sentAt.length) next = Math.min(next, sentAt[head]! + ms);
+    if (head !== start) {
+      this.#unparkedEver += head - start;
+      this.#setHead(head);
+      this.#unpark();
+      this.#wakeProgress();
+    }
+    this.#armExpiry(next);
+  };
+
+  #batchTimedOut = (batch: ProducerBatch): ConchError => {
+    const attempts = batch.attempts;
+    const last = batch.lastError;
+    const what =
+      attempts === 0
+        ? "it was never sent (it waited for an earlier batch of its partition)"
+        : `${attempts} attempt${attempts === 1 ? "" : "s"} to send its batch`;
+    const why = last === null ? "" : `; the last failed with ${last.codeName}: ${last.message}`;
+    return new ConchError(
+      ErrorCode.TIMEOUT,
+      `not acknowledged within deliveryTimeoutMs (${this.#deliveryTimeoutMs} ms) of send() to ${batch.topic}/${batch.partition}: ${what}${why}${this.#connectionProblem()}`,
+      { cause: last ?? undefined },
+    );
+  };
+
+  #waitTimedOut(): ConchError {
+    const reason = this.#blockedOnMemory
+      ? `buffer memory (bufferBytes ${this.#bufferBytes})`
+      : "the topic's partition count";
+    return new ConchError(
+      ErrorCode.TIMEOUT,
+      `not acknowledged within deliveryTimeoutMs (${this.#deliveryTimeoutMs} ms) of send(): it was still waiting for ${reason}, never sent${this.#connectionProblem()}`,
+    );
+  }
+
+  /** While no broker is reachable: why, for a timeout's message. */
+  #connectionProblem(): string {
+    const last = this.#manager.lastError;
+    if (this.#manager.current !== null || last === null) return "";
+    return `; no connection to ${this.#manager.describe()} (${last.message})`;
   }
 
   /** A lost connection is retried at once (the reconnect has its own backoff); other errors back off. */
