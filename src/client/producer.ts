@@ -18,6 +18,7 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { HEADER_SIZE } from "../format/layout.js";
+import { checkTopicName } from "../format/topic-name.js";
 import { Acks, type AcksValue } from "../protocol/api.js";
 import {
   decodeProduceResponse,
@@ -117,6 +118,9 @@ export class Producer {
   #deliveryTimeoutMs: number;
   #bufferBytes: number;
   #sticky = new Map<string, StickyPartitioner>();
+  /** Topic names found legal, so a name is checked once, not at every send (bounded: see #badTopic). */
+  #legalTopics = new Set<string>();
+  #lastLegalTopic: string | null = null;
   // The FIFO of parked messages, as parallel arrays from #parkHead on.
   #parkTopics: string[] = [];
   #parkMessages: ProducerMessage[] = [];
@@ -213,6 +217,10 @@ export class Producer {
    */
   async connect(topics: readonly string[] = [], signal?: AbortSignal): Promise<void> {
     if (this.#closing) throw closedError();
+    for (const t of topics) {
+      const bad = this.#badTopic(t);
+      if (bad !== null) throw bad;
+    }
     await this.#manager.connection(signal);
     await abortable(Promise.all(topics.map((t) => this.#metadata.ensure(t))), signal, "connect");
   }
@@ -223,7 +231,9 @@ export class Producer {
     const resolve = capturedResolve as Resolve;
     const reject = capturedReject as Reject;
     const signal = options?.signal;
+    const bad = this.#badTopic(topic);
     if (this.#closing) reject(closedError());
+    else if (bad !== null) reject(bad);
     else if (signal?.aborted === true) reject(abortedError(signal, "send"));
     else this.#enqueue(topic, message, resolve, reject, undefined, signal);
     return promise;
@@ -242,7 +252,9 @@ export class Producer {
       capturedReject as Reject,
     );
     const signal = options?.signal;
+    const bad = this.#badTopic(topic);
     if (this.#closing) group.fail(closedError());
+    else if (bad !== null) group.fail(bad);
     else if (signal?.aborted === true) group.fail(abortedError(signal, "sendBatch"));
     else if (messages.length === 0) return Promise.resolve(group.result());
     else {
@@ -290,6 +302,26 @@ export class Producer {
       }
     })();
     return this.#closed;
+  }
+
+  /**
+   * Why `topic` cannot be written (INVALID_TOPIC_NAME, the broker's own rule: no topic could have
+   * the name, and the broker's internal topics are not for clients), or null.
+   */
+  #badTopic(topic: string): ConchError | null {
+    if (topic === this.#lastLegalTopic) return null;
+    if (!this.#legalTopics.has(topic)) {
+      try {
+        checkTopicName(topic);
+      } catch (err) {
+        return err as ConchError;
+      }
+      // A producer writing to ever new topics does not grow this without bound.
+      if (this.#legalTopics.size >= 4096) this.#legalTopics.clear();
+      this.#legalTopics.add(topic);
+    }
+    this.#lastLegalTopic = topic;
+    return null;
   }
 
   /** `now` stands in for a message without a timestamp; undefined: the time it is appended. */
