@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { DataDirLock } from "./data-dir-lock.js";
@@ -13,7 +14,6 @@ import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
-import { checkTopicName } from "./topic-name.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
 
 export type Acks = 0 | 1 | 2;
@@ -366,7 +366,7 @@ export class Broker {
 
   #existing(name: string): Topic {
     const topic = this.#topics.get(name);
-    if (topic === undefined) throw new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
+    if (topic === undefined) throw unknownTopic(name);
     return topic;
   }
 
@@ -417,9 +417,7 @@ export class Broker {
    * wait on the same create resume in the order they called, so their appends keep that order.
    */
   #autoCreate(name: string): Promise<Topic> {
-    if (!this.config.autoCreateTopics) {
-      return Promise.reject(new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`));
-    }
+    if (!this.config.autoCreateTopics) return Promise.reject(unknownTopic(name));
     let pending = this.#autoCreating.get(name);
     if (pending === undefined) {
       try {
@@ -461,4 +459,15 @@ function checkCount(what: string, value: number): void {
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * Why a name that is not among the topics was not found: INVALID_TOPIC_NAME when no topic could
+ * have it, whatever the broker holds, else UNKNOWN_TOPIC. Checked on a miss only: every topic held
+ * has a legal name, so a hit needs no check and the answer is the same as checking first.
+ */
+function unknownTopic(name: string): ConchError {
+  const problem = topicNameProblem(name);
+  if (problem !== null) return new ConchError(ErrorCode.INVALID_TOPIC_NAME, problem);
+  return new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
 }

@@ -6,12 +6,12 @@
  */
 import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { checkTopicName } from "../format/topic-name.js";
 import { ConsumerGroup, type GroupStateName } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
 import type { JoinResult, TopicPartitions } from "./group-member.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import type { TopicDescription } from "./topic.js";
-import { checkTopicName } from "./topic-name.js";
 
 export type { GroupStateName } from "./group.js";
 export type { AssignmentStrategy } from "./group-assignor.js";

@@ -5,5 +5,4 @@ export * from "./group-coordinator.js";
 export { OFFSETS_TOPIC } from "./offset-store.js";
 export * from "./topic.js";
 export * from "./topic-config.js";
-export * from "./topic-name.js";
 export { MAX_PARTITIONS, type TopicMeta } from "./topic-store.js";

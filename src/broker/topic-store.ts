@@ -17,8 +17,8 @@ import { lstat, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promi
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { topicNameProblem } from "../format/topic-name.js";
 import { parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
-import { topicNameProblem } from "./topic-name.js";
 
 export const MAX_PARTITIONS = 10_000;
 export const META_FILE = "topic.json";

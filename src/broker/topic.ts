@@ -6,6 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
 import { PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
@@ -15,7 +16,6 @@ import {
   type TopicConfig,
   type TopicOverrides,
 } from "./topic-config.js";
-import { isInternalTopicName } from "./topic-name.js";
 import type { TopicMeta, TopicStore } from "./topic-store.js";
 
 export interface PartitionDescription {

@@ -75,6 +75,11 @@ export class ConnectionManager {
     return this.#closed;
   }
 
+  /** Why the last connection attempt failed, or the last connection closed; null once connected. */
+  get lastError(): ConchError | null {
+    return this.#lastError;
+  }
+
   /** Sends a request on the live connection, waiting for one first if needed. */
   request<A, T>(encode: Encoder<A>, arg: A, decode: Decoder<T>, options?: RequestOptions): Promise<T> {
     return new Promise<T>((resolve, reject) => {

@@ -29,7 +29,7 @@ import { JOIN_MAX_BYTES, joinBuffers } from "../protocol/socket-writes.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
 import { microtask } from "./microtask.js";
-import { PendingTable } from "./pending-table.js";
+import { nextCorrelationId, PendingTable } from "./pending-table.js";
 
 export interface ConnectionOptions {
   clientId: string;
@@ -84,7 +84,6 @@ interface SignalWatch {
 
 /** The handshake response is tiny; nothing larger is accepted before it. */
 const HANDSHAKE_MAX_FRAME_BYTES = 64 * 1024;
-const MAX_CORRELATION_ID = 0xffffffff;
 const NO_OPTIONS: RequestOptions = {};
 
 export class Connection {
@@ -370,9 +369,8 @@ export class Connection {
   #allocateId(): number {
     let id = this.#nextId;
     // Past a lap of the ids, an open stream's id is still in use.
-    while (this.#streams > 0 && this.#pending.get(id) !== undefined)
-      id = id === MAX_CORRELATION_ID ? 1 : id + 1;
-    this.#nextId = id === MAX_CORRELATION_ID ? 1 : id + 1;
+    while (this.#streams > 0 && this.#pending.get(id) !== undefined) id = nextCorrelationId(id);
+    this.#nextId = nextCorrelationId(id);
     return id;
   }
 

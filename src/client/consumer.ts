@@ -18,7 +18,7 @@ import { BatchQueue } from "./batch-queue.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { BatchCursor, type ConsumerBatch, type ConsumerMessage } from "./consumer-batch.js";
 import { abortedError } from "./errors.js";
-import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import {
   type FetchMember,
   type FetchSettings,
@@ -99,12 +99,12 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     this.#manager = new ConnectionManager(connectionManagerOptions(client));
     this.#settings = {
       member: options.member,
-      maxWaitMs: integerOption("maxWaitMs", options.maxWaitMs, 500, 0, 0xffffffff),
+      maxWaitMs: durationOption("maxWaitMs", options.maxWaitMs, 500, 0),
       maxBytes: integerOption("maxBytes", options.maxBytes, 1 << 20, 1, 0xffffffff),
       minBytes: integerOption("minBytes", options.minBytes, 1, 0, 0xffffffff),
       resetPolicy: options.resetPolicy ?? "earliest",
-      retryBackoffMs: integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
-      retryBackoffMaxMs: integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
+      retryBackoffMs: durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
+      retryBackoffMaxMs: durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
     };
     this.#defaultStart = options.from ?? "earliest";
     this.#pendingTopics = options.topics ?? [];

@@ -5,7 +5,7 @@
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { ConsumerOptions, TopicPartition } from "./consumer.js";
 import { type GroupStrategy, groupStrategy, type MembershipSettings } from "./group-membership.js";
-import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 
 export interface GroupConsumerOptions
   extends Omit<ConsumerOptions, "partitions" | "topics" | "from" | "resetPolicy" | "member"> {
@@ -103,11 +103,11 @@ export function groupSettings(client: ClientOptions, options: GroupConsumerOptio
         1,
         session,
       ),
-      retryBackoffMs: integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
-      retryBackoffMaxMs: integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
+      retryBackoffMs: durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
+      retryBackoffMaxMs: durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
     },
     autoCommit: autoCommit ?? true,
-    autoCommitIntervalMs: integerOption("autoCommitIntervalMs", autoCommitIntervalMs, 5000, 1),
+    autoCommitIntervalMs: durationOption("autoCommitIntervalMs", autoCommitIntervalMs, 5000, 1),
     resetPolicy,
     fetch,
   };

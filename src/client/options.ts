@@ -1,4 +1,5 @@
 /** Client-wide settings, their defaults, and the checks every options object goes through. */
+import { MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { ConnectionManagerOptions } from "./connection-manager.js";
 
@@ -21,14 +22,17 @@ export function connectionManagerOptions(o: ClientOptions): ConnectionManagerOpt
   return {
     brokers: [...o.brokers],
     clientId: o.clientId ?? "conch-client",
-    connectTimeoutMs: integerOption("connectTimeoutMs", o.connectTimeoutMs, 10_000, 1),
-    requestTimeoutMs: integerOption("requestTimeoutMs", o.requestTimeoutMs, 30_000, 1),
-    reconnectBackoffMs: integerOption("reconnectBackoffMs", o.reconnectBackoffMs, 50, 1),
-    reconnectBackoffMaxMs: integerOption("reconnectBackoffMaxMs", o.reconnectBackoffMaxMs, 2_000, 1),
+    connectTimeoutMs: durationOption("connectTimeoutMs", o.connectTimeoutMs, 10_000, 1),
+    requestTimeoutMs: durationOption("requestTimeoutMs", o.requestTimeoutMs, 30_000, 1),
+    reconnectBackoffMs: durationOption("reconnectBackoffMs", o.reconnectBackoffMs, 50, 1),
+    reconnectBackoffMaxMs: durationOption("reconnectBackoffMaxMs", o.reconnectBackoffMaxMs, 2_000, 1),
   };
 }
 
-/** `value` if given (an integer in [min, max]), else `fallback`. */
+/**
+ * `value` if given (an integer in [min, max]), else `fallback`; anything else is a ConchError
+ * INVALID_CONFIG naming the option, thrown when the client, producer or consumer is made.
+ */
 export function integerOption(
   name: string,
   value: number | undefined,
@@ -39,9 +43,35 @@ export function integerOption(
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
-      `${name} must be an integer in [${min}, ${max}], not ${value}`,
+      ErrorCode.INVALID_CONFIG,
+      `${name} must be an integer in [${min}, ${max}], not ${describe(value)}`,
     );
   }
   return value;
+}
+
+/**
+ * A duration in ms that becomes a timer: an integer in [min, max], and never above Node's timer
+ * ceiling, past which a timer fires after 1 ms instead.
+ */
+export function durationOption(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min = 0,
+  max = MAX_TIMER_MS,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const ceiling = max === MAX_TIMER_MS ? ", the longest a Node timer can wait" : "";
+    throw new ConchError(
+      ErrorCode.INVALID_CONFIG,
+      `${name} must be a whole number of ms from ${min} to ${max}${ceiling}, not ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

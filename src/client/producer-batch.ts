@@ -133,8 +133,15 @@ export class ProducerBatch {
   readonly sinks: Array<Resolve | Reject | SendGroup | number> = [];
   /** Sends so far (1 after the first). */
   attempts = 0;
-  /** When the batch was sealed (ms, monotonic clock), for the delivery timeout. */
-  sealedAt = 0;
+  /**
+   * When the batch fails if not acknowledged (monotonic ms): deliveryTimeoutMs after the send()
+   * of its oldest message.
+   */
+  deadline = Number.POSITIVE_INFINITY;
+  /** A request carries it now: its slot and memory are freed when that request ends. */
+  inFlight = false;
+  /** Why its last attempt failed, for the delivery timeout's message. */
+  lastError: ConchError | null = null;
   settled = false;
   /** Its index in the accumulator's list of unsettled batches (-1: in none). */
   listSlot = -1;

@@ -5,8 +5,9 @@
  *
  * Delivery is at-least-once: a batch whose connection dropped before its response came may or may
  * not have been stored, and is sent again, so it may be stored twice. Order within a partition
- * holds across a lost connection (all its in-flight batches are resent in order); a batch retried
- * after another retriable error may land after batches sent behind it unless `maxInFlight` is 1.
+ * holds across a lost connection (the accumulator resends its failed batches in their original
+ * order, once all its batches in flight have come back); a batch retried after another retriable
+ * error may land after batches that were stored meanwhile, unless `maxInFlight` is 1.
  *
  * Messages that cannot be appended yet — the buffer is full, or the topic's partition count is
  * still being learned — wait in a FIFO of parallel arrays (no object per message) and everything
@@ -17,6 +18,7 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { HEADER_SIZE } from "../format/layout.js";
+import { checkTopicName } from "../format/topic-name.js";
 import { Acks, type AcksValue } from "../protocol/api.js";
 import {
   decodeProduceResponse,
@@ -27,7 +29,7 @@ import { abortable } from "./abort.js";
 import type { ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
-import { type ClientOptions, connectionManagerOptions, integerOption } from "./options.js";
+import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import { partitionForKey, StickyPartitioner } from "./partitioner.js";
 import {
   type ProducerBatch,
@@ -60,7 +62,11 @@ export interface ProducerOptions {
   /** First retry backoff step, doubling up to `retryBackoffMaxMs`. Defaults 100 ms and 1 s. */
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
-  /** A batch not acknowledged this long after it was sealed fails with its last error. Default 60 s. */
+  /**
+   * The longest a send may take, from `send()` to its promise settling, across reconnects and
+   * retries: past it the message fails with TIMEOUT saying how many attempts were made and why the
+   * last one failed. Default 120 s.
+   */
   deliveryTimeoutMs?: number;
 }
 
@@ -112,6 +118,9 @@ export class Producer {
   #deliveryTimeoutMs: number;
   #bufferBytes: number;
   #sticky = new Map<string, StickyPartitioner>();
+  /** Topic names found legal, so a name is checked once, not at every send (bounded: see #badTopic). */
+  #legalTopics = new Set<string>();
+  #lastLegalTopic: string | null = null;
   // The FIFO of parked messages, as parallel arrays from #parkHead on.
   #parkTopics: string[] = [];
   #parkMessages: ProducerMessage[] = [];
@@ -120,6 +129,8 @@ export class Producer {
   #parkHead = 0;
   /** Bytes of the records waiting in the FIFO, bounded by bufferBytes. */
   #parkBytes: number[] = [];
+  /** When each waiting message was sent (monotonic ms), for its delivery deadline. */
+  #parkSentAt: number[] = [];
   #parkedBytes = 0;
   /** Waiting sends that have a signal, by their resolver or group. Empty on the fast path. */
   #parkAborts = new Map<Resolve | SendGroup, ParkedAbort>();
@@ -128,6 +139,9 @@ export class Producer {
   /** Why the head of the FIFO could not be appended. */
   #blockedOnMemory = false;
   #progressWaiters: Array<() => void> = [];
+  /** One timer for every delivery deadline: armed for the earliest one, null when none is pending. */
+  #expiryTimer: NodeJS.Timeout | null = null;
+  #expiryAt = Number.POSITIVE_INFINITY;
   #closing = false;
   #closed: Promise<void> | null = null;
 
@@ -135,19 +149,24 @@ export class Producer {
     const conn = connectionManagerOptions(client);
     this.#requestTimeoutMs = conn.requestTimeoutMs;
     this.#acks = ACKS[options.acks ?? "leader"];
-    if (this.#acks === undefined)
-      throw invalid(`acks must be "none", "leader" or "durable", not ${options.acks}`);
+    if (this.#acks === undefined) {
+      throw new ConchError(
+        ErrorCode.INVALID_CONFIG,
+        `acks must be "none", "leader" or "durable", not ${JSON.stringify(options.acks)}`,
+      );
+    }
     this.#retries = integerOption("retries", options.retries, Number.MAX_SAFE_INTEGER);
-    this.#retryBackoffMs = integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
-    this.#retryBackoffMaxMs = integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
-    this.#deliveryTimeoutMs = integerOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 60_000, 1);
+    this.#retryBackoffMs = durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1);
+    this.#retryBackoffMaxMs = durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
+    this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 120_000, 1);
     this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
     this.#acc = new RecordAccumulator(
       {
         batchBytes: integerOption("batchBytes", options.batchBytes, 256 << 10, 1024),
-        lingerMs: integerOption("lingerMs", options.lingerMs, 0, 0, 60_000),
+        lingerMs: durationOption("lingerMs", options.lingerMs, 0, 0, 60_000),
         maxInFlight: integerOption("maxInFlight", options.maxInFlight, 5, 1, 1000),
         bufferBytes: this.#bufferBytes,
+        deliveryTimeoutMs: this.#deliveryTimeoutMs,
         // Without responses nothing tells when a batch's bytes have left the socket.
         recycleBuffers: this.#acks !== Acks.NONE,
       },
@@ -198,6 +217,10 @@ export class Producer {
    */
   async connect(topics: readonly string[] = [], signal?: AbortSignal): Promise<void> {
     if (this.#closing) throw closedError();
+    for (const t of topics) {
+      const bad = this.#badTopic(t);
+      if (bad !== null) throw bad;
+    }
     await this.#manager.connection(signal);
     await abortable(Promise.all(topics.map((t) => this.#metadata.ensure(t))), signal, "connect");
   }
@@ -208,7 +231,9 @@ export class Producer {
     const resolve = capturedResolve as Resolve;
     const reject = capturedReject as Reject;
     const signal = options?.signal;
+    const bad = this.#badTopic(topic);
     if (this.#closing) reject(closedError());
+    else if (bad !== null) reject(bad);
     else if (signal?.aborted === true) reject(abortedError(signal, "send"));
     else this.#enqueue(topic, message, resolve, reject, undefined, signal);
     return promise;
@@ -227,7 +252,9 @@ export class Producer {
       capturedReject as Reject,
     );
     const signal = options?.signal;
+    const bad = this.#badTopic(topic);
     if (this.#closing) group.fail(closedError());
+    else if (bad !== null) group.fail(bad);
     else if (signal?.aborted === true) group.fail(abortedError(signal, "sendBatch"));
     else if (messages.length === 0) return Promise.resolve(group.result());
     else {
@@ -267,12 +294,34 @@ export class Producer {
       } finally {
         this.#acc.failUnsent(closedError());
         this.#acc.stop();
+        if (this.#expiryTimer !== null) clearTimeout(this.#expiryTimer);
+        this.#expiryTimer = null;
         this.#metadata.close();
         this.#manager.close();
         this.#wakeProgress();
       }
     })();
     return this.#closed;
+  }
+
+  /**
+   * Why `topic` cannot be written (INVALID_TOPIC_NAME, the broker's own rule: no topic could have
+   * the name, and the broker's internal topics are not for clients), or null.
+   */
+  #badTopic(topic: string): ConchError | null {
+    if (topic === this.#lastLegalTopic) return null;
+    if (!this.#legalTopics.has(topic)) {
+      try {
+        checkTopicName(topic);
+      } catch (err) {
+        return err as ConchError;
+      }
+      // A producer writing to ever new topics does not grow this without bound.
+      if (this.#legalTopics.size >= 4096) this.#legalTopics.clear();
+      this.#legalTopics.add(topic);
+    }
+    this.#lastLegalTopic = topic;
+    return null;
   }
 
   /** `now` stands in for a message without a timestamp; undefined: the time it is appended. */
@@ -301,6 +350,9 @@ export class Producer {
       this.#parkA.push(a);
       this.#parkB.push(b);
       this.#parkBytes.push(bytes);
+      const sentAt = performance.now();
+      this.#parkSentAt.push(sentAt);
+      this.#armExpiry(sentAt + this.#deliveryTimeoutMs);
       this.#parkedBytes += bytes;
       this.#parkedEver++;
       if (signal !== undefined) this.#watchParked(a, signal);
@@ -351,6 +403,7 @@ export class Producer {
       this.#parkA[write] = this.#parkA[i]!;
       this.#parkB[write] = this.#parkB[i]!;
       this.#parkBytes[write] = this.#parkBytes[i]!;
+      this.#parkSentAt[write] = this.#parkSentAt[i]!;
       write++;
     }
     this.#parkTopics.length = write;
@@ -358,6 +411,7 @@ export class Producer {
     this.#parkA.length = write;
     this.#parkB.length = write;
     this.#parkBytes.length = write;
+    this.#parkSentAt.length = write;
     if (b !== undefined) fail(a, b, err);
     else if (a instanceof SendGroup) a.fail(err);
     // What waited behind the withdrawn sends may fit now.
@@ -366,13 +420,17 @@ export class Producer {
     this.#wakeProgress();
   }
 
-  /** Appends the message (or rejects it if invalid); false if it must wait. */
+  /**
+   * Appends the message (or rejects it if invalid); false if it must wait. `sentAt`: when a message
+   * that waited was sent, which brings its batch's deadline forward.
+   */
   #tryAppend(
     topic: string,
     m: ProducerMessage,
     a: Resolve | SendGroup,
     b: Reject | number,
     now?: number,
+    sentAt?: number,
   ): boolean {
     const value = m.value;
     const key = m.key ?? null;
@@ -422,6 +480,9 @@ export class Producer {
     }
     const batch = this.#acc.append(topic, partition, value, key, ts, bytes, a, b);
     sticky?.stick(batch);
+    if (sentAt !== undefined && sentAt + this.#deliveryTimeoutMs < batch.deadline)
+      batch.deadline = sentAt + this.#deliveryTimeoutMs;
+    if (this.#expiryTimer === null) this.#armExpiry(batch.deadline);
     return true;
   }
 
@@ -431,7 +492,14 @@ export class Producer {
     const start = head;
     while (
       head < topics.length &&
-      this.#tryAppend(topics[head]!, this.#parkMessages[head]!, this.#parkA[head]!, this.#parkB[head]!)
+      this.#tryAppend(
+        topics[head]!,
+        this.#parkMessages[head]!,
+        this.#parkA[head]!,
+        this.#parkB[head]!,
+        undefined,
+        this.#parkSentAt[head]!,
+      )
     ) {
       this.#parkedBytes -= this.#parkBytes[head]!;
       if (this.#parkAborts.size > 0) this.#leftPark(this.#parkA[head]!);
@@ -450,6 +518,7 @@ export class Producer {
       a: [] as Array<Resolve | SendGroup>,
       b: [] as Array<Reject | number>,
       bytes: [] as number[],
+      sentAt: [] as number[],
     };
     for (let i = this.#parkHead; i < this.#parkTopics.length; i++) {
       if (this.#parkTopics[i] === topic && this.#parkMessages[i]!.partition === undefined) {
@@ -463,6 +532,7 @@ export class Producer {
         keep.a.push(this.#parkA[i]!);
         keep.b.push(this.#parkB[i]!);
         keep.bytes.push(this.#parkBytes[i]!);
+        keep.sentAt.push(this.#parkSentAt[i]!);
       }
     }
     this.#parkTopics = keep.topics;
@@ -470,6 +540,7 @@ export class Producer {
     this.#parkA = keep.a;
     this.#parkB = keep.b;
     this.#parkBytes = keep.bytes;
+    this.#parkSentAt = keep.sentAt;
     this.#parkHead = 0;
     this.#unpark();
     this.#wakeProgress();
@@ -484,6 +555,7 @@ export class Producer {
         this.#parkA = [];
         this.#parkB = [];
         this.#parkBytes = [];
+        this.#parkSentAt = [];
       }
       this.#parkedBytes = 0;
       this.#parkHead = 0;
@@ -497,6 +569,7 @@ export class Producer {
       this.#parkA = this.#parkA.slice(head);
       this.#parkB = this.#parkB.slice(head);
       this.#parkBytes = this.#parkBytes.slice(head);
+      this.#parkSentAt = this.#parkSentAt.slice(head);
       head = 0;
     }
     this.#parkHead = head;
@@ -555,20 +628,94 @@ export class Producer {
 
   #onError(batch: ProducerBatch, err: unknown): void {
     const e = asConchError(err);
-    const retryable =
-      e.retriable &&
-      !this.#manager.closed &&
-      batch.attempts <= this.#retries &&
-      performance.now() - batch.sealedAt < this.#deliveryTimeoutMs;
-    if (retryable) {
+    batch.lastError = e;
+    // Failed by its delivery deadline while in flight: its messages were told then.
+    if (batch.settled) {
+      this.#acc.done(batch);
+      return;
+    }
+    const late = performance.now() >= batch.deadline;
+    if (e.retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
       this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
       return;
     }
     if (e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) {
       this.#metadata.invalidate(batch.topic);
     }
-    batch.fail(e);
+    batch.fail(late && e.retriable ? this.#batchTimedOut(batch) : e);
     this.#acc.done(batch);
+  }
+
+  /** Makes sure the expiry timer fires by `at` (Infinity: nothing to wait for). */
+  #armExpiry(at: number): void {
+    if (this.#expiryTimer !== null) {
+      if (this.#expiryAt <= at) return;
+      clearTimeout(this.#expiryTimer);
+      this.#expiryTimer = null;
+    }
+    if (at === Number.POSITIVE_INFINITY) return;
+    this.#expiryAt = at;
+    this.#expiryTimer = setTimeout(this.#expire, Math.max(1, Math.ceil(at - performance.now())));
+  }
+
+  /** Fails every send whose delivery deadline has passed, and waits for the next deadline. */
+  #expire = (): void => {
+    this.#expiryTimer = null;
+    this.#expiryAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = this.#acc.expire(now, this.#batchTimedOut);
+    const ms = this.#deliveryTimeoutMs;
+    // The FIFO is in send order: the messages past their deadline are the ones at its head.
+    let head = this.#parkHead;
+    const start = head;
+    const sentAt = this.#parkSentAt;
+    while (head < sentAt.length && sentAt[head]! + ms <= now) {
+      const a = this.#parkA[head]!;
+      fail(a, this.#parkB[head]!, this.#waitTimedOut());
+      this.#parkedBytes -= this.#parkBytes[head]!;
+      if (this.#parkAborts.size > 0) this.#leftPark(a);
+      head++;
+    }
+    if (head < sentAt.length) next = Math.min(next, sentAt[head]! + ms);
+    if (head !== start) {
+      this.#unparkedEver += head - start;
+      this.#setHead(head);
+      this.#unpark();
+      this.#wakeProgress();
+    }
+    this.#armExpiry(next);
+  };
+
+  #batchTimedOut = (batch: ProducerBatch): ConchError => {
+    const attempts = batch.attempts;
+    const last = batch.lastError;
+    const what =
+      attempts === 0
+        ? "it was never sent (it waited for an earlier batch of its partition)"
+        : `${attempts} attempt${attempts === 1 ? "" : "s"} to send its batch`;
+    const why = last === null ? "" : `; the last failed with ${last.codeName}: ${last.message}`;
+    return new ConchError(
+      ErrorCode.TIMEOUT,
+      `not acknowledged within deliveryTimeoutMs (${this.#deliveryTimeoutMs} ms) of send() to ${batch.topic}/${batch.partition}: ${what}${why}${this.#connectionProblem()}`,
+      { cause: last ?? undefined },
+    );
+  };
+
+  #waitTimedOut(): ConchError {
+    const reason = this.#blockedOnMemory
+      ? `buffer memory (bufferBytes ${this.#bufferBytes})`
+      : "the topic's partition count";
+    return new ConchError(
+      ErrorCode.TIMEOUT,
+      `not acknowledged within deliveryTimeoutMs (${this.#deliveryTimeoutMs} ms) of send(): it was still waiting for ${reason}, never sent${this.#connectionProblem()}`,
+    );
+  }
+
+  /** While no broker is reachable: why, for a timeout's message. */
+  #connectionProblem(): string {
+    const last = this.#manager.lastError;
+    if (this.#manager.current !== null || last === null) return "";
+    return `; no connection to ${this.#manager.describe()} (${last.message})`;
   }
 
   /** A lost connection is retried at once (the reconnect has its own backoff); other errors back off. */

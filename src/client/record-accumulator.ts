@@ -27,6 +27,8 @@ export interface AccumulatorOptions {
   lingerMs: number;
   bufferBytes: number;
   maxInFlight: number;
+  /** A batch's deadline is this long after it opens (see `expire`). Default: none. */
+  deliveryTimeoutMs?: number;
   /** Give a settled batch's buffer back for reuse. Default true; false with acks = none. */
   recycleBuffers?: boolean;
 }
@@ -48,6 +50,12 @@ class PartitionQueue {
   due = false;
   /** While a retry backs off nothing is sent (monotonic ms; 0 = not paused), so order holds. */
   pausedUntil = 0;
+  /**
+   * A batch came back for a retry: nothing is sent until every batch in flight has come back too
+   * (stored, or failed and put back in its place), so the retries go out in their original order
+   * whatever order the failures were reported in, and no newer batch overtakes them.
+   */
+  retrying = false;
   nextSeq = 0;
   /** Its index in the accumulator's active list (-1: not active). */
   listSlot = -1;
@@ -67,6 +75,7 @@ export class RecordAccumulator {
   #lingerMs: number;
   #bufferBytes: number;
   #maxInFlight: number;
+  #deliveryTimeoutMs: number;
   #maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
   #send: BatchSender;
   #queues = new Map<string, Map<number, PartitionQueue>>();
@@ -89,6 +98,7 @@ export class RecordAccumulator {
     this.#lingerMs = options.lingerMs;
     this.#bufferBytes = options.bufferBytes;
     this.#maxInFlight = options.maxInFlight;
+    this.#deliveryTimeoutMs = options.deliveryTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#recycle = options.recycleBuffers ?? true;
     this.#pool = new EncodeBufferPool();
     this.#send = send;
@@ -195,24 +205,63 @@ export class RecordAccumulator {
   done(batch: ProducerBatch): void {
     const q = this.#queue(batch.topic, batch.partition);
     q.inFlight--;
+    batch.inFlight = false;
     this.#release(batch);
     this.#drain(q);
     this.#onRoom();
   }
 
-  /** A sent batch goes back to the front of its partition, which pauses `delayMs` before sending again. */
+  /**
+   * A sent batch goes back to its place (by seq) at the front of its partition, which sends nothing
+   * until its other batches in flight have come back, then pauses `delayMs` before sending again.
+   */
   retry(batch: ProducerBatch, delayMs: number): void {
     const q = this.#queue(batch.topic, batch.partition);
     q.inFlight--;
+    batch.inFlight = false;
     let i = q.ready.length;
     while (i > 0 && q.ready[i - 1]!.seq > batch.seq) i--;
     q.ready.splice(i, 0, batch);
+    q.retrying = true;
     this.#active.add(q);
     if (delayMs > 0) {
       const at = performance.now() + delayMs;
       if (at > q.pausedUntil) q.pausedUntil = at;
     }
     this.#drain(q);
+  }
+
+  /**
+   * Fails, with `error(batch)`, every batch whose deadline is at or before `now`: an open or waiting
+   * one leaves its partition at once; one in flight has its messages failed now and frees its slot
+   * and memory when its request ends (it is not sent again). Returns the earliest deadline left
+   * (Infinity: none).
+   */
+  expire(now: number, error: (batch: ProducerBatch) => Parameters<Reject>[0]): number {
+    let next = Number.POSITIVE_INFINITY;
+    const batches = this.#unsettled.items;
+    let released = false;
+    // From the end: releasing the current batch moves the last one, already seen, into its slot.
+    for (let i = batches.length - 1; i >= 0; i--) {
+      const batch = batches[i]!;
+      if (batch.settled) continue;
+      if (batch.deadline > now) {
+        if (batch.deadline < next) next = batch.deadline;
+        continue;
+      }
+      if (batch.inFlight) {
+        batch.fail(error(batch));
+        continue;
+      }
+      const q = this.#queue(batch.topic, batch.partition);
+      if (q.open === batch) this.#seal(q, false);
+      else q.ready.splice(q.ready.indexOf(batch), 1);
+      batch.fail(error(batch));
+      this.#release(batch);
+      released = true;
+    }
+    if (released) this.#onRoom();
+    return next;
   }
 
   /** Fails every batch not yet sent (producer closing); in-flight batches settle on their own. */
@@ -253,6 +302,7 @@ export class RecordAccumulator {
   #openBatch(q: PartitionQueue): ProducerBatch {
     q.builder ??= new BatchBuilder({ pool: this.#pool });
     const batch = new ProducerBatch(q.topic, q.partition, q.nextSeq++);
+    batch.deadline = performance.now() + this.#deliveryTimeoutMs;
     // The batch's own header counts against memory as well as its records.
     batch.bytes = BATCH_RECORDS_AT;
     this.#usedBytes += BATCH_RECORDS_AT;
@@ -269,7 +319,6 @@ export class RecordAccumulator {
     batch.records = q.builder!.finish();
     batch.encoded = batch.records;
     batch.sealed = true;
-    batch.sealedAt = performance.now();
     q.open = null;
     q.due = false;
     if (forSize) q.ready.push(batch);
@@ -298,6 +347,10 @@ export class RecordAccumulator {
   }
 
   #drain(q: PartitionQueue): void {
+    if (q.retrying) {
+      if (q.inFlight > 0) return;
+      q.retrying = false;
+    }
     while (q.inFlight < this.#maxInFlight) {
       if (q.pausedUntil !== 0) {
         if (performance.now() < q.pausedUntil) {
@@ -312,6 +365,7 @@ export class RecordAccumulator {
         batch = this.#seal(q, false);
       }
       q.inFlight++;
+      batch.inFlight = true;
       batch.attempts++;
       this.#send(batch);
     }

@@ -5,5 +5,6 @@ export * from "./errors.js";
 export * from "./layout.js";
 export * from "./record-cursor.js";
 export * from "./timestamp.js";
+export * from "./topic-name.js";
 export * from "./u64.js";
 export * from "./validate.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkTopicName, isInternalTopicName, topicNameProblem } from "../../src/broker/topic-name.js";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
+import { checkTopicName, isInternalTopicName, topicNameProblem } from "../../src/format/topic-name.js";
 
 const good = [
   "a",

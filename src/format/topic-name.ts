@@ -3,7 +3,7 @@
  * A topic's name is also its directory name under `<dataDir>/topics/`, so this check is what keeps
  * a client from naming a path outside the data directory: no separator, no "..", nothing but ASCII.
  */
-import { ConchError, ErrorCode } from "../format/errors.js";
+import { ConchError, ErrorCode } from "./errors.js";
 
 export const MAX_TOPIC_NAME_LENGTH = 249;
 
