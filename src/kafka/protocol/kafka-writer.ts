@@ -8,6 +8,7 @@
  * rather than silently wrapped.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { uvarintSize, writeUVarintAt, zigzag } from "./varint.js";
 
 const TWO_32 = 0x1_0000_0000;
 
@@ -35,20 +36,6 @@ export interface KafkaSink {
   compactArrayCount(n: number): void;
   /** An empty tagged-field section: Conch writes no tagged fields. */
   emptyTaggedFields(): void;
-}
-
-/** Bytes of `v` as an unsigned varint (v below 2^53). */
-export function uvarintSize(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-function zigzag(v: number): number {
-  return v >= 0 ? v * 2 : -v * 2 - 1;
 }
 
 function checkInt(v: number, min: number, max: number, type: string): void {
@@ -181,12 +168,7 @@ export class KafkaWriter implements KafkaSink {
   }
   uvarint(v: number): void {
     checkInt(v, 0, Number.MAX_SAFE_INTEGER, "uvarint");
-    const b = this.buf;
-    while (v >= 0x80) {
-      b[this.#pos++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    b[this.#pos++] = v;
+    this.#pos = writeUVarintAt(this.buf, this.#pos, v);
   }
   varint(v: number): void {
     checkInt(v, -0x8000_0000, 0x7fff_ffff, "varint");
