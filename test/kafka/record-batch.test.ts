@@ -254,3 +254,32 @@ test("record batch: random damage to any byte never throws, and never passes unl
     { numRuns: 2000 },
   );
 });
+
+test("record batch: the in-place varint read takes one to five bytes and refuses more than 32 bits", () => {
+  const read = (hex: string): number => {
+    const b = Buffer.from(hex, "hex");
+    return k.readVarint(b, 0, b.length);
+  };
+  assert.equal(read("00"), 0);
+  assert.equal(read("01"), -1);
+  assert.equal(read("7f"), -64);
+  assert.equal(read("8001"), 64);
+  assert.equal(read("feffffff0f"), 0x7fff_ffff);
+  assert.equal(read("ffffffff0f"), -0x8000_0000);
+  assert.equal(k.varintEnd, 5);
+  assert.equal(read("ffffffff1f"), k.BAD);
+  assert.equal(read("ffffffffff"), k.BAD);
+  assert.equal(read("8080"), k.BAD);
+  assert.equal(read(""), k.BAD);
+  fc.assert(
+    fc.property(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), (v) => {
+      const sizer = new k.KafkaSizer();
+      sizer.varint(v);
+      const w = new k.KafkaWriter(sizer.size);
+      w.varint(v);
+      const b = w.finish();
+      assert.equal(k.readVarint(b, 0, b.length), v);
+      assert.equal(k.varintEnd, b.length);
+    }),
+  );
+});
