@@ -3,6 +3,7 @@
  * answered and refused in the shapes each client reads.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
 import * as k from "../../src/kafka/protocol/index.js";
@@ -100,4 +101,18 @@ test("kafka frame: the error code table names its codes", () => {
   assert.equal(k.kafkaErrorName(12345), "KAFKA_ERROR_12345");
   const numbers = Object.values(k.KafkaErrorCode);
   assert.equal(new Set(numbers).size, numbers.length, "no number twice");
+});
+
+test("kafka frame: the version table in docs/kafka.md is the one ApiVersions advertises", () => {
+  const doc = readFileSync(new URL("../../../docs/kafka.md", import.meta.url), "utf8");
+  const rows = [...doc.matchAll(/^\| (\w+) \| (\d+) \| (\d+)-(\d+) \|/gm)].map((m) => [
+    m[1],
+    +m[2]!,
+    +m[3]!,
+    +m[4]!,
+  ]);
+  assert.deepEqual(
+    rows,
+    k.SUPPORTED_APIS.map((a) => [a.name, a.apiKey, a.min, a.max]),
+  );
 });
