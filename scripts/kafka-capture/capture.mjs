@@ -239,7 +239,13 @@ const server = createServer((client) => {
         correlationId: f.readInt32BE(4),
         hex: f.toString("hex"),
       });
-      if (p?.ours) return client.write(apiVersionsAnswer(p, f));
+      if (p?.ours) {
+        // The mock's answer was to a v0 request: the client gets (and the capture keeps) ours.
+        frames[frames.length - 1].downgraded = true;
+        const answer = apiVersionsAnswer(p, f);
+        frames.push({ conn, dir: "response", apiKey: p.apiKey, apiVersion: p.apiVersion, correlationId: p.correlationId, standIn: true, hex: answer.toString("hex") });
+        return client.write(answer);
+      }
       const copy = Buffer.from(f);
       for (let i = copy.indexOf(needle); i >= 0; i = copy.indexOf(needle, i + 1))
         copy.writeInt32BE(server.address().port, i + 9);

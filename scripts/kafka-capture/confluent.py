@@ -35,3 +35,7 @@ for f in [a.create_topics([NewTopic("t2", 2, 1)], request_timeout=3),
 try: a.list_groups(timeout=3)
 except Exception as e: print("list_groups:", e)
 print("consumed", got)
+# An idempotent producer: InitProducerId, and batches with a producer id and sequence.
+ip = Producer({"bootstrap.servers": b, "enable.idempotence": True, "linger.ms": 5})
+ip.produce("t1", key=b"k", value=b"idempotent", partition=0, timestamp=1700000000002)
+ip.flush(10)

@@ -136,12 +136,64 @@ export const responseReaders = {
         : [],
   }),
   14: (r, v) => ({ throttleTimeMs: throttle(r, v, 1), errorCode: r.int16(), assignment: hex(r.bytes()) }),
-  18: (r, v) => ({
-    errorCode: r.int16(),
-    apis: arr(r, () => ({ apiKey: r.int16(), min: r.int16(), max: r.int16() })),
+  15: (r, v) => ({
     throttleTimeMs: throttle(r, v, 1),
+    groups: arr(r, () => ({
+      errorCode: r.int16(), groupId: r.string(), groupState: r.string(), protocolType: r.string(), protocolData: r.string(),
+      members: arr(r, () => ({
+        memberId: r.string(), groupInstanceId: v >= 4 ? r.nullableString() : null, clientId: r.string(),
+        clientHost: r.string(), memberMetadata: hex(r.bytes()), memberAssignment: hex(r.bytes()),
+      })),
+      authorizedOperations: v >= 3 ? r.int32() : -2147483648,
+    })),
   }),
+  16: (r, v) => ({
+    throttleTimeMs: throttle(r, v, 1), errorCode: r.int16(),
+    groups: arr(r, () => ({ groupId: r.string(), protocolType: r.string() })),
+  }),
+  18: (r, v) => {
+    if (v < 3) {
+      return {
+        errorCode: r.int16(),
+        apis: arr(r, () => ({ apiKey: r.int16(), min: r.int16(), max: r.int16() })),
+        throttleTimeMs: throttle(r, v, 1),
+      };
+    }
+    const errorCode = r.int16();
+    const apis = Array.from({ length: r.compactArrayCount(7) }, () => {
+      const api = { apiKey: r.int16(), min: r.int16(), max: r.int16() };
+      r.skipTaggedFields();
+      return api;
+    });
+    const throttleTimeMs = r.int32();
+    r.skipTaggedFields();
+    return { errorCode, apis, throttleTimeMs };
+  },
+  19: (r, v) => topicErrors(r, v >= 2, v >= 1),
+  20: (r, v) => topicErrors(r, v >= 1, false),
+  22: (r) => ({ throttleTimeMs: r.int32(), errorCode: r.int16(), producerId: r.int64(), producerEpoch: r.int16() }),
+  32: (r, v) => ({
+    throttleTimeMs: r.int32(),
+    results: arr(r, () => ({
+      errorCode: r.int16(), errorMessage: r.nullableString(), resourceType: r.int8(), resourceName: r.string(),
+      configs: arr(r, () => {
+        const c = { name: r.string(), value: r.nullableString(), readOnly: r.boolean() };
+        const configSource = v >= 1 ? r.int8() : r.boolean() ? 5 : 1;
+        return {
+          ...c, configSource, isSensitive: r.boolean(),
+          synonyms: v >= 1 ? arr(r, () => ({ name: r.string(), value: r.nullableString(), source: r.int8() })) : [],
+        };
+      }),
+    })),
+  }),
+  37: (r) => topicErrors(r, true, true),
 };
+
+function topicErrors(r, throttled, messages) {
+  const throttleTimeMs = throttled ? r.int32() : 0;
+  const topics = arr(r, () => ({ name: r.string(), errorCode: r.int16(), errorMessage: messages ? r.nullableString() : null }));
+  return { throttleTimeMs, topics };
+}
 
 /** The value of a response frame, or undefined when there is no reader for its API. */
 export function readResponse(frame, apiKey, version) {
