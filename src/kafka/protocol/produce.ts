@@ -32,7 +32,7 @@ export interface ProduceTopicData {
 
 export interface ProduceRequest {
   transactionalId: string | null;
-  /** 0 (no response), 1 (leader) or -1 (all in-sync replicas). */
+  /** 0 (no response), 1 (leader) or -1 (all in-sync replicas); anything else is for the broker to refuse. */
   acks: number;
   timeoutMs: number;
   topics: ProduceTopicData[];
@@ -57,8 +57,8 @@ export function decodeProduceRequest(h: KafkaRequestHeader): ProduceRequest {
   checkVersion(h, ApiKey.PRODUCE);
   const r = h.body;
   const transactionalId = r.nullableString();
+  // Any other acks is well-formed bytes: the broker answers INVALID_REQUIRED_ACKS, as Kafka does.
   const acks = r.int16();
-  if (acks !== 0 && acks !== 1 && acks !== -1) throw r.malformed(`acks ${acks} is not 0, 1 or -1`);
   const timeoutMs = r.int32();
   const topicCount = r.arrayCount(6);
   const topics: ProduceTopicData[] = [];
