@@ -110,12 +110,13 @@ test("kafka decoders: Produce passes any acks on for the broker to answer INVALI
 });
 
 test("kafka decoders: Fetch fields absent from a version get their Kafka defaults", () => {
+  /** replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level */
+  const head = (w: k.KafkaSink, isolationLevel: number): void => {
+    for (const v of [-1, 500, 1, 1 << 20]) w.int32(v);
+    w.int8(isolationLevel);
+  };
   const v4 = request(1, 4, (w) => {
-    w.int32(-1);
-    w.int32(500);
-    w.int32(1);
-    w.int32(1 << 20);
-    w.int8(0);
+    head(w, 0);
     w.arrayCount(1);
     w.string("t");
     w.arrayCount(1);
@@ -133,11 +134,7 @@ test("kafka decoders: Fetch fields absent from a version get their Kafka default
     partitionMaxBytes: 1 << 16,
   });
   const badIsolation = request(1, 4, (w) => {
-    w.int32(-1);
-    w.int32(500);
-    w.int32(1);
-    w.int32(1 << 20);
-    w.int8(2);
+    head(w, 2);
     w.arrayCount(0);
   });
   assert.throws(() => k.decodeFetchRequest(badIsolation), malformed);
