@@ -3,6 +3,10 @@
  * Partition fetchers deliver into it; the consumer's iterators take from it. Taking a batch tells
  * its partition to fetch the next one. Stale batches (their partition was seeked or unassigned) are
  * skipped when taken. A partition's fatal error is thrown once, to the next taker.
+ *
+ * A batch an iterator left part-read (the application broke out of its loop) comes back through
+ * `putBack` and is handed out again before anything else: it is older than any batch of its
+ * partition still queued, and its partition already counted it as taken.
  */
 import type { ConchError } from "../format/errors.js";
 import type { ConsumerBatch } from "./consumer-batch.js";
@@ -20,6 +24,8 @@ export class BatchQueue implements FetchSink {
   #head = 0;
   #waiters: Waiter[] = [];
   #errors: ConchError[] = [];
+  /** Part-read batches put back, oldest first; rare, so a plain array. */
+  #putBack: ConsumerBatch[] = [];
   #ended = false;
   /**
    * The signals the queue listens to, each kept from one wait to the next: an iterator passes the
@@ -38,6 +44,13 @@ export class BatchQueue implements FetchSink {
     this.#wake();
   }
 
+  /** Hands `batch` out again before anything queued (see above). */
+  putBack(batch: ConsumerBatch): void {
+    if (this.#ended) return;
+    this.#putBack.push(batch);
+    this.#wake();
+  }
+
   fail(_source: PartitionFetcher, err: ConchError): void {
     this.#errors.push(err);
     this.#wake();
@@ -50,6 +63,7 @@ export class BatchQueue implements FetchSink {
     this.#ended = true;
     this.#items = [];
     this.#head = 0;
+    this.#putBack = [];
     this.#wake();
     this.#unwatchAll();
   }
@@ -58,6 +72,10 @@ export class BatchQueue implements FetchSink {
   take(): ConsumerBatch | null {
     const err = this.#errors.shift();
     if (err !== undefined) throw err;
+    while (this.#putBack.length > 0) {
+      const batch = this.#putBack.shift()!;
+      if (!batch.stale) return batch;
+    }
     while (this.#head < this.#items.length) {
       const items = this.#items;
       const batch = items[this.#head]!;

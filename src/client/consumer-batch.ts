@@ -73,6 +73,15 @@ export class ConsumerBatch {
     return this.epoch !== this.source.epoch;
   }
 
+  /**
+   * What is left of this batch for the application from `position` on (the same bytes), or null
+   * when nothing is: an iterator that stops part-way through puts the rest back in the queue.
+   */
+  rest(position: number): ConsumerBatch | null {
+    if (position >= this.nextOffset) return null;
+    return new ConsumerBatch(this.source, this.records, position, this.nextOffset, this.highWatermark);
+  }
+
   /** A cursor over the records from `fromOffset` on; pass one to reuse it. */
   cursor(into: BatchCursor = new BatchCursor()): BatchCursor {
     return into.start(this.records, this.fromOffset);

@@ -7,7 +7,8 @@
  * ones start where asked, dropped ones stop. A consumer group coordinator drives a consumer through
  * `assign` on every rebalance and reads `positions()` to commit; nothing here needs to change for it.
  *
- * Positions: a message's partition moves past it when the iterator hands it out; a batch's partition
+ * Positions: a message's partition moves past it when the iterator hands it out (a loop that ends
+ * part-way through a batch puts the rest back for the next one); a batch's partition
  * moves to `batch.nextOffset` when the application asks for the batch after it (or calls
  * `commitBatch`), so `positions()` never runs ahead of what the application has handled.
  */
@@ -210,7 +211,10 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     return iterator;
   }
 
-  /** Messages one by one. Breaking out of the loop leaves the consumer open: call `close()`. */
+  /**
+   * Messages one by one. Breaking out of the loop leaves the consumer open (call `close()`), and the
+   * next loop starts with the first message not handed out.
+   */
   messages(options: IterateOptions = {}): AsyncIterableIterator<ConsumerMessage> {
     return new MessageIterator(this, this.#queue, eitherSignal(options.signal, this.#signal));
   }
@@ -327,8 +331,18 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
     return this;
   }
 
+  /**
+   * The loop ended (`break`, a throw): the batch in hand goes back to the queue from the first
+   * message not handed out, so the next iteration starts there. Its partition has fetched past it
+   * already; dropping it lost those messages, and a group then committed past them.
+   */
   async return(): Promise<IteratorResult<ConsumerMessage>> {
+    const batch = this.#batch;
     this.#batch = null;
+    if (batch !== null && !batch.stale) {
+      const rest = batch.rest(batch.source.position);
+      if (rest !== null) this.#queue.putBack(rest);
+    }
     return { done: true, value: undefined };
   }
 
