@@ -29,6 +29,7 @@ import {
 } from "./partition-fetcher.js";
 
 export type { ConsumerBatch, ConsumerMessage } from "./consumer-batch.js";
+export { CorruptBatchError } from "./corrupt-batch-error.js";
 export type { ResetPolicy, StartPosition } from "./partition-fetcher.js";
 
 export interface TopicPartition {
@@ -62,6 +63,11 @@ export interface ConsumerOptions {
   minBytes?: number;
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
+  /**
+   * Check each fetched batch's CRC32C before handing its records on (as librdkafka's `check.crcs`);
+   * a mismatch stops the partition with a CorruptBatchError (CORRUPT_BATCH). Default true.
+   */
+  checkCrcs?: boolean;
   /** Aborting it closes the consumer; a waiting iterator throws ABORTED. */
   signal?: AbortSignal;
   /** Fetch as this group member (GroupConsumer sets it; read at every fetch, so a new generation applies at once). */
@@ -106,6 +112,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
       resetPolicy: options.resetPolicy ?? "earliest",
       retryBackoffMs: integerOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
       retryBackoffMaxMs: integerOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
+      checkCrcs: options.checkCrcs ?? true,
     };
     this.#defaultStart = options.from ?? "earliest";
     this.#pendingTopics = options.topics ?? [];
@@ -158,10 +165,42 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   /** Moves an assigned partition; data already fetched for it is dropped. */
   seek(topic: string, partition: number, from: StartPosition): void {
     this.#checkOpen();
+    this.#assigned(topic, partition).seek(from);
+  }
+
+  /**
+   * Stops fetching these assigned partitions until `resume`; messages already fetched for them are
+   * kept and come after the resume. A partition unassigned meanwhile forgets it was paused.
+   */
+  pause(partitions: readonly TopicPartition[]): void {
+    this.#checkOpen();
+    for (const f of partitions.map((p) => this.#assigned(p.topic, p.partition))) f.pause();
+  }
+
+  /** Fetches paused partitions again; what was kept for them comes first. Others are ignored. */
+  resume(partitions: readonly TopicPartition[]): void {
+    this.#checkOpen();
+    for (const p of partitions) {
+      const f = this.#fetchers.get(key(p.topic, p.partition));
+      if (f === undefined || !f.paused) continue;
+      f.resume();
+      this.#queue.resumed(f);
+    }
+  }
+
+  /** The paused partitions. */
+  paused(): TopicPartition[] {
+    const out: TopicPartition[] = [];
+    for (const f of this.#fetchers.values())
+      if (f.paused) out.push({ topic: f.topic, partition: f.partition });
+    return out;
+  }
+
+  #assigned(topic: string, partition: number): PartitionFetcher {
     const f = this.#fetchers.get(key(topic, partition));
     if (f === undefined)
       throw new ConchError(ErrorCode.INVALID_REQUEST, `${topic}/${partition} is not assigned`);
-    f.seek(from);
+    return f;
   }
 
   /** The next offset the application will see from a partition, or undefined before it is known. */
@@ -339,11 +378,15 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
   async return(): Promise<IteratorResult<ConsumerMessage>> {
     const batch = this.#batch;
     this.#batch = null;
-    if (batch !== null && !batch.stale) {
-      const rest = batch.rest(batch.source.position);
-      if (rest !== null) this.#queue.putBack(rest);
-    }
+    if (batch !== null) this.#putBack(batch);
     return { done: true, value: undefined };
+  }
+
+  /** What is left of `batch` goes back to the queue, from the first message not handed out. */
+  #putBack(batch: ConsumerBatch): void {
+    if (batch.stale) return;
+    const rest = batch.rest(batch.source.position);
+    if (rest !== null) this.#queue.putBack(rest);
   }
 
   async #wait(): Promise<IteratorResult<ConsumerMessage>> {
@@ -373,6 +416,12 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
     const batch = this.#batch;
     if (batch === null) return null;
     const c = this.#cursor;
+    if (batch.source.paused) {
+      // Paused mid-batch: the rest waits for the resume.
+      this.#batch = null;
+      this.#putBack(batch);
+      return null;
+    }
     if (batch.stale || !c.next()) {
       this.#batch = null;
       return null;

@@ -4,7 +4,14 @@
  * return whole stored batches, never decoded. Bytes still in the tail cache are served from memory;
  * the rest come from the file.
  */
-import { batchBaseOffset, batchCount, batchLastOffset, recordSize } from "../format/batch-header.js";
+import { basename } from "node:path";
+import {
+  batchBaseOffset,
+  batchCount,
+  batchLastOffset,
+  recordSize,
+  walkableBatchSize,
+} from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import {
   BATCH_RECORDS_AT,
@@ -18,6 +25,7 @@ import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
 import { readU32 } from "../format/u64.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
+import { CorruptDataError } from "./storage-error.js";
 import type { CachedRun, TailCache } from "./tail-cache.js";
 
 export const EMPTY = Buffer.alloc(0);
@@ -198,6 +206,8 @@ export class LogReader {
     hw: number,
   ): Promise<Buffer> {
     const limit = seg.size;
+    // The smallest base offset the next batch may have.
+    let lowest = seg.baseOffset;
     let pos = position;
     let want = maxBytes + this.#indexInterval() + READ_SLACK;
     for (;;) {
@@ -208,13 +218,19 @@ export class LogReader {
       let at = 0;
       let need = 0;
       while (at + HEADER_SIZE <= n) {
-        const size = recordSize(buf, at);
-        if (size < MIN_BATCH_SIZE || pos + at + size > limit) throw corrupt(seg, pos + at);
+        const size = walkableBatchSize(buf, at);
+        if (size < 0 || pos + at + size > limit) throw corrupt(seg, pos + at);
         if (at + size > n) {
           need = size;
           break;
         }
-        if (batchLastOffset(buf, at) >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw, true));
+        // Offsets out of line with the segment: a damaged base offset, which the CRC does not
+        // cover. Served, it would read as empty (past hw) for ever, or skip records.
+        const base = batchBaseOffset(buf, at);
+        const last = batchLastOffset(buf, at);
+        if (base < lowest || last >= seg.nextOffset) throw corrupt(seg, pos + at);
+        lowest = last + 1;
+        if (last >= offset) return buf.subarray(at, take(buf, at, n, maxBytes, hw, true));
         at += size;
       }
       if (at === 0 && need === 0) throw corrupt(seg, pos);
@@ -227,7 +243,8 @@ export class LogReader {
 /**
  * The end of the batches to return from buf[from]: whole batches below `end` while the total stays
  * within maxBytes (the first one regardless when `takeFirst`) and their offsets stay below hw.
- * Returns `from` when there are none.
+ * Returns `from` when there are none. It stops before a header it cannot walk or whose offsets go
+ * back: the next read starts there, and `#readFile` reports it.
  */
 function take(
   buf: Buffer,
@@ -238,10 +255,14 @@ function take(
   takeFirst: boolean,
 ): number {
   let to = from;
+  let lowest = 0;
   while (to + HEADER_SIZE <= end) {
-    const size = recordSize(buf, to);
-    if (to + size > end || batchBaseOffset(buf, to) >= hw) break;
+    const size = walkableBatchSize(buf, to);
+    if (size < 0 || to + size > end) break;
+    const base = batchBaseOffset(buf, to);
+    if (base >= hw || base < lowest) break;
     if (to + size - from > maxBytes && !(takeFirst && to === from)) break;
+    lowest = batchLastOffset(buf, to) + 1;
     to += size;
   }
   return to;
@@ -263,9 +284,6 @@ export function outOfRange(offset: number): ConchError {
   return new ConchError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is not in the log`);
 }
 
-function corrupt(seg: Segment, position: number): ConchError {
-  return new ConchError(
-    ErrorCode.STORAGE_ERROR,
-    `corrupt batch header in ${seg.walPath} at byte ${position}`,
-  );
+function corrupt(seg: Segment, position: number): CorruptDataError {
+  return new CorruptDataError(basename(seg.walPath), position, "corrupt batch header");
 }

@@ -26,7 +26,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
-import { storageError } from "./storage-error.js";
+import { CorruptDataError, storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 
 export type { AppendListener, AppendResult, CompactionResult, FlushPolicy, LogConfig };
@@ -71,6 +71,8 @@ const FREE_CHUNKS_BEYOND_TAIL = 8;
 const TRIM_INTERVAL_MS = 10_000;
 /** Quiet checks in a row before the tail cache is dropped too. */
 const TAIL_IDLE_TICKS = 3;
+/** At most one line per log this often about damaged data the read path meets. */
+const CORRUPT_LOG_INTERVAL_MS = 10_000;
 
 export class PartitionLog {
   readonly dir: string;
@@ -91,6 +93,9 @@ export class PartitionLog {
   #idleTicks = 0;
   #retention: Promise<number> | null = null;
   #closing: Promise<void> | null = null;
+  /** When damaged data was last logged, and how many reads met it since without a line. */
+  #corruptLoggedAt = Number.NEGATIVE_INFINITY;
+  #corruptUnlogged = 0;
   readonly #cleaner: LogCleaner;
   /** Whether appends must give every record a key (the log is compacted). */
   #requireKeys: boolean;
@@ -274,8 +279,32 @@ export class PartitionLog {
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
-    const records = offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw);
+    let records: Buffer;
+    try {
+      records = offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw);
+    } catch (err) {
+      if (err instanceof CorruptDataError) this.#reportCorrupt(err, offset);
+      throw err;
+    }
     return { records, highWatermark: hw, logStartOffset: start };
+  }
+
+  /**
+   * Logs damaged data the read path met, at most once per CORRUPT_LOG_INTERVAL_MS per log: every
+   * consumer of the partition retries into it, and the log must not drown in the same line.
+   */
+  #reportCorrupt(err: CorruptDataError, offset: number): void {
+    const now = performance.now();
+    if (now - this.#corruptLoggedAt < CORRUPT_LOG_INTERVAL_MS) {
+      this.#corruptUnlogged++;
+      return;
+    }
+    this.#logger?.error(
+      { segment: err.segment, position: err.position, offset, alsoSince: this.#corruptUnlogged },
+      "corrupt batch on the read path: fetches from here fail with CORRUPT_BATCH",
+    );
+    this.#corruptLoggedAt = now;
+    this.#corruptUnlogged = 0;
   }
 
   /**

@@ -6,3 +6,19 @@ export function storageError(what: string, cause: unknown): ConchError {
   const detail = cause instanceof Error ? cause.message : String(cause);
   return new ConchError(ErrorCode.STORAGE_ERROR, `${what}: ${detail}`, { cause });
 }
+
+/**
+ * A stored batch whose header the read path cannot walk (sizes, magic, offsets out of line with
+ * the segment): CORRUPT_BATCH on the wire, so the reader learns its data is damaged instead of
+ * waiting for data that never comes. Says which segment file and byte, for the broker's log.
+ */
+export class CorruptDataError extends ConchError {
+  readonly segment: string;
+  readonly position: number;
+
+  constructor(segment: string, position: number, what: string) {
+    super(ErrorCode.CORRUPT_BATCH, `${what} in segment ${segment} at byte ${position}`);
+    this.segment = segment;
+    this.position = position;
+  }
+}
