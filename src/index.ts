@@ -25,6 +25,7 @@ export {
   type WaitOptions,
 } from "./client/consumer.js";
 export { BatchCursor } from "./client/consumer-batch.js";
+export { CorruptBatchError } from "./client/corrupt-batch-error.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./client/embedded.js";
 export {
   type CommittedOffset,
@@ -38,6 +39,7 @@ export {
 } from "./client/group-admin.js";
 export {
   GroupConsumer,
+  type GroupConsumerEvents,
   type GroupConsumerOptions,
   type GroupStrategy,
   type OffsetResetEvent,

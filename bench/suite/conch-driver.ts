@@ -76,6 +76,8 @@ class ConchConsumer implements Consumer {
   async run(onMessage: OnMessage, signal: AbortSignal): Promise<void> {
     const consumer = this.#client.consumer({
       partitions: [{ topic: this.#topic, partition: 0, from: "earliest" }],
+      // CONCH_BENCH_CHECK_CRCS=0 measures the consumer without its CRC check (docs/performance.md).
+      checkCrcs: process.env.CONCH_BENCH_CHECK_CRCS !== "0",
       signal,
     });
     try {

@@ -2,10 +2,16 @@
  * Fetched batches of all assigned partitions, in arrival order, waiting for the application.
  * Partition fetchers deliver into it; the consumer's iterators take from it. Taking a batch tells
  * its partition to fetch the next one. Stale batches (their partition was seeked or unassigned) are
- * skipped when taken. A partition's fatal error is thrown once, to the next taker.
+ * skipped when taken. A partition's fatal error is thrown once, to the taker after the batches the
+ * partition delivered before it (the data before a corrupt batch is good). A paused partition's
+ * batches are parked as they are met and handed out first when it resumes.
+ *
+ * A batch an iterator left part-read (the application broke out of its loop) comes back through
+ * `putBack` and is handed out again before anything else: it is older than any batch of its
+ * partition still queued, and its partition already counted it as taken.
  */
-import type { ConchError } from "../format/errors.js";
-import type { ConsumerBatch } from "./consumer-batch.js";
+import { ConchError } from "../format/errors.js";
+import type { BatchSource, ConsumerBatch } from "./consumer-batch.js";
 import { abortedError } from "./errors.js";
 import type { FetchSink, PartitionFetcher } from "./partition-fetcher.js";
 
@@ -16,10 +22,15 @@ interface Waiter {
 }
 
 export class BatchQueue implements FetchSink {
-  #items: ConsumerBatch[] = [];
+  /** Batches, and the fatal errors of partitions in the order they came. */
+  #items: (ConsumerBatch | ConchError)[] = [];
   #head = 0;
   #waiters: Waiter[] = [];
   #errors: ConchError[] = [];
+  /** Part-read batches put back, oldest first; rare, so a plain array. */
+  #putBack: ConsumerBatch[] = [];
+  /** Batches of paused partitions, in the order they were met, until their partition resumes. */
+  #parked: ConsumerBatch[] = [];
   #ended = false;
   /**
    * The signals the queue listens to, each kept from one wait to the next: an iterator passes the
@@ -38,8 +49,27 @@ export class BatchQueue implements FetchSink {
     this.#wake();
   }
 
+  /** Hands `batch` out again before anything queued (see above); held back while its partition is paused. */
+  putBack(batch: ConsumerBatch): void {
+    if (this.#ended) return;
+    if (batch.source.paused) this.#parked.push(batch);
+    else this.#putBack.push(batch);
+    this.#wake();
+  }
+
+  /** A paused partition resumed: its parked batches are handed out first, oldest first. */
+  resumed(source: BatchSource): void {
+    if (this.#parked.length === 0) return;
+    const parked = this.#parked;
+    this.#parked = parked.filter((b) => b.source !== source && !b.stale);
+    for (const b of parked) if (b.source === source) this.#putBack.push(b);
+    this.#wake();
+  }
+
+  /** A partition's fatal error: thrown once, after the batches it delivered before it. */
   fail(_source: PartitionFetcher, err: ConchError): void {
-    this.#errors.push(err);
+    if (this.#ended) return;
+    this.#items.push(err);
     this.#wake();
   }
 
@@ -50,6 +80,8 @@ export class BatchQueue implements FetchSink {
     this.#ended = true;
     this.#items = [];
     this.#head = 0;
+    this.#putBack = [];
+    this.#parked = [];
     this.#wake();
     this.#unwatchAll();
   }
@@ -58,6 +90,12 @@ export class BatchQueue implements FetchSink {
   take(): ConsumerBatch | null {
     const err = this.#errors.shift();
     if (err !== undefined) throw err;
+    while (this.#putBack.length > 0) {
+      const batch = this.#putBack.shift()!;
+      if (batch.stale) continue;
+      if (!batch.source.paused) return batch;
+      this.#parked.push(batch);
+    }
     while (this.#head < this.#items.length) {
       const items = this.#items;
       const batch = items[this.#head]!;
@@ -67,9 +105,12 @@ export class BatchQueue implements FetchSink {
         this.#items = [];
         this.#head = 0;
       }
+      if (batch instanceof ConchError) throw batch;
       if (batch.stale) continue;
+      // Counted as taken now: a paused partition fetches nothing more meanwhile anyway.
       (batch.source as PartitionFetcher).taken(batch);
-      return batch;
+      if (!batch.source.paused) return batch;
+      this.#parked.push(batch);
     }
     return null;
   }

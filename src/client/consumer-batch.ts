@@ -2,13 +2,15 @@
  * What one fetch of one partition hands the application: the stored batches exactly as the broker
  * sent them, and a cursor that walks their records in place. A fetch starts with the batch holding
  * the requested offset, so the cursor skips the records before it; batches wholly before it are cut
- * off here, by reading batch headers only.
+ * off here, by reading batch headers only. Each batch handed on is checked against its CRC32C
+ * first (unless the consumer turned that off), as the README promises: checked end to end.
  */
 
-import { batchLastOffset, recordSize } from "../format/batch-header.js";
-import { ConchError, ErrorCode } from "../format/errors.js";
-import { BATCH_RECORDS_AT, MAGIC } from "../format/layout.js";
+import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from "../format/batch-header.js";
+import { batchCrcMatches } from "../format/crc.js";
+import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { RecordCursor } from "../format/record-cursor.js";
+import { CorruptBatchError } from "./corrupt-batch-error.js";
 
 /** A RecordCursor that starts at a given offset, skipping the records before it. */
 export class BatchCursor extends RecordCursor {
@@ -35,6 +37,8 @@ export interface BatchSource {
   readonly epoch: number;
   /** The next offset the application will see. */
   position: number;
+  /** Paused by the application: its batches wait (BatchQueue) until it is resumed. */
+  readonly paused: boolean;
 }
 
 export class ConsumerBatch {
@@ -73,6 +77,15 @@ export class ConsumerBatch {
     return this.epoch !== this.source.epoch;
   }
 
+  /**
+   * What is left of this batch for the application from `position` on (the same bytes), or null
+   * when nothing is: an iterator that stops part-way through puts the rest back in the queue.
+   */
+  rest(position: number): ConsumerBatch | null {
+    if (position >= this.nextOffset) return null;
+    return new ConsumerBatch(this.source, this.records, position, this.nextOffset, this.highWatermark);
+  }
+
   /** A cursor over the records from `fromOffset` on; pass one to reuse it. */
   cursor(into: BatchCursor = new BatchCursor()): BatchCursor {
     return into.start(this.records, this.fromOffset);
@@ -80,22 +93,29 @@ export class ConsumerBatch {
 
   /**
    * The part of a fetch response at or after `fromOffset`: whole batches only, from the first whose
-   * last offset reaches `fromOffset`. Null when there is none.
+   * last offset reaches `fromOffset`. Null when there is none. Batches up to a damaged one (see
+   * `damage`) are handed on; a damaged first one is a CorruptBatchError naming its offset.
    */
   static slice(
     source: BatchSource,
     records: Buffer,
     fromOffset: number,
     highWatermark: number,
+    checkCrcs: boolean,
   ): ConsumerBatch | null {
     let at = 0;
     let start = -1;
     let next = fromOffset;
     while (records.length - at >= BATCH_RECORDS_AT) {
-      if (records[at] !== MAGIC)
-        throw new ConchError(ErrorCode.INVALID_BATCH, `fetched data has no batch at byte ${at}`);
+      const problem = damage(records, at, fromOffset, start >= 0 ? next : -1, checkCrcs);
+      if (problem !== null) {
+        // The good batches before it go on; the next fetch starts at the damaged one and stops there.
+        if (start >= 0) break;
+        throw new CorruptBatchError(source.topic, source.partition, next, problem);
+      }
       const size = recordSize(records, at);
-      if (size > records.length - at) break; // a cut-off tail batch is fetched again whole
+      // A cut-off tail batch is fetched again whole.
+      if (size > records.length - at) break;
       const last = batchLastOffset(records, at);
       if (last >= fromOffset) {
         if (start < 0) start = at;
@@ -106,6 +126,30 @@ export class ConsumerBatch {
     if (start < 0) return null;
     return new ConsumerBatch(source, records.subarray(start, at), fromOffset, next, highWatermark);
   }
+}
+
+/**
+ * What is wrong with the batch at `at` of a response, or null: a header that cannot be walked, a
+ * first batch cut off (the broker sends whole batches), one that does not follow the batch before
+ * it (`after`, -1 for the first), or, with `checkCrcs`, a CRC32C that does not match a batch at or
+ * past `fromOffset` (the ones before it are skipped unread).
+ */
+function damage(
+  records: Buffer,
+  at: number,
+  fromOffset: number,
+  after: number,
+  checkCrcs: boolean,
+): string | null {
+  const size = walkableBatchSize(records, at);
+  if (size < 0) return `no batch header at byte ${at} of the response`;
+  if (size > records.length - at) return after < 0 ? `the batch at byte ${at} runs past the response` : null;
+  if (batchLastOffset(records, at) < fromOffset) return null;
+  if (after >= 0 && batchBaseOffset(records, at) < after)
+    return `the batch at byte ${at} does not follow the one before it`;
+  if (checkCrcs && !batchCrcMatches(records, at, at + size))
+    return `CRC32C mismatch in the batch at byte ${at} of the response`;
+  return null;
 }
 
 /** One record as the message iterator hands it out; key and value are views of the fetched bytes. */

@@ -7,7 +7,8 @@
  * ones start where asked, dropped ones stop. A consumer group coordinator drives a consumer through
  * `assign` on every rebalance and reads `positions()` to commit; nothing here needs to change for it.
  *
- * Positions: a message's partition moves past it when the iterator hands it out; a batch's partition
+ * Positions: a message's partition moves past it when the iterator hands it out (a loop that ends
+ * part-way through a batch puts the rest back for the next one); a batch's partition
  * moves to `batch.nextOffset` when the application asks for the batch after it (or calls
  * `commitBatch`), so `positions()` never runs ahead of what the application has handled.
  */
@@ -28,6 +29,7 @@ import {
 } from "./partition-fetcher.js";
 
 export type { ConsumerBatch, ConsumerMessage } from "./consumer-batch.js";
+export { CorruptBatchError } from "./corrupt-batch-error.js";
 export type { ResetPolicy, StartPosition } from "./partition-fetcher.js";
 
 export interface TopicPartition {
@@ -61,6 +63,11 @@ export interface ConsumerOptions {
   minBytes?: number;
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
+  /**
+   * Check each fetched batch's CRC32C before handing its records on (as librdkafka's `check.crcs`);
+   * a mismatch stops the partition with a CorruptBatchError (CORRUPT_BATCH). Default true.
+   */
+  checkCrcs?: boolean;
   /** Aborting it closes the consumer; a waiting iterator throws ABORTED. */
   signal?: AbortSignal;
   /** Fetch as this group member (GroupConsumer sets it; read at every fetch, so a new generation applies at once). */
@@ -105,6 +112,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
       resetPolicy: options.resetPolicy ?? "earliest",
       retryBackoffMs: durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
       retryBackoffMaxMs: durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
+      checkCrcs: options.checkCrcs ?? true,
     };
     this.#defaultStart = options.from ?? "earliest";
     this.#pendingTopics = options.topics ?? [];
@@ -157,10 +165,42 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   /** Moves an assigned partition; data already fetched for it is dropped. */
   seek(topic: string, partition: number, from: StartPosition): void {
     this.#checkOpen();
+    this.#assigned(topic, partition).seek(from);
+  }
+
+  /**
+   * Stops fetching these assigned partitions until `resume`; messages already fetched for them are
+   * kept and come after the resume. A partition unassigned meanwhile forgets it was paused.
+   */
+  pause(partitions: readonly TopicPartition[]): void {
+    this.#checkOpen();
+    for (const f of partitions.map((p) => this.#assigned(p.topic, p.partition))) f.pause();
+  }
+
+  /** Fetches paused partitions again; what was kept for them comes first. Others are ignored. */
+  resume(partitions: readonly TopicPartition[]): void {
+    this.#checkOpen();
+    for (const p of partitions) {
+      const f = this.#fetchers.get(key(p.topic, p.partition));
+      if (f === undefined || !f.paused) continue;
+      f.resume();
+      this.#queue.resumed(f);
+    }
+  }
+
+  /** The paused partitions. */
+  paused(): TopicPartition[] {
+    const out: TopicPartition[] = [];
+    for (const f of this.#fetchers.values())
+      if (f.paused) out.push({ topic: f.topic, partition: f.partition });
+    return out;
+  }
+
+  #assigned(topic: string, partition: number): PartitionFetcher {
     const f = this.#fetchers.get(key(topic, partition));
     if (f === undefined)
       throw new ConchError(ErrorCode.INVALID_REQUEST, `${topic}/${partition} is not assigned`);
-    f.seek(from);
+    return f;
   }
 
   /** The next offset the application will see from a partition, or undefined before it is known. */
@@ -210,7 +250,10 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     return iterator;
   }
 
-  /** Messages one by one. Breaking out of the loop leaves the consumer open: call `close()`. */
+  /**
+   * Messages one by one. Breaking out of the loop leaves the consumer open (call `close()`), and the
+   * next loop starts with the first message not handed out.
+   */
   messages(options: IterateOptions = {}): AsyncIterableIterator<ConsumerMessage> {
     return new MessageIterator(this, this.#queue, eitherSignal(options.signal, this.#signal));
   }
@@ -327,9 +370,23 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
     return this;
   }
 
+  /**
+   * The loop ended (`break`, a throw): the batch in hand goes back to the queue from the first
+   * message not handed out, so the next iteration starts there. Its partition has fetched past it
+   * already; dropping it lost those messages, and a group then committed past them.
+   */
   async return(): Promise<IteratorResult<ConsumerMessage>> {
+    const batch = this.#batch;
     this.#batch = null;
+    if (batch !== null) this.#putBack(batch);
     return { done: true, value: undefined };
+  }
+
+  /** What is left of `batch` goes back to the queue, from the first message not handed out. */
+  #putBack(batch: ConsumerBatch): void {
+    if (batch.stale) return;
+    const rest = batch.rest(batch.source.position);
+    if (rest !== null) this.#queue.putBack(rest);
   }
 
   async #wait(): Promise<IteratorResult<ConsumerMessage>> {
@@ -359,6 +416,12 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
     const batch = this.#batch;
     if (batch === null) return null;
     const c = this.#cursor;
+    if (batch.source.paused) {
+      // Paused mid-batch: the rest waits for the resume.
+      this.#batch = null;
+      this.#putBack(batch);
+      return null;
+    }
     if (batch.stale || !c.next()) {
       this.#batch = null;
       return null;

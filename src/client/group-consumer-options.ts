@@ -45,6 +45,22 @@ export interface OffsetResetEvent {
   offset: number;
 }
 
+/**
+ * The events of a GroupConsumer and their arguments, for its typed `on` / `once` / `emit`.
+ * On a rebalance, "revoked" comes first (what this member stops reading, before the new
+ * positions are looked up), then "assigned" (what it starts reading), then "rebalance".
+ */
+export interface GroupConsumerEvents {
+  /** Partitions new to this member, each starting after the group's commit for it. */
+  assigned: [partitions: TopicPartition[]];
+  /** Partitions this member no longer reads (moved to another member, or the member must rejoin). */
+  revoked: [partitions: TopicPartition[]];
+  rebalance: [event: RebalanceEvent];
+  offsetReset: [event: OffsetResetEvent];
+  /** An automatic commit (on the timer, before a rebalance, at close) failed. */
+  commitFailed: [error: ConchError];
+}
+
 export interface GroupSettings {
   membership: MembershipSettings;
   autoCommit: boolean;

@@ -17,8 +17,9 @@
  * pass it to `commit(message)` to count it. Whatever a member processed but did not commit is read
  * again by the partition's next owner.
  *
- * Events: "rebalance" ({ generation, memberId, partitions }), "offsetReset" ({ topic, partition,
- * committed, offset }), "commitFailed" (the ConchError of a failed automatic commit).
+ * Events (typed: GroupConsumerEvents): "revoked" and "assigned" (the partitions this member stops
+ * and starts reading), "rebalance" ({ generation, memberId, partitions }), "offsetReset" ({ topic,
+ * partition, committed, offset }), "commitFailed" (the ConchError of a failed automatic commit).
  */
 import { EventEmitter } from "node:events";
 import { ConchError, ErrorCode } from "../format/errors.js";
@@ -40,6 +41,7 @@ import {
 } from "./consumer.js";
 import { asConchError } from "./errors.js";
 import {
+  type GroupConsumerEvents,
   type GroupConsumerOptions,
   groupSettings,
   type OffsetResetEvent,
@@ -50,7 +52,12 @@ import { GroupMessageIterator, type HeldMessages } from "./group-message-iterato
 import { GroupPositions } from "./group-positions.js";
 import { type ClientOptions, connectionManagerOptions } from "./options.js";
 
-export type { GroupConsumerOptions, OffsetResetEvent, RebalanceEvent } from "./group-consumer-options.js";
+export type {
+  GroupConsumerEvents,
+  GroupConsumerOptions,
+  OffsetResetEvent,
+  RebalanceEvent,
+} from "./group-consumer-options.js";
 export type { GroupStrategy } from "./group-membership.js";
 
 /** A partition new to the member, where it starts, and what the group had committed (-1: none). */
@@ -58,7 +65,10 @@ interface StartingPartition extends PartitionAssignment {
   committed: number;
 }
 
-export class GroupConsumer extends EventEmitter implements AsyncIterable<ConsumerMessage> {
+export class GroupConsumer
+  extends EventEmitter<GroupConsumerEvents>
+  implements AsyncIterable<ConsumerMessage>
+{
   #consumer: Consumer;
   #manager: ConnectionManager;
   #membership: GroupMembership;
@@ -181,6 +191,38 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
   }
 
   /**
+   * Stops fetching these owned partitions until `resume`; what was fetched for them is kept for
+   * after. A pause lasts while the member owns the partition: one that moves away and comes back
+   * is read again unpaused. INVALID_REQUEST for a partition not owned now.
+   */
+  pause(partitions: readonly TopicPartition[]): void {
+    this.#consumer.pause(partitions);
+  }
+
+  /** Fetches paused partitions again; partitions not paused (or not owned) are ignored. */
+  resume(partitions: readonly TopicPartition[]): void {
+    this.#consumer.resume(partitions);
+  }
+
+  /** The owned partitions that are paused. */
+  paused(): TopicPartition[] {
+    return this.#consumer.paused();
+  }
+
+  /**
+   * Moves an owned partition: its next message comes from `offset`, and the next commit stores
+   * `offset` (before or after what was committed) until messages from there are processed.
+   * INVALID_REQUEST for a partition not owned now.
+   */
+  seek(topic: string, partition: number, offset: number): void {
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new ConchError(ErrorCode.INVALID_REQUEST, `offset must be a non-negative integer, not ${offset}`);
+    }
+    this.#consumer.seek(topic, partition, { offset });
+    this.#positions.seeked(topic, partition);
+  }
+
+  /**
    * Counts a record, and everything before it in its partition, as processed: for the message in
    * hand, or a record read from a batch that is not finished (the batch API counts a batch only when
    * the next one is asked for).
@@ -277,6 +319,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     this.#membership.member.generation = generation;
     if (this.#closing !== null) return;
     // Stop the partitions that moved away now; fetch the rest while the offsets are looked up.
+    this.#revoke(kept);
     this.#consumer.assign(kept);
     const starts = await this.#startPositions(fresh);
     if (this.#stop.signal.aborted) return;
@@ -284,6 +327,7 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     positions.own(fresh);
     for (const s of starts) if (s.committed >= 0) positions.committed(s.topic, s.partition, s.committed);
     this.#assignedGeneration = generation;
+    if (fresh.length > 0) this.emit("assigned", fresh);
     this.emit("rebalance", {
       generation,
       memberId: joined.memberId,
@@ -335,7 +379,17 @@ export class GroupConsumer extends EventEmitter implements AsyncIterable<Consume
     this.#positions.clear();
     this.#ownedGeneration = -1;
     this.#assignedGeneration = 0;
-    if (this.#closing === null) this.#consumer.assign([]);
+    if (this.#closing === null) {
+      this.#revoke([]);
+      this.#consumer.assign([]);
+    }
+  }
+
+  /** Tells the application which partitions it stops reading: those assigned now but not in `kept`. */
+  #revoke(kept: readonly TopicPartition[]): void {
+    const keep = new Set(kept.map((p) => `${p.topic}:${p.partition}`));
+    const revoked = this.#consumer.assignment().filter((p) => !keep.has(`${p.topic}:${p.partition}`));
+    if (revoked.length > 0) this.emit("revoked", revoked);
   }
 
   #fail(err: ConchError): void {

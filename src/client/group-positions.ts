@@ -63,6 +63,16 @@ export class GroupPositions {
     this.#marks.set(k, Math.max(this.#marks.get(k) ?? 0, record.offset + 1));
   }
 
+  /**
+   * The application moved a partition: what it vouched for there and the message it holds from it
+   * no longer say where it is; the Consumer's new position does.
+   */
+  seeked(topic: string, partition: number): void {
+    this.#marks.delete(key(topic, partition));
+    const held = this.#held;
+    if (held !== null && held.topic === topic && held.partition === partition) this.#held = null;
+  }
+
   /** The group's committed offset of an owned partition is known to be `offset`. */
   committed(topic: string, partition: number, offset: number): void {
     const k = key(topic, partition);

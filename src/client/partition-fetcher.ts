@@ -15,7 +15,8 @@
  *
  * Retriable errors (a lost connection, a broker restart) back off and fetch again from the same
  * offset, so the partition resumes exactly where it was. OFFSET_OUT_OF_RANGE is handled by the
- * reset policy; any other error is reported and stops the partition.
+ * reset policy; any other error is reported and stops the partition, and so is a corrupt batch,
+ * whether the broker met it (CORRUPT_BATCH) or the client's CRC check did (CorruptBatchError).
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { OffsetSpec } from "../protocol/api.js";
@@ -35,6 +36,7 @@ import { Backoff, delay } from "./backoff.js";
 import type { Connection, RequestOptions, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
+import { CorruptBatchError } from "./corrupt-batch-error.js";
 import { abortedError, asConchError } from "./errors.js";
 
 /** The largest credit or window a u32 field holds. */
@@ -66,6 +68,8 @@ export interface FetchSettings {
   resetPolicy: ResetPolicy;
   retryBackoffMs: number;
   retryBackoffMaxMs: number;
+  /** Check each fetched batch's CRC32C before handing it on. */
+  checkCrcs: boolean;
 }
 
 /** Where fetched batches and fatal errors go. */
@@ -81,6 +85,7 @@ export class PartitionFetcher implements BatchSource {
   position = -1;
   /** The last high watermark seen, or -1. */
   highWatermark = -1;
+  paused = false;
   #start: StartPosition;
   #fetchOffset = -1;
   #buffered = 0;
@@ -153,21 +158,43 @@ export class PartitionFetcher implements BatchSource {
     return new Promise<void>((resolve) => this.#positionWaiters.push(resolve));
   }
 
+  /**
+   * Stops fetching until `resume`: the fetch or stream in flight ends; what was fetched is kept
+   * (BatchQueue holds it back) and the partition goes on from there when resumed.
+   */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.#abortRound();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.pump();
+  }
+
   /** Moves the partition: batches already fetched become stale, the fetch in flight is dropped. */
   seek(start: StartPosition): void {
     this.epoch++;
     this.#start = start;
     this.#fetchOffset = -1;
-    this.position = -1;
+    // An offset is the position at once, so that a group commits it even before the next fetch.
+    this.position =
+      typeof start === "object" && "offset" in start && isOffset(start.offset) ? start.offset : -1;
     this.#buffered = 0;
     this.#abortRound();
     this.pump();
   }
 
-  /** Stops fetching for good (unassigned, or the consumer closed). */
+  /** Stops fetching for good (unassigned, or the consumer closed): what was fetched goes stale. */
   stop(): void {
-    this.#stopped = true;
     this.epoch++;
+    this.#halt();
+  }
+
+  #halt(): void {
+    this.#stopped = true;
     this.#abortRound();
     this.#positioned();
   }
@@ -188,7 +215,7 @@ export class PartitionFetcher implements BatchSource {
    * the start position, errors and backoff are async.
    */
   pump(): void {
-    if (this.#stopped || this.#inFlight || (this.#poll && this.#buffered > 0)) return;
+    if (this.#stopped || this.paused || this.#inFlight || (this.#poll && this.#buffered > 0)) return;
     this.#inFlight = true;
     if (this.#fetchOffset < 0) void this.#positionThenFetch(this.epoch, this.#round);
     else this.#fetch(this.#round);
@@ -309,13 +336,30 @@ export class PartitionFetcher implements BatchSource {
   #accept(res: FetchResponse): boolean {
     this.#backoff.reset();
     this.highWatermark = res.highWatermark;
-    const batch = ConsumerBatch.slice(this, res.records, this.#fetchOffset, res.highWatermark);
+    let batch: ConsumerBatch | null;
+    try {
+      batch = ConsumerBatch.slice(
+        this,
+        res.records,
+        this.#fetchOffset,
+        res.highWatermark,
+        this.#settings.checkCrcs,
+      );
+    } catch (err) {
+      // Damaged data: fetching it again would fetch the same bytes. The partition stops here.
+      this.#failed(asConchError(err));
+      return true;
+    }
     if (batch === null) return res.records.length === 0;
     this.#fetchOffset = batch.nextOffset;
     this.#buffered++;
     // Batches wholly before the offset are skipped: a stream gets their credit now.
     if (!this.#poll) this.#credit(res.records.length - batch.records.length);
     this.#sink.deliver(batch);
+    const end = batch.records.byteOffset - res.records.byteOffset + batch.records.length;
+    // Cut short before a corrupt batch: a stream would go on after it, so it starts again from it,
+    // and the corrupt batch then comes first and stops the partition (once the ones before are read).
+    if (end < res.records.length && !this.#poll) this.#abortRound();
     return true;
   }
 
@@ -409,7 +453,22 @@ export class PartitionFetcher implements BatchSource {
       }
       return;
     }
-    this.stop();
+    if (e.code === ErrorCode.CORRUPT_BATCH || e.code === ErrorCode.CORRUPT_DATA) {
+      // The broker met damaged data where this partition reads: name where, as the CRC check does.
+      e = new CorruptBatchError(this.topic, this.partition, this.#fetchOffset, e.message, {
+        cause: e,
+        code: e.code,
+      });
+    }
+    this.#failed(e);
+  }
+
+  /**
+   * Stops the partition for good and reports why to the application, after the batches already
+   * delivered (they stay good: say, the ones before a corrupt batch).
+   */
+  #failed(e: ConchError): void {
+    this.#halt();
     this.#sink.fail(this, e);
   }
 
@@ -422,7 +481,7 @@ export class PartitionFetcher implements BatchSource {
 
   async #resolve(start: StartPosition, signal: AbortSignal): Promise<number> {
     if (typeof start === "object" && "offset" in start) {
-      if (!Number.isSafeInteger(start.offset) || start.offset < 0) {
+      if (!isOffset(start.offset)) {
         throw new ConchError(
           ErrorCode.INVALID_REQUEST,
           `start offset must be a non-negative integer, not ${start.offset}`,
@@ -445,4 +504,8 @@ export class PartitionFetcher implements BatchSource {
     );
     return res.offset;
   }
+}
+
+function isOffset(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
 }

@@ -1,12 +1,16 @@
 /**
  * Reading and stamping a stored batch's header fields in place. These trust that the batch at `at`
- * was checked by `checkBatch` (validate.ts); they never allocate.
+ * was checked by `checkBatch` (validate.ts), except `walkableBatchSize`, which is how a reader of
+ * stored bytes checks a header before it trusts it; they never allocate.
  */
 import {
+  BATCH_META_SIZE,
   COUNT_AT,
   HEADER_SIZE,
   KEY_SIZE_AT,
+  MAGIC,
   MAX_OFFSET,
+  MIN_BATCH_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
   TIMESTAMP_AT,
@@ -17,6 +21,18 @@ import { readU32, readU64, writeU64 } from "./u64.js";
 /** Total bytes of the record (batch) at `at`: header + key (metadata) + payload. */
 export function recordSize(buf: Uint8Array, at: number): number {
   return HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
+}
+
+/**
+ * The size of the batch at `at` when its header can be walked (the magic byte, version 1 metadata,
+ * at least one record, room for one), else -1: what a reader of stored batches checks before it
+ * trusts a header's sizes to find the next batch. Needs HEADER_SIZE bytes at `at`; reads no others.
+ */
+export function walkableBatchSize(buf: Uint8Array, at: number): number {
+  if (buf[at] !== MAGIC || readU32(buf, at + KEY_SIZE_AT) !== BATCH_META_SIZE) return -1;
+  if (readU32(buf, at + COUNT_AT) === 0) return -1;
+  const size = recordSize(buf, at);
+  return size < MIN_BATCH_SIZE ? -1 : size;
 }
 
 export function batchBaseOffset(buf: Uint8Array, at: number): number {

@@ -4,7 +4,7 @@
  * fetched bytes; it returns a status number instead of throwing so a scan can tell a torn tail from a
  * good batch without exceptions.
  */
-import { batchCrc } from "./crc.js";
+import { batchCrcMatches } from "./crc.js";
 import { ConchError, ErrorCode } from "./errors.js";
 import {
   ATTRIBUTES_AT,
@@ -13,7 +13,6 @@ import {
   COMPRESSION_MASK,
   COMPRESSION_NONE,
   COUNT_AT,
-  CRC_AT,
   HEADER_SIZE,
   KEY_SIZE_AT,
   MAGIC,
@@ -121,7 +120,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   }
   if (p !== payloadEnd) return BatchStatus.BAD_COUNT;
   if (!sawMaxTimestamp) return BatchStatus.BAD_TIMESTAMP;
-  if (readU32(buf, at + CRC_AT) !== batchCrc(buf, at, payloadEnd)) return BatchStatus.BAD_CRC;
+  if (!batchCrcMatches(buf, at, payloadEnd)) return BatchStatus.BAD_CRC;
   return size;
 }
 

@@ -6,7 +6,13 @@
  * found there is quarantined by the log, and quarantined ranges are answered with CORRUPT_DATA or
  * skipped (damaged-range.ts).
  */
-import { batchBaseOffset, batchCount, batchLastOffset, recordSize } from "../format/batch-header.js";
+import {
+  batchBaseOffset,
+  batchCount,
+  batchLastOffset,
+  recordSize,
+  walkableBatchSize,
+} from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import {
   BATCH_RECORDS_AT,
@@ -233,6 +239,8 @@ export class LogReader {
     hw: number,
   ): Promise<Buffer> {
     const limit = seg.damaged.length === 0 ? seg.size : readLimitFrom(seg.damaged, position, seg.size);
+    // The smallest base offset the next batch may have.
+    let lowest = seg.baseOffset;
     let pos = position;
     let want = maxBytes + this.#indexInterval() + READ_SLACK;
     for (;;) {
@@ -243,14 +251,20 @@ export class LogReader {
       let at = 0;
       let need = 0;
       while (at + HEADER_SIZE <= n) {
-        const size = recordSize(buf, at);
-        if (size < MIN_BATCH_SIZE || pos + at + size > limit) throw corrupt(seg, pos + at);
+        const size = walkableBatchSize(buf, at);
+        if (size < 0 || pos + at + size > limit) throw corrupt(seg, pos + at);
         if (at + size > n) {
           need = size;
           break;
         }
-        if (batchLastOffset(buf, at) >= offset)
-          return checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
+        // Offsets out of line with the segment: a damaged base offset, which the CRC does not
+        // cover. Served, it would read as empty (past hw) for ever, or skip records.
+        const base = batchBaseOffset(buf, at);
+        const last = batchLastOffset(buf, at);
+        if (base < lowest || last >= seg.nextOffset)
+          throw corrupt(seg, pos + at, "a base offset out of line");
+        lowest = last + 1;
+        if (last >= offset) return checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
         at += size;
       }
       if (at === 0 && need === 0) throw corrupt(seg, pos);
@@ -263,7 +277,8 @@ export class LogReader {
 /**
  * The end of the batches to return from buf[from]: whole batches below `end` while the total stays
  * within maxBytes (the first one regardless when `takeFirst`) and their offsets stay below hw.
- * Returns `from` when there are none.
+ * Returns `from` when there are none. It stops before a header it cannot walk or whose offsets go
+ * back: the next read starts there, and `#readFile` reports it.
  */
 function take(
   buf: Buffer,
@@ -274,10 +289,14 @@ function take(
   takeFirst: boolean,
 ): number {
   let to = from;
+  let lowest = 0;
   while (to + HEADER_SIZE <= end) {
-    const size = recordSize(buf, to);
-    if (to + size > end || batchBaseOffset(buf, to) >= hw) break;
+    const size = walkableBatchSize(buf, to);
+    if (size < 0 || to + size > end) break;
+    const base = batchBaseOffset(buf, to);
+    if (base >= hw || base < lowest) break;
     if (to + size - from > maxBytes && !(takeFirst && to === from)) break;
+    lowest = batchLastOffset(buf, to) + 1;
     to += size;
   }
   return to;
@@ -299,8 +318,8 @@ export function outOfRange(offset: number): ConchError {
   return new ConchError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is not in the log`);
 }
 
-function corrupt(seg: Segment, position: number): ConchError {
-  return new DamageFound(seg.walPath, position, "a batch header with an impossible size");
+function corrupt(seg: Segment, position: number, what = "a batch header that cannot be walked"): ConchError {
+  return new DamageFound(seg.walPath, position, what);
 }
 
 /**
