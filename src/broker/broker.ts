@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
+import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
@@ -283,7 +284,7 @@ export class Broker {
       this.#checkOpen();
       checkCount("offset", offset);
       checkCount("maxBytes", maxBytes);
-      checkCount("maxWaitMs", maxWaitMs);
+      checkDurationMs("maxWaitMs", maxWaitMs);
       checkCount("minBytes", minBytes);
       const t = this.#topics.get(topic);
       if (t !== undefined) {
