@@ -1,0 +1,116 @@
+/**
+ * Clients that pipeline fetches and never read cannot together hold more than the server's
+ * maxQueuedResponseBytes (each one alone was bounded, but 32 of them took the broker to 2.7 GB).
+ * Their fetches wait for the total to drain and resume when it does, and a client that reads its
+ * responses is served all the while.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import * as p from "../../src/protocol/index.js";
+import { batchOf, recordsOf, startServer, type TestClient, until } from "../server/helpers.js";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+function fetchAll(c: TestClient, count: number): number[] {
+  const ids: number[] = [];
+  const frames: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = c.id();
+    ids.push(id);
+    frames.push(
+      p.encodeFetchRequest(id, {
+        topic: "big",
+        partition: 0,
+        offset: 0,
+        maxBytes: 256 * KiB,
+        maxWaitMs: 0,
+        minBytes: 0,
+      }),
+    );
+  }
+  c.send(Buffer.concat(frames));
+  return ids;
+}
+
+test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading client is served", {
+  timeout: 60_000,
+}, async (t) => {
+  const cap = 8 * MiB;
+  const f = await startServer(
+    t,
+    { maxBatchBytes: 64 * KiB },
+    { maxInflightBytes: 4 * MiB, maxQueuedResponseBytes: cap, maxFetchBytes: 256 * KiB },
+  );
+  await f.broker.createTopic("big", 1);
+  const producer = await f.client();
+  for (let i = 0; i < 8; i++) {
+    await producer.call((id) =>
+      p.encodeProduceRequest(id, {
+        topic: "big",
+        partition: 0,
+        acks: 1,
+        timeoutMs: 0,
+        records: batchOf(["v".repeat(30 * KiB)]),
+      }),
+    );
+  }
+
+  // 12 clients x 100 fetches of ~240 KiB: 12 x 4 MiB held without a shared bound.
+  const hogs: TestClient[] = [];
+  const pending: number[][] = [];
+  for (let i = 0; i < 12; i++) {
+    const c = await f.client();
+    c.socket.pause();
+    hogs.push(c);
+    pending.push(fetchAll(c, 100));
+  }
+  // A connection that held nothing when the bound was reached may still take one small fetch
+  // (64 KiB, plus the whole first batch and its request's 4 KiB).
+  const slack = hogs.length * (64 + 64 + 4) * KiB;
+  let most = 0;
+  const sample = (): void => {
+    most = Math.max(most, f.server.queuedResponseBytes);
+  };
+  // Settled: every hog's reading is paused (by its own bound or by the shared one), unless the
+  // bound does not hold.
+  await until(() => {
+    sample();
+    const paused = f.server.connections().filter((c) => c.paused).length;
+    return paused >= hogs.length || most > cap + slack;
+  }, "the non-reading clients to be paused");
+  for (let i = 0; i < 50; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    sample();
+  }
+  assert.ok(most <= cap + slack, `queued ${most} bytes, bound ${cap} + ${slack}`);
+  assert.ok(most >= cap / 2, `the test reaches the bound (${most} of ${cap})`);
+
+  // A client that reads is served while the bound is reached.
+  const reader = await f.client();
+  const got = p.decodeFetchResponse(
+    await reader.call((id) =>
+      p.encodeFetchRequest(id, {
+        topic: "big",
+        partition: 0,
+        offset: 0,
+        maxBytes: 256 * KiB,
+        maxWaitMs: 0,
+        minBytes: 0,
+      }),
+    ),
+  );
+  assert.ok(recordsOf(got.records).length >= 1);
+
+  // The first hog starts reading: its waiting fetches resume as the total drains, all answered.
+  const late = hogs[0]!;
+  late.socket.resume();
+  for (const id of pending[0]!) await late.response(id);
+  sample();
+  assert.ok(most <= cap + slack, `queued ${most} bytes, bound ${cap} + ${slack}`);
+
+  // When the hogs leave, nothing they held stays charged.
+  for (const c of hogs) c.destroy();
+  await until(() => f.server.connectionCount === 2, "the hogs to be gone");
+  await until(() => f.server.queuedResponseBytes === 0, "the charge to go");
+});
