@@ -25,6 +25,10 @@ import { type ConchServerOptions, resolveLimits, type ServerLimits } from "./ser
 
 /** Pooled request frames: 32 KiB to 1 MiB, at most 4 free per size (under 8 MiB held). */
 const FRAME_POOL = { minBytes: 32 << 10, maxBytes: 1 << 20, maxFreePerSize: 4 };
+/** releaseMemory runs this long after a release (more connections tend to go together)... */
+const RELEASE_DELAY_MS = 1000;
+/** ...and at most this often, a full collection being a pause of its own. */
+const RELEASE_EVERY_MS = 10_000;
 
 export class ConchServer {
   readonly limits: ServerLimits;
@@ -36,6 +40,8 @@ export class ConchServer {
   #admission: Admission;
   #budget: ResponseBudget;
   #sweep: ConnectionSweep;
+  #releaseTimer: NodeJS.Timeout | null = null;
+  #lastRelease = Number.NEGATIVE_INFINITY;
   #nextId = 1;
   #closing: Promise<void> | null = null;
   /** Every connection reads small chunks into this one buffer and copies them out at once. */
@@ -49,6 +55,8 @@ export class ConchServer {
     this.#handlers = options.handlers ?? defaultHandlers();
     this.#admission = new Admission(this.limits);
     this.#budget = new ResponseBudget(this.limits.maxQueuedResponseBytes);
+    const release = options.releaseMemory;
+    if (release !== undefined) this.#budget.onReleased = () => this.#scheduleRelease(release);
     this.#sweep = new ConnectionSweep(Math.min(this.limits.idleTimeoutMs, this.limits.frameTimeoutMs));
     // allowHalfOpen: a client that ends its side still gets the answers to what it sent.
     // pauseOnConnect: nothing is read before the socket is adopted (adopt-socket.ts).
@@ -131,7 +139,20 @@ export class ConchServer {
     }
     await stopped;
     this.#sweep.stop();
+    if (this.#releaseTimer !== null) clearTimeout(this.#releaseTimer);
     this.#logger.info("server closed");
+  }
+
+  /** Calls `release` a second from now, unless it ran less than RELEASE_EVERY_MS ago. */
+  #scheduleRelease(release: () => void): void {
+    if (this.#releaseTimer !== null) return;
+    const wait = Math.max(RELEASE_DELAY_MS, this.#lastRelease + RELEASE_EVERY_MS - performance.now());
+    this.#releaseTimer = setTimeout(() => {
+      this.#releaseTimer = null;
+      this.#lastRelease = performance.now();
+      release();
+    }, wait);
+    this.#releaseTimer.unref();
   }
 
   #accept(accepted: Socket): void {

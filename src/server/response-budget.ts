@@ -9,9 +9,16 @@
  * their pushes; they are woken when a charge goes down and the total is back under the bound.
  * A connection that holds nothing may still fetch, with its maxBytes cut to a small floor, so a
  * client that reads its responses is served however much the others hold.
+ *
+ * When the total falls far from its high point (connections that held a lot went away),
+ * `onReleased` is told: what they held is garbage now, but an idle broker allocates nothing, so
+ * no collection would run to free it (ConchServer's `releaseMemory` option).
  */
 
 /** Told once when the budget has room again after `wait`. */
+/** A fall of this much (or half the bound, if less) from the high point is worth a collection. */
+const RELEASE_BYTES = 64 * 1024 * 1024;
+
 export interface BudgetWaiter {
   budgetAvailable(): void;
 }
@@ -21,9 +28,14 @@ export class ResponseBudget {
   #queued = 0;
   /** Connections waiting for room; each at most once, and only while the budget is full. */
   #waiters = new Set<BudgetWaiter>();
+  /** The highest total since `onReleased` was last told, and the fall that tells it. */
+  #high = 0;
+  readonly #releaseBytes: number;
+  onReleased: (() => void) | null = null;
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
+    this.#releaseBytes = Math.min(RELEASE_BYTES, Math.ceil(maxBytes / 2));
   }
 
   /** Bytes charged by all connections now. */
@@ -38,8 +50,17 @@ export class ResponseBudget {
 
   /** A connection's charge went up or down by `delta`. */
   change(delta: number): void {
-    this.#queued += delta;
-    if (delta < 0 && this.#waiters.size > 0 && this.#queued < this.maxBytes) this.#wake();
+    const queued = this.#queued + delta;
+    this.#queued = queued;
+    if (delta > 0) {
+      if (queued > this.#high) this.#high = queued;
+      return;
+    }
+    if (this.#waiters.size > 0 && queued < this.maxBytes) this.#wake();
+    if (this.#high - queued >= this.#releaseBytes) {
+      this.#high = queued;
+      this.onReleased?.();
+    }
   }
 
   /** `waiter.budgetAvailable()` is called once the total goes down again. */

@@ -36,6 +36,12 @@ export interface ConchServerOptions {
   frameTimeoutMs?: number;
   /** close() waits this long for requests in progress before it drops the connections. Default 5 s. */
   shutdownTimeoutMs?: number;
+  /**
+   * Called (at most every 10 s, a second after the fact) when connections that held many response
+   * bytes have gone, to give that memory back: `conch broker` runs a full collection. Without it
+   * the buffers are freed only when the next allocations start a collection.
+   */
+  releaseMemory?: () => void;
   /** The dispatch table; default `defaultHandlers()`. */
   handlers?: HandlerTable;
 }

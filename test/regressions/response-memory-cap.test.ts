@@ -12,22 +12,25 @@ import { batchOf, recordsOf, startServer, type TestClient, until } from "../serv
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
+/** A fetch of up to 256 KiB from the start of "big", answered at once. */
+function bigFetch(id: number): Buffer {
+  return p.encodeFetchRequest(id, {
+    topic: "big",
+    partition: 0,
+    offset: 0,
+    maxBytes: 256 * KiB,
+    maxWaitMs: 0,
+    minBytes: 0,
+  });
+}
+
 function fetchAll(c: TestClient, count: number): number[] {
   const ids: number[] = [];
   const frames: Buffer[] = [];
   for (let i = 0; i < count; i++) {
     const id = c.id();
     ids.push(id);
-    frames.push(
-      p.encodeFetchRequest(id, {
-        topic: "big",
-        partition: 0,
-        offset: 0,
-        maxBytes: 256 * KiB,
-        maxWaitMs: 0,
-        minBytes: 0,
-      }),
-    );
+    frames.push(bigFetch(id));
   }
   c.send(Buffer.concat(frames));
   return ids;
@@ -37,10 +40,16 @@ test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading
   timeout: 60_000,
 }, async (t) => {
   const cap = 8 * MiB;
+  let released = 0;
   const f = await startServer(
     t,
     { maxBatchBytes: 64 * KiB },
-    { maxInflightBytes: 4 * MiB, maxQueuedResponseBytes: cap, maxFetchBytes: 256 * KiB },
+    {
+      maxInflightBytes: 4 * MiB,
+      maxQueuedResponseBytes: cap,
+      maxFetchBytes: 256 * KiB,
+      releaseMemory: () => released++,
+    },
   );
   await f.broker.createTopic("big", 1);
   const producer = await f.client();
@@ -88,18 +97,7 @@ test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading
 
   // A client that reads is served while the bound is reached.
   const reader = await f.client();
-  const got = p.decodeFetchResponse(
-    await reader.call((id) =>
-      p.encodeFetchRequest(id, {
-        topic: "big",
-        partition: 0,
-        offset: 0,
-        maxBytes: 256 * KiB,
-        maxWaitMs: 0,
-        minBytes: 0,
-      }),
-    ),
-  );
+  const got = p.decodeFetchResponse(await reader.call(bigFetch));
   assert.ok(recordsOf(got.records).length >= 1);
 
   // The first hog starts reading: its waiting fetches resume as the total drains, all answered.
@@ -113,4 +111,7 @@ test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading
   for (const c of hogs) c.destroy();
   await until(() => f.server.connectionCount === 2, "the hogs to be gone");
   await until(() => f.server.queuedResponseBytes === 0, "the charge to go");
+  // ...and the memory they held is given back (a second later: more may be leaving).
+  await until(() => released > 0, "releaseMemory to be called", 1000);
+  assert.equal(released, 1);
 });
