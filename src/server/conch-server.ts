@@ -14,6 +14,7 @@ import { type Logger, pino } from "pino";
 import type { Broker } from "../broker/broker.js";
 import { FramePool } from "../protocol/frame-pool.js";
 import { SCRATCH_READ_BYTES, SocketReads } from "../protocol/socket-reads.js";
+import { LogLimiter } from "../storage/log-limiter.js";
 import { Admission } from "./admission.js";
 import { adoptSocket } from "./adopt-socket.js";
 import { Connection } from "./connection.js";
@@ -41,6 +42,7 @@ export class ConchServer {
   #budget: ResponseBudget;
   #sweep: ConnectionSweep;
   #releaseTimer: NodeJS.Timeout | null = null;
+  #logLimiter = new LogLimiter();
   #lastRelease = Number.NEGATIVE_INFINITY;
   #nextId = 1;
   #closing: Promise<void> | null = null;
@@ -178,6 +180,7 @@ export class ConchServer {
       pool: this.#frames,
       budget: this.#budget,
       clock: this.#sweep,
+      logLimiter: this.#logLimiter,
     });
     this.#connections.add(conn);
     conn.closed.then(() => {

@@ -43,6 +43,7 @@ import {
 import { FrameParser } from "../protocol/frame-parser.js";
 import type { FramePool } from "../protocol/frame-pool.js";
 import type { SocketReads } from "../protocol/socket-reads.js";
+import { type LimitedLevel, LogLimiter } from "../storage/log-limiter.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
@@ -83,7 +84,12 @@ export interface ConnectionDeps {
   budget?: ResponseBudget;
   /** A coarse clock (ConnectionSweep.now); the timeouts are checked against it. */
   clock?: { readonly now: number };
+  /** Shared by the server's connections, so a thousand bad clients cost a line, not a thousand. */
+  logLimiter?: LogLimiter;
 }
+
+/** For connections made without a server. */
+const OWN_LIMITER = new LogLimiter();
 
 export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   readonly id: number;
@@ -114,6 +120,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   /** A fetch taken from the parser while the budget was full, started once it has room. */
   #held: Buffer | null = null;
   #clock: { readonly now: number };
+  #limiter: LogLimiter;
   /** When the last request came or the last one in flight was answered (clock time). */
   #lastActivity: number;
   /** Frames taken so far; a sweep that sees the same count mid-frame twice times the frame. */
@@ -139,6 +146,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     this.#pool = pool;
     this.#budget = deps.budget ?? null;
     this.#clock = deps.clock ?? SYSTEM_CLOCK;
+    this.#limiter = deps.logLimiter ?? OWN_LIMITER;
     this.#lastActivity = this.#clock.now;
     this.#parser = new FrameParser(
       pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
@@ -285,7 +293,12 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
       this.#stallSince = now;
       this.#stallMark = this.#framesTaken;
     } else if (now - this.#stallSince >= this.#limits.frameTimeoutMs) {
-      this.#logger.info(`closing the connection: a frame unfinished after ${this.#limits.frameTimeoutMs} ms`);
+      this.#limitedLog(
+        "info",
+        "stalled",
+        {},
+        `closing the connection: a frame unfinished after ${this.#limits.frameTimeoutMs} ms`,
+      );
       this.#socket.destroy();
       return;
     }
@@ -295,14 +308,24 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
       this.#inflight === 0 &&
       now - this.#lastActivity >= this.#limits.idleTimeoutMs
     ) {
-      this.#logger.info(`closing the connection: idle for ${this.#limits.idleTimeoutMs} ms`);
+      this.#limitedLog(
+        "info",
+        "idle",
+        {},
+        `closing the connection: idle for ${this.#limits.idleTimeoutMs} ms`,
+      );
       this.#stopReading();
       this.#endWhenIdle();
     }
   }
 
+  /** A line of a kind that bad clients can repeat at will: at most one per interval. */
+  #limitedLog(level: LimitedLevel, key: string, fields: object, msg: string): void {
+    this.#limiter.log(this.#logger, level, key, fields, msg);
+  }
+
   #framingFailed(err: unknown): void {
-    this.#logger.warn({ err }, "closing the connection: frame over the maximum size");
+    this.#limitedLog("warn", "malformed", { err }, "closing the connection: frame over the maximum size");
     this.#socket.destroy();
   }
 
@@ -321,7 +344,9 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     this.#framesTaken++;
     this.#lastActivity = this.#clock.now;
     if (!hasRequestHeader(frame)) {
-      this.#logger.warn(
+      this.#limitedLog(
+        "warn",
+        "malformed",
         { bytes: frame.length },
         "closing the connection: frame too short for a request header",
       );
@@ -482,14 +507,19 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
       message = err.message;
       this.#logger.debug({ api: apiName(apiKey), code: err.codeName, msg: err.message }, "request failed");
     } else {
-      this.#logger.error({ err, api: apiName(apiKey), correlationId }, "request failed unexpectedly");
+      this.#limitedLog(
+        "error",
+        "unexpected",
+        { err, api: apiName(apiKey), correlationId },
+        "request failed unexpectedly",
+      );
     }
     this.#write(encodeErrorResponse(correlationId, code, message));
   }
 
   /** Answers one request with an error, then closes once the rest are answered. */
   #refuse(correlationId: number, err: ConchError): void {
-    this.#logger.info({ code: err.codeName }, `closing the connection: ${err.message}`);
+    this.#limitedLog("info", "refused", { code: err.codeName }, `closing the connection: ${err.message}`);
     this.#writeError(correlationId, ApiKey.HANDSHAKE, err);
     this.#stopReading();
     this.#endWhenIdle();
@@ -505,7 +535,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   #handshakeTimedOut(): void {
     this.#handshakeTimer = null;
     if (this.#handshaken || this.#closed) return;
-    this.#logger.info("closing the connection: no handshake in time");
+    this.#limitedLog("info", "no handshake", {}, "closing the connection: no handshake in time");
     this.#socket.destroy();
   }
 
