@@ -393,11 +393,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     const copies = entry.copiesFrame === true;
     const request = !copies && this.#parser.lastFrameBorrowed ? Buffer.from(frame) : frame;
     this.#ctx.responseBytes = 0;
-    // Let through a full budget because this connection held nothing: a small answer only.
-    this.#ctx.maxFetchBytes =
-      this.#budget === null || this.#budget.fits(this.#limits.maxFetchBytes)
-        ? this.#limits.maxFetchBytes
-        : MIN_FETCH_BYTES;
+    this.#ctx.maxFetchBytes = this.fetchBytes();
     let reply: Handled;
     try {
       reply = entry.handle(this.#ctx, request, correlationId);
@@ -453,6 +449,16 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     const pending = this.#inflightBytes + this.#socket.writableLength;
     if (pending > this.#limits.maxInflightBytes) return false;
     return this.#budget === null || pending === 0 || this.#budget.fits(this.#limits.maxFetchBytes);
+  }
+
+  /**
+   * The most a fetch (or a stream's round) may read now (StreamHost): a small answer only when it
+   * was let through a full budget because this connection held nothing.
+   */
+  fetchBytes(): number {
+    const budget = this.#budget;
+    const full = budget !== null && !budget.fits(this.#limits.maxFetchBytes);
+    return full ? MIN_FETCH_BYTES : this.#limits.maxFetchBytes;
   }
 
   /** StreamHost: `stream` is told once the connection is under its bound again. */

@@ -152,7 +152,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
         req.topic,
         req.partition,
         this.#offset,
-        Math.min(req.maxBytes, room),
+        Math.min(req.maxBytes, room, this.#ctx.streams.fetchBytes()),
         req.maxWaitMs,
         req.minBytes,
         this.#rounds.signal,
