@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as p from "../../src/protocol/index.js";
-import { batchOf, recordsOf, startServer, type TestClient, until } from "../server/helpers.js";
+import { batchOf, type Fixture, recordsOf, startServer, type TestClient, until } from "../server/helpers.js";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -22,6 +22,18 @@ function bigFetch(id: number): Buffer {
     maxWaitMs: 0,
     minBytes: 0,
   });
+}
+
+/** Creates "big" and produces `batches` batches of one `valueBytes` record. */
+async function fill(f: Fixture, batches: number, valueBytes: number): Promise<void> {
+  await f.broker.createTopic("big", 1);
+  const producer = await f.client();
+  const records = batchOf(["v".repeat(valueBytes)]);
+  for (let i = 0; i < batches; i++) {
+    await producer.call((id) =>
+      p.encodeProduceRequest(id, { topic: "big", partition: 0, acks: 1, timeoutMs: 0, records }),
+    );
+  }
 }
 
 function fetchAll(c: TestClient, count: number): number[] {
@@ -51,19 +63,7 @@ test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading
       releaseMemory: () => released++,
     },
   );
-  await f.broker.createTopic("big", 1);
-  const producer = await f.client();
-  for (let i = 0; i < 8; i++) {
-    await producer.call((id) =>
-      p.encodeProduceRequest(id, {
-        topic: "big",
-        partition: 0,
-        acks: 1,
-        timeoutMs: 0,
-        records: batchOf(["v".repeat(30 * KiB)]),
-      }),
-    );
-  }
+  await fill(f, 8, 30 * KiB);
 
   // 12 clients x 100 fetches of ~240 KiB: 12 x 4 MiB held without a shared bound.
   const hogs: TestClient[] = [];
@@ -114,4 +114,48 @@ test("non-reading fetchers stay under maxQueuedResponseBytes together; a reading
   // ...and the memory they held is given back (a second later: more may be leaving).
   await until(() => released > 0, "releaseMemory to be called", 1000);
   assert.equal(released, 1);
+});
+
+test("non-reading fetch streams stay under maxQueuedResponseBytes together", {
+  timeout: 60_000,
+}, async (t) => {
+  const cap = 8 * MiB;
+  const f = await startServer(
+    t,
+    { maxBatchBytes: 64 * KiB },
+    { maxInflightBytes: 4 * MiB, maxQueuedResponseBytes: cap, maxFetchBytes: 256 * KiB },
+  );
+  // 10 MB in the topic: more than the kernel's socket buffers take, so each stream fills its
+  // connection's own bound.
+  await fill(f, 160, 60 * KiB);
+  const slack = 12 * (64 + 64 + 4) * KiB;
+  let most = 0;
+  for (let i = 0; i < 12; i++) {
+    const c = await f.client();
+    c.socket.pause();
+    c.send(
+      p.encodeFetchStreamRequest(c.id(), {
+        topic: "big",
+        partition: 0,
+        offset: 0,
+        maxBytes: 256 * KiB,
+        maxWaitMs: 30_000,
+        minBytes: 1,
+        windowBytes: 64 * MiB,
+        group: "",
+        memberId: "",
+        generation: 0,
+      }),
+    );
+  }
+  // Each stream pushes until it sent the topic or the bound holds it; give them time to.
+  for (let i = 0; i < 400; i++) {
+    await new Promise((resolve) => setTimeout(resolve, i < 100 ? 0 : 5));
+    most = Math.max(most, f.server.queuedResponseBytes);
+  }
+  assert.ok(most <= cap + slack, `queued ${most} bytes, bound ${cap} + ${slack}`);
+  assert.ok(most >= cap / 2, `the test reaches the bound (${most} of ${cap})`);
+  const reader = await f.client();
+  const got = p.decodeFetchResponse(await reader.call(bigFetch));
+  assert.ok(recordsOf(got.records).length >= 1);
 });
