@@ -56,7 +56,7 @@ export class ConchServer {
     this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "server" });
     this.#handlers = options.handlers ?? defaultHandlers();
     this.#admission = new Admission(this.limits);
-    this.#budget = new ResponseBudget(this.limits.maxQueuedResponseBytes);
+    this.#budget = new ResponseBudget(this.limits.maxQueuedResponseBytes, this.limits.maxFetchBytes);
     const release = options.releaseMemory;
     if (release !== undefined) this.#budget.onReleased = () => this.#scheduleRelease(release);
     this.#sweep = new ConnectionSweep(Math.min(this.limits.idleTimeoutMs, this.limits.frameTimeoutMs));

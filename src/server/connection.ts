@@ -44,6 +44,7 @@ import { FrameParser } from "../protocol/frame-parser.js";
 import type { FramePool } from "../protocol/frame-pool.js";
 import type { SocketReads } from "../protocol/socket-reads.js";
 import { type LimitedLevel, LogLimiter } from "../storage/log-limiter.js";
+import { type CoarseClock, ConnectionActivity, SYSTEM_CLOCK } from "./connection-activity.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
@@ -62,13 +63,6 @@ const MIN_REQUEST_COST = 4096;
 /** A fetch let through a full ResponseBudget (its connection held nothing) answers at most this. */
 const MIN_FETCH_BYTES = 64 * 1024;
 
-/** The clock of a connection made without a server's sweep. */
-const SYSTEM_CLOCK = {
-  get now(): number {
-    return performance.now();
-  },
-};
-
 /** What a connection is given by its server. */
 export interface ConnectionDeps {
   broker: Broker;
@@ -80,10 +74,10 @@ export interface ConnectionDeps {
   /** Reads through net's `onread` (adopt-socket.ts); null reads through 'data' events. */
   reads?: SocketReads | null;
   pool?: FramePool | null;
-  /** The server's bound on response bytes; one of the connection's own when absent. */
+  /** The server's bound on response bytes of all its connections; none when absent. */
   budget?: ResponseBudget;
   /** A coarse clock (ConnectionSweep.now); the timeouts are checked against it. */
-  clock?: { readonly now: number };
+  clock?: CoarseClock;
   /** Shared by the server's connections, so a thousand bad clients cost a line, not a thousand. */
   logLimiter?: LogLimiter;
 }
@@ -119,14 +113,8 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   #charged = 0;
   /** A fetch taken from the parser while the budget was full, started once it has room. */
   #held: Buffer | null = null;
-  #clock: { readonly now: number };
+  #activity: ConnectionActivity;
   #limiter: LogLimiter;
-  /** When the last request came or the last one in flight was answered (clock time). */
-  #lastActivity: number;
-  /** Frames taken so far; a sweep that sees the same count mid-frame twice times the frame. */
-  #framesTaken = 0;
-  #stallMark = -1;
-  #stallSince = -1;
   /** Fetch streams open on this connection, and those waiting for it to drain (StreamHost). */
   readonly streams = new Map<number, OpenStream>();
   #roomWaiters: OpenStream[] = [];
@@ -145,9 +133,8 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     this.#refusal = deps.refusal ?? null;
     this.#pool = pool;
     this.#budget = deps.budget ?? null;
-    this.#clock = deps.clock ?? SYSTEM_CLOCK;
+    this.#activity = new ConnectionActivity(deps.clock ?? SYSTEM_CLOCK);
     this.#limiter = deps.logLimiter ?? OWN_LIMITER;
-    this.#lastActivity = this.#clock.now;
     this.#parser = new FrameParser(
       pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
     );
@@ -216,7 +203,10 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   /** Takes frames from the parser and starts their requests while under the in-flight bound. */
   #pump(): void {
     if (this.#held !== null) {
-      if (!this.#fetchFits()) return;
+      if (!this.#fetchFits()) {
+        this.#budget?.wait(this);
+        return;
+      }
       const held = this.#held;
       this.#held = null;
       if (this.#reading && !this.#closed) this.#handleFrame(held);
@@ -261,7 +251,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
    */
   #fetchFits(): boolean {
     const budget = this.#budget;
-    return budget === null || this.pendingBytes === 0 || budget.fits(this.#limits.maxFetchBytes);
+    return budget === null || this.pendingBytes === 0 || budget.hasRoom();
   }
 
   /** The budget has room again (BudgetWaiter). */
@@ -269,6 +259,8 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     if (this.#closed) return;
     this.#wakeStreams();
     this.#pump();
+    // Others woken first may have taken the room again: still waiting, wait again.
+    if (this.#roomWaiters.length > 0 && !this.#closed) this.#budget?.wait(this);
   }
 
   /** Brings this connection's charge to the budget up to date. */
@@ -286,13 +278,9 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     if (this.#closed || !this.#reading || this.#refusal !== null) return;
     const midFrame = this.#parser.midFrame;
     // Frames we hold back (backpressure, the request cap, the budget) are not the client's delay.
-    const waitingOnUs = this.#paused || this.#held !== null || this.#inflight >= MAX_INFLIGHT_REQUESTS;
-    if (!midFrame || waitingOnUs) {
-      this.#stallSince = -1;
-    } else if (this.#stallSince < 0 || this.#stallMark !== this.#framesTaken) {
-      this.#stallSince = now;
-      this.#stallMark = this.#framesTaken;
-    } else if (now - this.#stallSince >= this.#limits.frameTimeoutMs) {
+    const arriving =
+      midFrame && !this.#paused && this.#held === null && this.#inflight < MAX_INFLIGHT_REQUESTS;
+    if (this.#activity.stalled(now, arriving, this.#limits.frameTimeoutMs)) {
       this.#limitedLog(
         "info",
         "stalled",
@@ -306,7 +294,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
       this.#handshaken &&
       !midFrame &&
       this.#inflight === 0 &&
-      now - this.#lastActivity >= this.#limits.idleTimeoutMs
+      this.#activity.idleFor(now) >= this.#limits.idleTimeoutMs
     ) {
       this.#limitedLog(
         "info",
@@ -341,8 +329,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   }
 
   #handleFrame(frame: Buffer): void {
-    this.#framesTaken++;
-    this.#lastActivity = this.#clock.now;
+    this.#activity.frameTaken();
     if (!hasRequestHeader(frame)) {
       this.#limitedLog(
         "warn",
@@ -448,7 +435,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   hasRoom(): boolean {
     const pending = this.#inflightBytes + this.#socket.writableLength;
     if (pending > this.#limits.maxInflightBytes) return false;
-    return this.#budget === null || pending === 0 || this.#budget.fits(this.#limits.maxFetchBytes);
+    return this.#budget === null || pending === 0 || this.#budget.hasRoom();
   }
 
   /**
@@ -457,7 +444,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
    */
   fetchBytes(): number {
     const budget = this.#budget;
-    const full = budget !== null && !budget.fits(this.#limits.maxFetchBytes);
+    const full = budget !== null && !budget.hasRoom();
     return full ? MIN_FETCH_BYTES : this.#limits.maxFetchBytes;
   }
 
@@ -479,7 +466,7 @@ export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
     if (reply !== null) this.#write(reply);
     this.#inflight--;
     this.#inflightBytes -= cost;
-    this.#lastActivity = this.#clock.now;
+    this.#activity.answered();
     this.#syncCharge();
     this.#wakeStreams();
     if (this.#inflight === 0 && this.#onIdle !== null) this.#onIdle();

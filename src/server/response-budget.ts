@@ -33,8 +33,12 @@ export class ResponseBudget {
   readonly #releaseBytes: number;
   onReleased: (() => void) | null = null;
 
-  constructor(maxBytes: number) {
+  readonly #fetchBytes: number;
+
+  /** `fetchBytes`: the most one fetch may answer with, the room a fetch needs to start. */
+  constructor(maxBytes: number, fetchBytes: number) {
     this.maxBytes = maxBytes;
+    this.#fetchBytes = fetchBytes;
     this.#releaseBytes = Math.min(RELEASE_BYTES, Math.ceil(maxBytes / 2));
   }
 
@@ -43,9 +47,9 @@ export class ResponseBudget {
     return this.#queued;
   }
 
-  /** Whether `bytes` more fit under the bound. */
-  fits(bytes: number): boolean {
-    return this.#queued + bytes <= this.maxBytes;
+  /** Whether the largest fetch answer fits under the bound now. */
+  hasRoom(): boolean {
+    return this.#queued + this.#fetchBytes <= this.maxBytes;
   }
 
   /** A connection's charge went up or down by `delta`. */
@@ -56,14 +60,14 @@ export class ResponseBudget {
       if (queued > this.#high) this.#high = queued;
       return;
     }
-    if (this.#waiters.size > 0 && queued < this.maxBytes) this.#wake();
+    if (this.#waiters.size > 0 && this.hasRoom()) this.#wake();
     if (this.#high - queued >= this.#releaseBytes) {
       this.#high = queued;
       this.onReleased?.();
     }
   }
 
-  /** `waiter.budgetAvailable()` is called once the total goes down again. */
+  /** `waiter.budgetAvailable()` is called once, when the total went down and there is room. */
   wait(waiter: BudgetWaiter): void {
     this.#waiters.add(waiter);
   }
