@@ -130,7 +130,8 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "bytes",
     "bytes of responses queued for all connections together; over it, fetches wait for them to drain",
     256 * MiB,
-    integerValue(MiB, Number.MAX_SAFE_INTEGER),
+    // At least the server's largest fetch answer (16 MiB), or every fetch would wait or be cut.
+    integerValue(16 * MiB, Number.MAX_SAFE_INTEGER),
   ),
   setting(
     "idleTimeoutMs",

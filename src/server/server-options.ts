@@ -94,5 +94,11 @@ export function resolveLimits(config: BrokerConfig, options: ConchServerOptions)
     if (DURATIONS.has(key) && (value < 1 || value > MAX_TIMER_MS))
       throw new RangeError(`server option ${key} must be from 1 to ${MAX_TIMER_MS} ms`);
   }
+  // A fetch starts only when its largest answer fits in the shared bound (response-budget.ts).
+  if (limits.maxQueuedResponseBytes < limits.maxFetchBytes) {
+    throw new RangeError(
+      `server option maxQueuedResponseBytes (${limits.maxQueuedResponseBytes}) must be at least maxFetchBytes (${limits.maxFetchBytes})`,
+    );
+  }
   return limits;
 }

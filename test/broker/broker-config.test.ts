@@ -98,7 +98,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     maxBatchBytes: ["65536", 65536],
     maxConnections: ["7", 7],
     maxConnectionsPerIp: ["3", 3],
-    maxQueuedResponseBytes: ["1048576", 1048576],
+    maxQueuedResponseBytes: ["16777216", 16777216],
     idleTimeoutMs: ["60000", 60000],
     frameTimeoutMs: ["1000", 1000],
     autoCreateTopics: ["true", true],

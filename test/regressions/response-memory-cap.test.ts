@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { resolveBrokerConfig } from "../../src/broker/broker-config.js";
 import * as p from "../../src/protocol/index.js";
+import { resolveLimits } from "../../src/server/server-options.js";
 import { batchOf, type Fixture, recordsOf, startServer, type TestClient, until } from "../server/helpers.js";
 
 const KiB = 1024;
@@ -158,4 +160,14 @@ test("non-reading fetch streams stay under maxQueuedResponseBytes together", {
   const reader = await f.client();
   const got = p.decodeFetchResponse(await reader.call(bigFetch));
   assert.ok(recordsOf(got.records).length >= 1);
+});
+
+test("the shared bound must hold the largest fetch answer", () => {
+  const config = resolveBrokerConfig({});
+  assert.throws(
+    () => resolveLimits(config, { maxQueuedResponseBytes: 8 * MiB, maxFetchBytes: 16 * MiB }),
+    /maxQueuedResponseBytes/,
+  );
+  assert.throws(() => resolveBrokerConfig({ maxQueuedResponseBytes: MiB }), /maxQueuedResponseBytes/);
+  assert.equal(resolveLimits(config, {}).maxQueuedResponseBytes, 256 * MiB);
 });
