@@ -2,7 +2,8 @@
  * One coarse timer for all of a server's connections: it keeps a clock that connections read
  * instead of the system's (a request costs a field write, not a timer reset), and asks each
  * connection in turn whether it has been idle or stuck mid-frame too long. Its period is a quarter
- * of the shortest timeout, between 5 ms and 1 s, so a timeout fires at most a quarter late.
+ * of the shortest timeout, between 5 ms and 1 s: a timeout fires at most two periods (half the
+ * timeout) late, one to notice the frame or the silence and one to see it last.
  */
 
 /** What the sweep asks of each connection. */
