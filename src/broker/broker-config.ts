@@ -30,6 +30,10 @@ export interface BrokerConfig {
   retentionBytes: number;
   maxBatchBytes: number;
   maxConnections: number;
+  maxConnectionsPerIp: number;
+  maxQueuedResponseBytes: number;
+  idleTimeoutMs: number;
+  frameTimeoutMs: number;
   autoCreateTopics: boolean;
   defaultPartitions: number;
   maxPartitions: number;

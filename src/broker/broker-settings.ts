@@ -4,6 +4,7 @@
  * truth: `loadBrokerConfig` reads it, and `conch broker` builds its options from it, so a setting is
  * added here and nowhere else.
  */
+import { MAX_TIMER_MS } from "../format/duration.js";
 import { MAX_BATCH_BYTES_LIMIT } from "../storage/config.js";
 import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
 import { booleanValue, enumValue, integerValue, textValue, type ValueParser } from "./config-values.js";
@@ -25,8 +26,6 @@ export type AnyBrokerSetting = { [K in keyof BrokerConfig]: BrokerSetting<K> }[k
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** setTimeout's ceiling: a longer interval would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_SEGMENT_BYTES = 1024 * MiB;
 
 export const FLUSH_POLICIES: readonly FlushPolicy[] = ["sync", "interval", "none"];
@@ -118,6 +117,35 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "client connections accepted at once",
     1000,
     integerValue(1, 1_000_000),
+  ),
+  setting(
+    "maxConnectionsPerIp",
+    "number",
+    "client connections accepted at once from one IP address",
+    1000,
+    integerValue(1, 1_000_000),
+  ),
+  setting(
+    "maxQueuedResponseBytes",
+    "bytes",
+    "bytes of responses queued for all connections together; over it, fetches wait for them to drain",
+    256 * MiB,
+    // At least the server's largest fetch answer (16 MiB), or every fetch would wait or be cut.
+    integerValue(16 * MiB, Number.MAX_SAFE_INTEGER),
+  ),
+  setting(
+    "idleTimeoutMs",
+    "ms",
+    "a connection that sends no request for this long, with nothing in flight, is closed",
+    10 * 60 * 1000,
+    integerValue(1, MAX_TIMER_MS),
+  ),
+  setting(
+    "frameTimeoutMs",
+    "ms",
+    "a connection that starts a request frame and does not finish sending it within this long is closed",
+    30_000,
+    integerValue(1, MAX_TIMER_MS),
   ),
   setting(
     "autoCreateTopics",

@@ -5,9 +5,12 @@
  */
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
+import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
+import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
+import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
@@ -283,7 +286,7 @@ export class Broker {
       this.#checkOpen();
       checkCount("offset", offset);
       checkCount("maxBytes", maxBytes);
-      checkCount("maxWaitMs", maxWaitMs);
+      checkDurationMs("maxWaitMs", maxWaitMs);
       checkCount("minBytes", minBytes);
       const t = this.#topics.get(topic);
       if (t !== undefined) {
@@ -399,17 +402,32 @@ export class Broker {
   /** Must run inside #admin. */
   async #create(name: string, partitions: number, overrides: TopicOverrides): Promise<Topic> {
     const meta = { name, partitions, configs: overrides };
-    await this.#store.create(meta);
     let topic: Topic;
     try {
-      topic = await Topic.open(this.#store, meta, this.config, this.#logger);
+      await this.#store.create(meta);
+      try {
+        topic = await Topic.open(this.#store, meta, this.config, this.#logger);
+      } catch (err) {
+        await this.#store.remove(name).catch(() => {});
+        throw err;
+      }
     } catch (err) {
-      await this.#store.remove(name).catch(() => {});
-      throw err;
+      throw this.#diskFailure(`cannot create topic "${name}"`, err);
     }
     this.#topics.set(name, topic);
     this.#logger.info({ topic: name, partitions, configs: overrides }, "topic created");
     return topic;
+  }
+
+  /**
+   * A failure of the disk under an admin operation is STORAGE_ERROR, like one under an append,
+   * and is logged (once per interval: a full disk fails every create). Anything else is as it was.
+   */
+  #diskFailure(what: string, err: unknown): unknown {
+    if (!isSystemError(err)) return err;
+    const failure = storageError(what, err);
+    storageLogLimiter.log(this.#logger, "error", "admin disk failure", { err }, failure.message);
+    return failure;
   }
 
   /**
@@ -449,6 +467,11 @@ function checkPartitionCount(partitions: number): void {
       `partition count must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
     );
   }
+}
+
+/** Whether `err` is the operating system's (ENOSPC, EIO, EACCES...), not a bug or a ConchError. */
+function isSystemError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === "string";
 }
 
 function checkCount(what: string, value: number): void {

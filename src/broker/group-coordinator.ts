@@ -5,6 +5,7 @@
  * OffsetStore (`__consumer_offsets`).
  */
 import { type Logger, pino } from "pino";
+import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName } from "../format/topic-name.js";
 import { ConsumerGroup, type GroupStateName } from "./group.js";
@@ -133,8 +134,18 @@ export class GroupCoordinator {
         clientId: req.clientId,
         topics,
         strategy: parseStrategy(req.strategy),
-        sessionTimeoutMs: checkTimeout("sessionTimeoutMs", req.sessionTimeoutMs),
-        rebalanceTimeoutMs: checkTimeout("rebalanceTimeoutMs", req.rebalanceTimeoutMs),
+        sessionTimeoutMs: checkDurationMs(
+          "sessionTimeoutMs",
+          req.sessionTimeoutMs,
+          MIN_GROUP_TIMEOUT_MS,
+          MAX_GROUP_TIMEOUT_MS,
+        ),
+        rebalanceTimeoutMs: checkDurationMs(
+          "rebalanceTimeoutMs",
+          req.rebalanceTimeoutMs,
+          MIN_GROUP_TIMEOUT_MS,
+          MAX_GROUP_TIMEOUT_MS,
+        ),
       };
       let group = this.#groups.get(req.group);
       if (group === undefined) {
@@ -382,16 +393,6 @@ function checkGroupName(group: string): void {
   if (bytes === 0 || bytes > MAX_GROUP_NAME_BYTES) {
     throw new ConchError(ErrorCode.INVALID_GROUP, `group names are 1 to ${MAX_GROUP_NAME_BYTES} bytes long`);
   }
-}
-
-function checkTimeout(name: string, ms: number): number {
-  if (!Number.isInteger(ms) || ms < MIN_GROUP_TIMEOUT_MS || ms > MAX_GROUP_TIMEOUT_MS) {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
-      `${name} must be from ${MIN_GROUP_TIMEOUT_MS} to ${MAX_GROUP_TIMEOUT_MS} ms, not ${ms}`,
-    );
-  }
-  return ms;
 }
 
 function unknownGroup(group: string): ConchError {

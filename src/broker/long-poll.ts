@@ -2,7 +2,8 @@
  * Fetch with long polling: read at an offset and, while fewer than `minBytes` are available, wait
  * for the partition's high watermark to move and read again, until enough arrived, `maxWaitMs`
  * passed, the caller aborted, or the topic closed. Every wait is registered with the log and
- * removed when it ends, so a client that goes away leaves nothing behind.
+ * removed when it ends, so a client that goes away leaves nothing behind. `maxWaitMs` was checked
+ * against the timer ceiling (format/duration.ts) by the broker.
  *
  * A wait is one object, the LongPoll: it parks itself with the log (PartitionLog.park) and
  * subscribes itself to the caller's signal (abort-fanout.ts), and tells the caller's listener how
@@ -15,9 +16,6 @@
 import type { DataWaiter } from "../storage/data-waiters.js";
 import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { AbortTarget, subscribe, unsubscribe } from "./abort-fanout.js";
-
-/** setTimeout's ceiling; a longer wait would fire at once. */
-const MAX_WAIT_MS = 2 ** 31 - 1;
 
 /** Told once how a fetch ended, in place of a promise. Must not throw. */
 export interface FetchListener {
@@ -103,7 +101,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
     this.#listener = listener;
     this.#result = result;
     this.waitOffset = result.highWatermark;
-    this.waitDeadline = performance.now() + Math.min(maxWaitMs, MAX_WAIT_MS);
+    this.waitDeadline = performance.now() + maxWaitMs;
     // A shared signal (the connection's) gets one listener, whatever the number of waits on it.
     if (signal !== undefined) subscribe(signal, this);
   }

@@ -4,6 +4,7 @@
  * topic that did not pin its own value. The effective config is the overrides over the broker's
  * settings; it is what DescribeTopic shows and what each partition log runs with.
  */
+import { MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { CORRUPT_DATA_POLICIES, type CorruptDataPolicy } from "../storage/config.js";
 import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
@@ -69,7 +70,7 @@ const SPECS: readonly AnySpec[] = [
   ),
   spec("segment.bytes", "segmentBytes", integerValue(1024, 1024 * 1024 * 1024), (b) => b.segmentBytes),
   spec("flush", "flush", enumValue(FLUSH_POLICIES), (b) => b.flush),
-  spec("flush.interval.ms", "flushIntervalMs", integerValue(1, 2 ** 31 - 1), (b) => b.flushIntervalMs),
+  spec("flush.interval.ms", "flushIntervalMs", integerValue(1, MAX_TIMER_MS), (b) => b.flushIntervalMs),
   spec("delete.retention.ms", "deleteRetentionMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => DAY_MS),
   spec("min.compaction.lag.ms", "minCompactionLagMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => 0),
   spec("corrupt.data", "corruptData", enumValue(CORRUPT_DATA_POLICIES), () => "fail"),

@@ -46,7 +46,8 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
   const broker = await Broker.open(config, logger);
-  const server = new ConchServer(broker, { logger });
+  // Memory that clients which held many responses left behind is returned at once.
+  const server = new ConchServer(broker, { logger, releaseMemory: settleHeap });
   settleHeap();
   let address: { address: string; port: number };
   try {

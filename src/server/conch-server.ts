@@ -12,22 +12,24 @@
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { type Logger, pino } from "pino";
 import type { Broker } from "../broker/broker.js";
-import { ConchError, ErrorCode } from "../format/errors.js";
 import { FramePool } from "../protocol/frame-pool.js";
 import { SCRATCH_READ_BYTES, SocketReads } from "../protocol/socket-reads.js";
+import { LogLimiter } from "../storage/log-limiter.js";
+import { Admission } from "./admission.js";
 import { adoptSocket } from "./adopt-socket.js";
 import { Connection } from "./connection.js";
+import { ConnectionSweep } from "./connection-sweep.js";
 import { defaultHandlers } from "./dispatch.js";
 import type { HandlerTable } from "./handler.js";
+import { ResponseBudget } from "./response-budget.js";
 import { type ConchServerOptions, resolveLimits, type ServerLimits } from "./server-options.js";
 
-/**
- * Connections over the limit are kept just long enough to answer their first request with
- * TOO_MANY_CONNECTIONS; beyond this many of those at once, they are dropped unanswered.
- */
-const MAX_REFUSING = 64;
 /** Pooled request frames: 32 KiB to 1 MiB, at most 4 free per size (under 8 MiB held). */
 const FRAME_POOL = { minBytes: 32 << 10, maxBytes: 1 << 20, maxFreePerSize: 4 };
+/** releaseMemory runs this long after a release (more connections tend to go together)... */
+const RELEASE_DELAY_MS = 1000;
+/** ...and at most this often, a full collection being a pause of its own. */
+const RELEASE_EVERY_MS = 10_000;
 
 export class ConchServer {
   readonly limits: ServerLimits;
@@ -36,7 +38,12 @@ export class ConchServer {
   #handlers: HandlerTable;
   #server: Server;
   #connections = new Set<Connection>();
-  #refusing = 0;
+  #admission: Admission;
+  #budget: ResponseBudget;
+  #sweep: ConnectionSweep;
+  #releaseTimer: NodeJS.Timeout | null = null;
+  #logLimiter = new LogLimiter();
+  #lastRelease = Number.NEGATIVE_INFINITY;
   #nextId = 1;
   #closing: Promise<void> | null = null;
   /** Every connection reads small chunks into this one buffer and copies them out at once. */
@@ -48,6 +55,11 @@ export class ConchServer {
     this.limits = resolveLimits(broker.config, options);
     this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "server" });
     this.#handlers = options.handlers ?? defaultHandlers();
+    this.#admission = new Admission(this.limits);
+    this.#budget = new ResponseBudget(this.limits.maxQueuedResponseBytes, this.limits.maxFetchBytes);
+    const release = options.releaseMemory;
+    if (release !== undefined) this.#budget.onReleased = () => this.#scheduleRelease(release);
+    this.#sweep = new ConnectionSweep(Math.min(this.limits.idleTimeoutMs, this.limits.frameTimeoutMs));
     // allowHalfOpen: a client that ends its side still gets the answers to what it sent.
     // pauseOnConnect: nothing is read before the socket is adopted (adopt-socket.ts).
     this.#server = createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true }, (socket) =>
@@ -68,6 +80,7 @@ export class ConchServer {
         this.#server.off("error", onError);
         const address = this.address();
         this.#logger.debug({ host: address.address, port: address.port }, "listening");
+        this.#sweep.start(this.#connections);
         resolve(address);
       });
     });
@@ -83,6 +96,14 @@ export class ConchServer {
   /** Connections open now. */
   get connectionCount(): number {
     return this.#connections.size;
+  }
+
+  /**
+   * Response bytes held for all connections now (requests in progress with the responses they may
+   * answer with, and responses not yet taken by the kernel), against maxQueuedResponseBytes.
+   */
+  get queuedResponseBytes(): number {
+    return this.#budget.queuedBytes;
   }
 
   /** The open connections, for tests and diagnostics. */
@@ -119,7 +140,21 @@ export class ConchServer {
       for (const c of this.#connections) c.destroy();
     }
     await stopped;
+    this.#sweep.stop();
+    if (this.#releaseTimer !== null) clearTimeout(this.#releaseTimer);
     this.#logger.info("server closed");
+  }
+
+  /** Calls `release` a second from now, unless it ran less than RELEASE_EVERY_MS ago. */
+  #scheduleRelease(release: () => void): void {
+    if (this.#releaseTimer !== null) return;
+    const wait = Math.max(RELEASE_DELAY_MS, this.#lastRelease + RELEASE_EVERY_MS - performance.now());
+    this.#releaseTimer = setTimeout(() => {
+      this.#releaseTimer = null;
+      this.#lastRelease = performance.now();
+      release();
+    }, wait);
+    this.#releaseTimer.unref();
   }
 
   #accept(accepted: Socket): void {
@@ -129,33 +164,28 @@ export class ConchServer {
       socket.destroy();
       return;
     }
-    let refusal: ConchError | null = null;
-    if (this.#connections.size - this.#refusing >= this.limits.maxConnections) {
-      if (this.#refusing >= MAX_REFUSING) {
-        socket.destroy();
-        return;
-      }
-      refusal = new ConchError(
-        ErrorCode.TOO_MANY_CONNECTIONS,
-        `the broker serves at most ${this.limits.maxConnections} connections`,
-      );
-      this.#refusing++;
+    const ip = socket.remoteAddress ?? "";
+    const admitted = this.#admission.admit(ip);
+    if (admitted === null) {
+      socket.destroy();
+      return;
     }
-    const conn = new Connection(
-      this.#nextId++,
-      socket,
-      this.#broker,
-      this.#handlers,
-      this.limits,
-      this.#logger,
-      refusal,
-      onread ? reads : null,
-      this.#frames,
-    );
+    const conn = new Connection(this.#nextId++, socket, {
+      broker: this.#broker,
+      handlers: this.#handlers,
+      limits: this.limits,
+      logger: this.#logger,
+      refusal: admitted.refusal,
+      reads: onread ? reads : null,
+      pool: this.#frames,
+      budget: this.#budget,
+      clock: this.#sweep,
+      logLimiter: this.#logLimiter,
+    });
     this.#connections.add(conn);
     conn.closed.then(() => {
       this.#connections.delete(conn);
-      if (refusal !== null) this.#refusing--;
+      this.#admission.release(ip, admitted);
     });
   }
 }

@@ -12,6 +12,12 @@
  *   the broker's memory. It resumes when a request completes or the socket drains. Requests in
  *   flight are also capped at 1,000: at the cap, frames wait in the parser (counted in the byte
  *   bound) until one completes, so no client can park an unbounded number of long polls.
+ * - Across connections, the same bytes are charged to the server's ResponseBudget: over its bound,
+ *   a fetch waits (its frame held, reading paused) until the total drains, unless this connection
+ *   holds nothing, which then fetches with maxBytes cut to MIN_FETCH_BYTES (response-budget.ts).
+ * - Timeouts, checked by the server's ConnectionSweep: no request for `idleTimeoutMs` with nothing
+ *   in flight (a long poll or a fetch stream is in flight) ends the connection; a frame begun and
+ *   not finished within `frameTimeoutMs` drops it (a client trickling bytes holds no slot).
  * - Framing errors (a size over the maximum, a frame too short for a request header) close the
  *   connection at once; request errors are answered and the connection stays.
  * - When the client ends or the socket closes, the connection's signal aborts, so its long polls
@@ -37,8 +43,11 @@ import {
 import { FrameParser } from "../protocol/frame-parser.js";
 import type { FramePool } from "../protocol/frame-pool.js";
 import type { SocketReads } from "../protocol/socket-reads.js";
+import { type LimitedLevel, LogLimiter } from "../storage/log-limiter.js";
+import { type CoarseClock, ConnectionActivity, SYSTEM_CLOCK } from "./connection-activity.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
+import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
 import type { ServerLimits } from "./server-options.js";
 import type { OpenStream, StreamHost } from "./stream-host.js";
 
@@ -51,8 +60,32 @@ const FIRST_CLIENT_ONLY_CODE = 100;
 const MAX_INFLIGHT_REQUESTS = 1000;
 /** The least a request in flight counts against the byte bound, so small ones are not free. */
 const MIN_REQUEST_COST = 4096;
+/** A fetch let through a full ResponseBudget (its connection held nothing) answers at most this. */
+const MIN_FETCH_BYTES = 64 * 1024;
 
-export class Connection implements TicketOwner, StreamHost {
+/** What a connection is given by its server. */
+export interface ConnectionDeps {
+  broker: Broker;
+  handlers: HandlerTable;
+  limits: ServerLimits;
+  logger: Logger;
+  /** Set when the connection is over a limit: its first request is refused, then it closes. */
+  refusal?: ConchError | null;
+  /** Reads through net's `onread` (adopt-socket.ts); null reads through 'data' events. */
+  reads?: SocketReads | null;
+  pool?: FramePool | null;
+  /** The server's bound on response bytes of all its connections; none when absent. */
+  budget?: ResponseBudget;
+  /** A coarse clock (ConnectionSweep.now); the timeouts are checked against it. */
+  clock?: CoarseClock;
+  /** Shared by the server's connections, so a thousand bad clients cost a line, not a thousand. */
+  logLimiter?: LogLimiter;
+}
+
+/** For connections made without a server. */
+const OWN_LIMITER = new LogLimiter();
+
+export class Connection implements TicketOwner, StreamHost, BudgetWaiter {
   readonly id: number;
   readonly remote: string;
   #socket: Socket;
@@ -75,30 +108,33 @@ export class Connection implements TicketOwner, StreamHost {
   #paused = false;
   #closed = false;
   #onIdle: (() => void) | null = null;
+  #budget: ResponseBudget | null;
+  /** What this connection has charged to the budget: #inflightBytes + writableLength when last seen. */
+  #charged = 0;
+  /** A fetch taken from the parser while the budget was full, started once it has room. */
+  #held: Buffer | null = null;
+  #activity: ConnectionActivity;
+  #limiter: LogLimiter;
   /** Fetch streams open on this connection, and those waiting for it to drain (StreamHost). */
   readonly streams = new Map<number, OpenStream>();
   #roomWaiters: OpenStream[] = [];
   readonly closed: Promise<void>;
 
-  constructor(
-    id: number,
-    socket: Socket,
-    broker: Broker,
-    handlers: HandlerTable,
-    limits: ServerLimits,
-    logger: Logger,
-    refusal: ConchError | null = null,
-    reads: SocketReads | null = null,
-    pool: FramePool | null = null,
-  ) {
+  constructor(id: number, socket: Socket, deps: ConnectionDeps) {
+    const { broker, handlers, limits, logger } = deps;
+    const pool = deps.pool ?? null;
+    const reads = deps.reads ?? null;
     this.id = id;
     this.#socket = socket;
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     this.#handlers = handlers;
     this.#limits = limits;
     this.#logger = logger.child({ conn: id, remote: this.remote });
-    this.#refusal = refusal;
+    this.#refusal = deps.refusal ?? null;
     this.#pool = pool;
+    this.#budget = deps.budget ?? null;
+    this.#activity = new ConnectionActivity(deps.clock ?? SYSTEM_CLOCK);
+    this.#limiter = deps.logLimiter ?? OWN_LIMITER;
     this.#parser = new FrameParser(
       pool === null ? { maxFrameBytes: limits.maxFrameBytes } : { maxFrameBytes: limits.maxFrameBytes, pool },
     );
@@ -116,6 +152,7 @@ export class Connection implements TicketOwner, StreamHost {
     // Without `reads` the socket reads through 'data' events; with them, none is emitted.
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
     socket.on("drain", () => {
+      this.#syncCharge();
       this.#wakeStreams();
       this.#pump();
     });
@@ -165,7 +202,17 @@ export class Connection implements TicketOwner, StreamHost {
 
   /** Takes frames from the parser and starts their requests while under the in-flight bound. */
   #pump(): void {
-    while (this.#reading && !this.#closed) {
+    if (this.#held !== null) {
+      if (!this.#fetchFits()) {
+        this.#budget?.wait(this);
+        return;
+      }
+      const held = this.#held;
+      this.#held = null;
+      if (this.#reading && !this.#closed) this.#handleFrame(held);
+    }
+    // A request answered at once pumps again from inside #handleFrame, and may hold a fetch there.
+    while (this.#reading && !this.#closed && this.#held === null) {
       if (this.#inflightBytes + this.#socket.writableLength > this.#limits.maxInflightBytes) {
         this.#setPaused(true);
         return;
@@ -186,13 +233,87 @@ export class Connection implements TicketOwner, StreamHost {
         return;
       }
       if (frame === null) break;
+      if (!this.#fetchFits() && isFetch(frame)) {
+        // Held until the budget drains; a view of the shared scratch is copied first.
+        this.#held = this.#parser.lastFrameBorrowed ? Buffer.from(frame) : frame;
+        this.#budget?.wait(this);
+        this.#setPaused(true);
+        return;
+      }
       this.#handleFrame(frame);
     }
-    this.#setPaused(false);
+    if (this.#held === null) this.#setPaused(false);
+  }
+
+  /**
+   * Whether a fetch may start: the server's budget has room for the largest answer, or this
+   * connection holds nothing (it then answers at most MIN_FETCH_BYTES; see #handleFrame).
+   */
+  #fetchFits(): boolean {
+    const budget = this.#budget;
+    return budget === null || this.pendingBytes === 0 || budget.hasRoom();
+  }
+
+  /** The budget has room again (BudgetWaiter). */
+  budgetAvailable(): void {
+    if (this.#closed) return;
+    this.#wakeStreams();
+    this.#pump();
+    // Others woken first may have taken the room again: still waiting, wait again.
+    if (this.#roomWaiters.length > 0 && !this.#closed) this.#budget?.wait(this);
+  }
+
+  /** Brings this connection's charge to the budget up to date. */
+  #syncCharge(): void {
+    if (this.#budget === null) return;
+    const now = this.#closed ? 0 : this.#inflightBytes + this.#socket.writableLength;
+    if (now === this.#charged) return;
+    const delta = now - this.#charged;
+    this.#charged = now;
+    this.#budget.change(delta);
+  }
+
+  /** From the server's sweep: ends an idle connection, drops one stuck mid-frame. */
+  checkTimeouts(now: number): void {
+    if (this.#closed || !this.#reading || this.#refusal !== null) return;
+    const midFrame = this.#parser.midFrame;
+    // Frames we hold back (backpressure, the request cap, the budget) are not the client's delay.
+    const arriving =
+      midFrame && !this.#paused && this.#held === null && this.#inflight < MAX_INFLIGHT_REQUESTS;
+    if (this.#activity.stalled(now, arriving, this.#limits.frameTimeoutMs)) {
+      this.#limitedLog(
+        "info",
+        "stalled",
+        {},
+        `closing the connection: a frame unfinished after ${this.#limits.frameTimeoutMs} ms`,
+      );
+      this.#socket.destroy();
+      return;
+    }
+    if (
+      this.#handshaken &&
+      !midFrame &&
+      this.#inflight === 0 &&
+      this.#activity.idleFor(now) >= this.#limits.idleTimeoutMs
+    ) {
+      this.#limitedLog(
+        "info",
+        "idle",
+        {},
+        `closing the connection: idle for ${this.#limits.idleTimeoutMs} ms`,
+      );
+      this.#stopReading();
+      this.#endWhenIdle();
+    }
+  }
+
+  /** A line of a kind that bad clients can repeat at will: at most one per interval. */
+  #limitedLog(level: LimitedLevel, key: string, fields: object, msg: string): void {
+    this.#limiter.log(this.#logger, level, key, fields, msg);
   }
 
   #framingFailed(err: unknown): void {
-    this.#logger.warn({ err }, "closing the connection: frame over the maximum size");
+    this.#limitedLog("warn", "malformed", { err }, "closing the connection: frame over the maximum size");
     this.#socket.destroy();
   }
 
@@ -208,8 +329,11 @@ export class Connection implements TicketOwner, StreamHost {
   }
 
   #handleFrame(frame: Buffer): void {
+    this.#activity.frameTaken();
     if (!hasRequestHeader(frame)) {
-      this.#logger.warn(
+      this.#limitedLog(
+        "warn",
+        "malformed",
         { bytes: frame.length },
         "closing the connection: frame too short for a request header",
       );
@@ -256,6 +380,7 @@ export class Connection implements TicketOwner, StreamHost {
     const copies = entry.copiesFrame === true;
     const request = !copies && this.#parser.lastFrameBorrowed ? Buffer.from(frame) : frame;
     this.#ctx.responseBytes = 0;
+    this.#ctx.maxFetchBytes = this.fetchBytes();
     let reply: Handled;
     try {
       reply = entry.handle(this.#ctx, request, correlationId);
@@ -274,6 +399,7 @@ export class Connection implements TicketOwner, StreamHost {
     const cost = Math.max(frame.length, MIN_REQUEST_COST) + this.#ctx.responseBytes;
     this.#inflight++;
     this.#inflightBytes += cost;
+    this.#syncCharge();
     if (reply instanceof ReplyTicket) {
       reply.apiKey = apiKey;
       reply.cost = cost;
@@ -307,12 +433,26 @@ export class Connection implements TicketOwner, StreamHost {
 
   /** Whether requests in flight and unsent responses are under the bound (StreamHost). */
   hasRoom(): boolean {
-    return this.#inflightBytes + this.#socket.writableLength <= this.#limits.maxInflightBytes;
+    const pending = this.#inflightBytes + this.#socket.writableLength;
+    if (pending > this.#limits.maxInflightBytes) return false;
+    return this.#budget === null || pending === 0 || this.#budget.hasRoom();
+  }
+
+  /**
+   * The most a fetch (or a stream's round) may read now (StreamHost): a small answer only when it
+   * was let through a full budget because this connection held nothing.
+   */
+  fetchBytes(): number {
+    const budget = this.#budget;
+    const full = budget !== null && !budget.hasRoom();
+    return full ? MIN_FETCH_BYTES : this.#limits.maxFetchBytes;
   }
 
   /** StreamHost: `stream` is told once the connection is under its bound again. */
   waitForRoom(stream: OpenStream): void {
     this.#roomWaiters.push(stream);
+    // The connection's own bound is watched through 'drain'; the budget wakes it otherwise.
+    this.#budget?.wait(this);
   }
 
   #wakeStreams(): void {
@@ -326,6 +466,8 @@ export class Connection implements TicketOwner, StreamHost {
     if (reply !== null) this.#write(reply);
     this.#inflight--;
     this.#inflightBytes -= cost;
+    this.#activity.answered();
+    this.#syncCharge();
     this.#wakeStreams();
     if (this.#inflight === 0 && this.#onIdle !== null) this.#onIdle();
     else this.#pump();
@@ -342,11 +484,12 @@ export class Connection implements TicketOwner, StreamHost {
     const socket = this.#socket;
     if (!isBufferList(reply)) {
       socket.write(reply);
-      return;
+    } else {
+      socket.cork();
+      for (const b of reply) if (b.length > 0) socket.write(b);
+      socket.uncork();
     }
-    socket.cork();
-    for (const b of reply) if (b.length > 0) socket.write(b);
-    socket.uncork();
+    this.#syncCharge();
   }
 
   #writeError(correlationId: number, apiKey: number, err: unknown): void {
@@ -357,14 +500,19 @@ export class Connection implements TicketOwner, StreamHost {
       message = err.message;
       this.#logger.debug({ api: apiName(apiKey), code: err.codeName, msg: err.message }, "request failed");
     } else {
-      this.#logger.error({ err, api: apiName(apiKey), correlationId }, "request failed unexpectedly");
+      this.#limitedLog(
+        "error",
+        "unexpected",
+        { err, api: apiName(apiKey), correlationId },
+        "request failed unexpectedly",
+      );
     }
     this.#write(encodeErrorResponse(correlationId, code, message));
   }
 
   /** Answers one request with an error, then closes once the rest are answered. */
   #refuse(correlationId: number, err: ConchError): void {
-    this.#logger.info({ code: err.codeName }, `closing the connection: ${err.message}`);
+    this.#limitedLog("info", "refused", { code: err.codeName }, `closing the connection: ${err.message}`);
     this.#writeError(correlationId, ApiKey.HANDSHAKE, err);
     this.#stopReading();
     this.#endWhenIdle();
@@ -380,7 +528,7 @@ export class Connection implements TicketOwner, StreamHost {
   #handshakeTimedOut(): void {
     this.#handshakeTimer = null;
     if (this.#handshaken || this.#closed) return;
-    this.#logger.info("closing the connection: no handshake in time");
+    this.#limitedLog("info", "no handshake", {}, "closing the connection: no handshake in time");
     this.#socket.destroy();
   }
 
@@ -426,8 +574,16 @@ export class Connection implements TicketOwner, StreamHost {
     this.#handshakeTimer = null;
     this.#abortWaits(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
     this.#roomWaiters = [];
+    // Nothing of this connection stays charged or held.
+    this.#held = null;
+    this.#budget?.cancel(this);
+    this.#syncCharge();
     this.#logger.debug({ inflight: this.#inflight }, "connection closed");
   }
+}
+
+function isFetch(frame: Buffer): boolean {
+  return hasRequestHeader(frame) && requestApiKey(frame) === ApiKey.FETCH;
 }
 
 function isBufferList(reply: Handled): reply is readonly Buffer[] {

@@ -65,7 +65,7 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
       req.partition,
     );
   }
-  const maxBytes = Math.min(req.maxBytes, ctx.limits.maxFetchBytes);
+  const maxBytes = Math.min(req.maxBytes, ctx.maxFetchBytes);
   ctx.responseBytes = maxBytes;
   const ticket = new FetchReply(ctx.tickets, correlationId);
   ctx.broker.fetchTo(

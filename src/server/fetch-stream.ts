@@ -11,6 +11,7 @@
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
 import type { FetchListener } from "../broker/long-poll.js";
 import { batchLastOffset, recordSize } from "../format/batch-header.js";
+import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { fetchResponseBuffers } from "../protocol/fetch.js";
@@ -28,12 +29,14 @@ import type { OpenStream } from "./stream-host.js";
 /** FetchStream: opens the stream; its ticket stays in flight until the stream ends. */
 export function fetchStream(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeFetchStreamRequest(frame);
-  if (req.windowBytes < 1 || req.maxWaitMs < 1 || req.maxBytes < 1) {
+  if (req.windowBytes < 1 || req.maxBytes < 1) {
     throw new ConchError(
       ErrorCode.INVALID_REQUEST,
-      "a fetch stream needs windowBytes, maxWaitMs and maxBytes of at least 1",
+      "a fetch stream needs windowBytes and maxBytes of at least 1",
     );
   }
+  // The keep-alive is a timer of maxWaitMs.
+  checkDurationMs("maxWaitMs", req.maxWaitMs, 1);
   if (ctx.streams.streams.has(correlationId)) {
     throw new ConchError(ErrorCode.INVALID_REQUEST, `fetch stream ${correlationId} is already open`);
   }
@@ -149,7 +152,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
         req.topic,
         req.partition,
         this.#offset,
-        Math.min(req.maxBytes, room),
+        Math.min(req.maxBytes, room, this.#ctx.streams.fetchBytes()),
         req.maxWaitMs,
         req.minBytes,
         this.#rounds.signal,

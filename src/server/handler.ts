@@ -57,6 +57,11 @@ export class RequestContext {
    * may answer with; they count against the connection's in-flight bound until it answers.
    */
   responseBytes = 0;
+  /**
+   * The most a fetch may answer with now: the server's maxFetchBytes, less while the server's
+   * response budget is full (set by the connection before each request).
+   */
+  maxFetchBytes: number;
 
   constructor(
     broker: Broker,
@@ -72,5 +77,6 @@ export class RequestContext {
     this.signal = signal;
     this.tickets = tickets;
     this.streams = streams;
+    this.maxFetchBytes = limits.maxFetchBytes;
   }
 }

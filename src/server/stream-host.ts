@@ -20,6 +20,8 @@ export interface StreamHost {
   readonly streams: Map<number, OpenStream>;
   /** Writes a stream's response now. */
   push(reply: Reply): void;
+  /** The most a round may read now (less while the server's response budget is full). */
+  fetchBytes(): number;
   /** Whether the responses the connection holds are under its in-flight bound. */
   hasRoom(): boolean;
   /** Calls `stream.roomAvailable()` once, when the connection has room again. */

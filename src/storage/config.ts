@@ -2,6 +2,7 @@
  * A partition log's settings (the storage contract in docs/design.md), their defaults, and the one
  * place they are checked. Every number is checked here so that the rest of storage can trust them.
  */
+import { MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 
@@ -70,8 +71,6 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
 export const MAX_SEGMENT_BYTES = 2 * 1024 * 1024 * 1024;
 export const MIN_SEGMENT_BYTES = 512;
 export const MAX_BATCH_BYTES_LIMIT = 1024 * 1024 * 1024;
-/** setTimeout's limit: longer intervals would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The defaults with `overrides` applied, checked. */
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {

@@ -17,6 +17,7 @@ import { extendReserve } from "./block-reserve.js";
 import type { LogConfig } from "./config.js";
 import type { FileOps } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
+import { storageLogLimiter } from "./log-limiter.js";
 import { type AppendListener, PendingAppend } from "./pending-append.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
@@ -278,7 +279,14 @@ export class LogWriter {
     try {
       await this.#roller.roll(segmentBytes);
     } catch (err) {
-      this.#o.logger?.error({ err }, "segment roll failed; appends failed");
+      // A full disk fails every roll: one line per interval (log-limiter.ts).
+      storageLogLimiter.log(
+        this.#o.logger,
+        "error",
+        "segment roll failed",
+        { err },
+        "segment roll failed; appends failed",
+      );
       this.#failQueue(storageError("segment roll failed", err));
     }
   }
@@ -436,7 +444,11 @@ export class LogWriter {
    */
   async #writeFailed(seg: Segment, error: ConchError, failed: PendingAppend[]): Promise<void> {
     const behind = this.#dropQueue();
-    this.#o.logger?.error(
+    // A full disk fails every write: one line per interval (log-limiter.ts).
+    storageLogLimiter.log(
+      this.#o.logger,
+      "error",
+      "write failed",
       { err: error.cause ?? error, segment: seg.walPath, position: seg.size },
       "write failed; appends failed",
     );

@@ -184,3 +184,14 @@ export async function until(condition: () => boolean, what: string, maxTurns = 4
   }
   throw new Error(`gave up waiting for ${what}`);
 }
+
+/** The names of the process warnings emitted until the test ends (MaxListenersExceeded, TimeoutOverflow...). */
+export function collectWarnings(t: TestContext): string[] {
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => {
+    warnings.push(w.name);
+  };
+  process.on("warning", onWarning);
+  t.after(() => process.off("warning", onWarning));
+  return warnings;
+}

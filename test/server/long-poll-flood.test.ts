@@ -1,17 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as p from "../../src/protocol/index.js";
-import { batchOf, recordsOf, startServer, until } from "./helpers.js";
+import { batchOf, collectWarnings, recordsOf, startServer, until } from "./helpers.js";
 
 const FLOOD = 20_000;
 
 test("a connection pipelining 20k long polls is held to 1,000 in flight, and its disconnect leaves no waiter", async (t) => {
-  const warnings: string[] = [];
-  const onWarning = (w: Error): void => {
-    warnings.push(w.name);
-  };
-  process.on("warning", onWarning);
-  t.after(() => process.off("warning", onWarning));
+  const warnings = collectWarnings(t);
 
   const { broker, client } = await startServer(t);
   await broker.createTopic("quiet", 1);
