@@ -75,7 +75,6 @@ export async function checkPartition(dir: string): Promise<PartitionCheck> {
         indexIntervalBytes: INDEX_INTERVAL_BYTES,
         allowGaps: compacted,
         quarantine: true,
-        zerosAreDamage: !isLast,
       });
       for (const r of seg.damaged) {
         findings.push({ kind: "damaged", file: wal, ...rangeFields(r), repair: "keep it quarantined" });

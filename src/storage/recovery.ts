@@ -126,9 +126,9 @@ async function recoverSegment(
   const result = await scanSegment(file, fileSize, seg, 0, base, {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
+    // Zeros or garbage that good batches follow are damage even in the last segment (a page lost
+    // in a crash); only what no good batch follows is the torn tail cut below.
     quarantine: true,
-    // A closed segment was cut to its data when it was sealed; zeros in it are damage.
-    zerosAreDamage: !isLast,
   });
   seg.size = result.end;
   for (const range of seg.damaged) logDamage(logger, seg, range);
@@ -174,7 +174,7 @@ export async function rescanSegment(
   const file = await open(seg.walPath, "r");
   try {
     const scratch = new Segment(dirname(seg.walPath), seg.baseOffset, seg.rollStartMs);
-    const options = { indexIntervalBytes, allowGaps, quarantine: true, zerosAreDamage: true };
+    const options = { indexIntervalBytes, allowGaps, quarantine: true };
     const result = await scanSegment(file, seg.size, scratch, 0, seg.baseOffset, options);
     if (result.end < seg.size) {
       scratch.markDamaged({

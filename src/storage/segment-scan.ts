@@ -40,10 +40,12 @@ export interface ScanOptions {
   indexIntervalBytes: number;
   /** A compacted segment: base offsets need only increase, removed records leave gaps. */
   allowGaps?: boolean;
-  /** Quarantine bad bytes that a good batch follows (segment.markDamaged) instead of stopping there. */
+  /**
+   * Quarantine bad bytes that a good batch follows (segment.markDamaged) instead of stopping there.
+   * Zeros count as bad bytes too: a page lost in the middle of a file reads as zeros, and only
+   * zeros (or garbage) that no good batch follows are the end of the data.
+   */
   quarantine?: boolean;
-  /** Zeros are damage too, not the preallocated end (a closed segment was cut to its data). */
-  zerosAreDamage?: boolean;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -61,7 +63,7 @@ export async function scanSegment(
   expectedOffset: number,
   options: ScanOptions,
 ): Promise<ScanResult> {
-  const { indexIntervalBytes, allowGaps = false, quarantine = false, zerosAreDamage = false } = options;
+  const { indexIntervalBytes, allowGaps = false, quarantine = false } = options;
   let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
   let bufPos = from; // file position of buf[0]
   let bufLen = 0; // bytes of buf that hold file data
@@ -80,7 +82,7 @@ export async function scanSegment(
   while (pos < fileSize) {
     const stop = await check();
     if (stop === null) continue;
-    if (!quarantine || (stop.stop === "zero-tail" && !zerosAreDamage)) return stop;
+    if (!quarantine) return stop;
     if (stop.stop === "offset-gap" && !allowGaps) {
       // A whole, checked batch with the wrong base offset: the CRC leaves the base offset out, so
       // that field took the damage. Batches in a segment follow on, so its offsets are known.
