@@ -74,7 +74,11 @@ export class LogReader {
       seg = this.#segments.next(seg);
       if (seg === undefined) return EMPTY;
     }
-    const position = seg.index.positionFor(from - seg.baseOffset);
+    let position = seg.index.positionFor(from - seg.baseOffset);
+    // The active segment's index has no entry after a range found while it was written: step over.
+    for (const r of seg.damaged) {
+      if (r.position >= position && r.lastOffset < from) position = r.position + r.length;
+    }
     try {
       return await this.#batchesFrom(seg, position, from, maxBytes, hw);
     } catch (err) {

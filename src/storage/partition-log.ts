@@ -377,13 +377,16 @@ export class PartitionLog {
     return out;
   }
 
-  /** A read found a batch failing its check: quarantine what a rescan of its segment finds. */
+  /**
+   * A read found a batch failing its check: quarantine what a rescan of its segment finds, at once
+   * also in the active segment (its written bytes; nothing is cut).
+   */
   #quarantine(seg: Segment, damage: DamageFound): Promise<void> {
-    // The active segment is being written: the next open scans it; until then the read just fails.
-    if (seg === this.#segments.active) return Promise.reject(damage);
     let rescan = this.#rescans.get(seg);
     if (rescan === undefined) {
-      rescan = rescanSegment(seg, this.#config.indexIntervalBytes, compacts(this.#config), this.#logger)
+      const active = seg === this.#segments.active;
+      const { indexIntervalBytes } = this.#config;
+      rescan = rescanSegment(seg, indexIntervalBytes, compacts(this.#config), this.#logger, active)
         .catch((err: unknown) => {
           this.#logger?.error({ err, segment: seg.walPath }, "rescan of a damaged segment failed");
           throw damage;

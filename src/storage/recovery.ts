@@ -161,38 +161,52 @@ async function recoverSegment(
 }
 
 /**
- * Scans a closed segment again after a read found a batch in it failing its check, and quarantines
- * what it finds: the segment's index and ranges are replaced at once, its `.idx` removed (so the
- * next open scans it too). Its data and offsets do not change.
+ * Scans a segment again after a read found a batch in it failing its check, and quarantines what
+ * it finds; its data and offsets do not change, and its `.idx` is removed (so the next open scans
+ * it too). A closed segment's index and ranges are replaced at once. The active segment is being
+ * appended to: only its bytes written so far are scanned, the ranges found are added to its own,
+ * and its index is left alone (a read steps over a range without an entry after it).
  */
 export async function rescanSegment(
   seg: Segment,
   indexIntervalBytes: number,
   allowGaps: boolean,
   logger: Logger | undefined,
+  active: boolean,
 ): Promise<void> {
+  const size = seg.size;
+  const nextOffset = seg.nextOffset;
   const file = await open(seg.walPath, "r");
   try {
     const scratch = new Segment(dirname(seg.walPath), seg.baseOffset, seg.rollStartMs);
     const options = { indexIntervalBytes, allowGaps, quarantine: true };
-    const result = await scanSegment(file, seg.size, scratch, 0, seg.baseOffset, options);
-    if (result.end < seg.size) {
+    const result = await scanSegment(file, size, scratch, 0, seg.baseOffset, options);
+    if (result.end < size) {
       scratch.markDamaged({
         position: result.end,
-        length: seg.size - result.end,
+        length: size - result.end,
         firstOffset: scratch.nextOffset,
-        lastOffset: seg.nextOffset - 1,
+        lastOffset: nextOffset - 1,
         reason: result.detail || "zeros where a batch should be",
       });
     }
-    const known = seg.damaged.length;
-    seg.index = scratch.index;
-    seg.damaged = scratch.damaged;
-    for (let i = known; i < seg.damaged.length; i++) logDamage(logger, seg, seg.damaged[i]!);
+    if (!active) seg.index = scratch.index;
+    for (const range of scratch.damaged) {
+      if (seg.damaged.some((r) => r.position === range.position)) continue;
+      addRange(seg, range);
+      logDamage(logger, seg, range);
+    }
   } finally {
     await file.close();
   }
   if (seg.damaged.length > 0) await unlink(seg.indexPath).catch(() => {});
+}
+
+/** Adds `range` to the segment's ranges, which stay in file order. */
+function addRange(seg: Segment, range: DamagedRange): void {
+  const at = seg.damaged.findIndex((r) => r.position > range.position);
+  if (at < 0) seg.damaged.push(range);
+  else seg.damaged.splice(at, 0, range);
 }
 
 /**
