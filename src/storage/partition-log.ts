@@ -154,7 +154,8 @@ export class PartitionLog {
       ops: this.#ops,
       config: () => this.#config,
       highWatermark: () => this.#highWatermark,
-      read: (offset, maxBytes) => this.read(offset, maxBytes),
+      read: (offset, maxBytes) => this.#read(offset, maxBytes, true),
+      damageFound: (seg, damage) => this.#quarantine(seg, damage),
       logger,
       cleanedEnd,
       maxKeys: options.compactionMaxKeys,
@@ -277,12 +278,18 @@ export class PartitionLog {
   }
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
-  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+  read(offset: number, maxBytes: number): Promise<ReadResult> {
+    return this.#read(offset, maxBytes, this.#config.corruptData === "skip");
+  }
+
+  /** `read`, skipping quarantined ranges or failing on them (CORRUPT_DATA) as `skipDamaged` says. */
+  async #read(offset: number, maxBytes: number, skipDamaged: boolean): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
-    const records = offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw);
+    const records =
+      offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw, skipDamaged);
     return { records, highWatermark: hw, logStartOffset: start };
   }
 
