@@ -12,6 +12,7 @@ import { HEADER_SIZE, KEY_SIZE_AT, PAYLOAD_SIZE_AT } from "../format/layout.js";
 import { readU32 } from "../format/u64.js";
 import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.js";
 import { findNextBatch } from "./batch-search.js";
+import { isDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully } from "./file-ops.js";
 import type { Segment } from "./segment.js";
 
@@ -46,9 +47,12 @@ export interface ScanOptions {
    * zeros (or garbage) that no good batch follows are the end of the data.
    */
   quarantine?: boolean;
+  /** Offsets an operator dropped (dropped-ranges.ts): a gap they cover is no damage. */
+  dropped?: readonly OffsetRange[];
 }
 
 const CHUNK_BYTES = 1024 * 1024;
+const NONE_DROPPED: readonly OffsetRange[] = [];
 
 /**
  * Scans `file` (of `fileSize` bytes) from `from`, where a batch with base offset `expectedOffset`
@@ -63,7 +67,7 @@ export async function scanSegment(
   expectedOffset: number,
   options: ScanOptions,
 ): Promise<ScanResult> {
-  const { indexIntervalBytes, allowGaps = false, quarantine = false } = options;
+  const { indexIntervalBytes, allowGaps = false, quarantine = false, dropped = NONE_DROPPED } = options;
   let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
   let bufPos = from; // file position of buf[0]
   let bufLen = 0; // bytes of buf that hold file data
@@ -136,7 +140,8 @@ export async function scanSegment(
     const size = checkBatch(buf, at, at + claimed, claimed);
     if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
     const base = batchBaseOffset(buf, at);
-    if (allowGaps ? base < expected : base !== expected) {
+    const gap = base > expected && dropped.length > 0 && isDropped(dropped, expected, base - 1);
+    if (allowGaps ? base < expected : base !== expected && !gap) {
       wrongSize = size;
       wrongCount = batchCount(buf, at);
       return {
