@@ -32,7 +32,7 @@ test("produce then fetch returns the records with their offsets", async (t) => {
   await assert.rejects(broker.fetch("t", 1, 5, 1 << 20, 0, 1), conchError(ErrorCode.OFFSET_OUT_OF_RANGE));
   await assert.rejects(broker.fetch("t", 1, -1, 1 << 20, 0, 1), conchError(ErrorCode.INVALID_REQUEST));
   const d = broker.describeTopic("t").partitions;
-  assert.deepEqual(d[1], { partition: 1, logStartOffset: 0, highWatermark: 4 });
+  assert.deepEqual(d[1], { partition: 1, logStartOffset: 0, highWatermark: 4, quarantined: [] });
 });
 
 test("produce calls get offsets in call order, with no await between them", async (t) => {
