@@ -7,6 +7,7 @@ export {
   type AdminCallOptions,
   type CreateTopicOptions,
   type OffsetLookup,
+  type QuarantinedRangeInfo,
   type TopicConfigs,
   type TopicDescription,
 } from "./client/admin.js";

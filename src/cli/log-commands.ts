@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { DataDirLock } from "../broker/data-dir-lock.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { logConfig } from "../storage/config.js";
+import { dropDamaged } from "../storage/damage-drop.js";
 import { checkPartition, type Finding, partitionDirs } from "../storage/log-check.js";
 import { PartitionLog } from "../storage/partition-log.js";
 import { EXIT_ERROR } from "./exit-codes.js";
@@ -40,15 +41,23 @@ export function registerLogCommands(program: Command): void {
 
   log
     .command("repair")
-    .description("show what would be repaired; with --yes, repair it (damaged ranges stay quarantined)")
+    .description(
+      "show what would be repaired; with --yes, repair it (damaged ranges stay quarantined unless --drop-damaged)",
+    )
     .argument("<data-dir>", "the broker's data directory")
+    .option(
+      "--drop-damaged",
+      "also drop the quarantined ranges: their bytes are removed and their offsets become a gap that reads skip",
+    )
     .option("--yes", "carry the repairs out")
-    .action(async (dataDir: string, o: { yes?: boolean }) => {
+    .action(async (dataDir: string, o: { yes?: boolean; dropDamaged?: boolean }) => {
       await withLock(dataDir, async () => {
         const checked = await checkAll(dataDir);
+        const drop = o.dropDamaged === true;
         let actions = 0;
         for (const c of checked) {
           for (const f of c.findings) {
+            if (drop && isQuarantine(f)) f.repair = `drop it (${dropEffect(f)})`;
             printLine(`${describe(c.name, f)} -> ${f.repair}`);
             if (!f.repair.startsWith("keep")) actions++;
           }
@@ -57,8 +66,11 @@ export function registerLogCommands(program: Command): void {
           printStatus(`dry run: ${actions} repair(s) to make; run again with --yes to make them`);
           return;
         }
-        for (const c of checked)
+        for (const c of checked) {
+          const targets = drop ? c.findings.filter(isQuarantine) : [];
+          if (targets.length > 0) await dropDamaged(c.dir, targets);
           if (c.findings.some((f) => !f.repair.startsWith("keep"))) await reopen(c.dir);
+        }
         const after = await checkAll(dataDir);
         const left = after.reduce((n, c) => n + c.findings.filter((f) => f.kind !== "damaged").length, 0);
         const kept = after.reduce((n, c) => n + c.findings.filter((f) => f.kind === "damaged").length, 0);
@@ -70,6 +82,18 @@ export function registerLogCommands(program: Command): void {
         }
       });
     });
+}
+
+/** A finding the log keeps quarantined: damaged bytes, or offsets no segment file holds. */
+function isQuarantine(f: Finding): boolean {
+  return f.kind === "damaged" || f.kind === "missing-offsets";
+}
+
+function dropEffect(f: Finding): string {
+  const bytes = f.bytes > 0 ? `remove its ${f.bytes} bytes; ` : "";
+  return f.lastOffset >= f.firstOffset
+    ? `${bytes}offsets ${f.firstOffset}-${f.lastOffset} become a gap that reads skip`
+    : `${bytes}they held no offsets`;
 }
 
 async function checkAll(dataDir: string): Promise<Checked[]> {

@@ -103,7 +103,10 @@ function configOption(): Option {
   ).argParser(collectConfig);
 }
 
-/** The human form: a header, the configs, then one row per partition. */
+/**
+ * The human form: a header, the configs, one row per partition, then a line per quarantined range
+ * (stored data that failed its check; none for a healthy topic).
+ */
 export function describeLines(view: TopicView): string[] {
   const lines = [`topic: ${view.topic}`, `partitions: ${view.partitions.length}`];
   const keys = Object.keys(view.configs).sort();
@@ -118,6 +121,13 @@ export function describeLines(view: TopicView): string[] {
         .join("  ")
         .trimEnd(),
     );
+  for (const p of view.partitions) {
+    for (const q of p.quarantined ?? []) {
+      lines.push(
+        `quarantined: partition ${p.partition} offsets ${q.firstOffset}-${q.lastOffset} in ${q.segment}: ${q.reason}`,
+      );
+    }
+  }
   return lines;
 }
 
@@ -128,6 +138,17 @@ export function describeJson(view: TopicView): object {
       partition: p.partition,
       earliest: p.logStartOffset,
       latest: p.highWatermark,
+      // Only a partition with damaged data gets the key, so a healthy topic's JSON is unchanged.
+      ...(p.quarantined !== undefined && p.quarantined.length > 0
+        ? {
+            quarantined: p.quarantined.map((q) => ({
+              firstOffset: q.firstOffset,
+              lastOffset: q.lastOffset,
+              segment: q.segment,
+              reason: q.reason,
+            })),
+          }
+        : {}),
     })),
     configs: view.configs,
   };

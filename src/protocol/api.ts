@@ -74,6 +74,12 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
  */
 export const FETCH_GROUP_VERSION = 2;
 
+/**
+ * DescribeTopic version 2 adds each partition's quarantined ranges. The broker still answers
+ * version 1 as before; a client falls back to it against a broker that predates version 2.
+ */
+export const DESCRIBE_TOPIC_QUARANTINE_VERSION = 2;
+
 const apiNames = new Map<number, string>(Object.entries(ApiKey).map(([name, key]) => [key, name]));
 
 /** The name of an apiKey (`PRODUCE`), or `API_<n>` for one this version does not know. */

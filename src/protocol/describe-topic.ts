@@ -1,5 +1,5 @@
 /**
- * 4 DescribeTopic, version 1.
+ * 4 DescribeTopic, version 1 (version 2, with quarantined ranges, is describe-topic-v2.ts).
  *
  *   request  body = topic string
  *   response body = topic string
@@ -20,6 +20,20 @@ export interface PartitionDescription {
   partition: number;
   logStartOffset: number;
   highWatermark: number;
+  /**
+   * Version 2: the partition's quarantined ranges, oldest first (empty when none). Absent in a
+   * version 1 response: a broker that old does not report them.
+   */
+  quarantined?: QuarantinedRangeInfo[];
+}
+
+/** Offsets of stored data that failed its check, where they are stored, and what the check said. */
+export interface QuarantinedRangeInfo {
+  firstOffset: number;
+  lastOffset: number;
+  /** The segment file holding them (or, when a segment file is missing, the one before the gap). */
+  segment: string;
+  reason: string;
 }
 
 export interface DescribeTopicResponse {

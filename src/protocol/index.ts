@@ -6,6 +6,7 @@ export * from "./delete-group.js";
 export * from "./delete-topic.js";
 export * from "./describe-group.js";
 export * from "./describe-topic.js";
+export * from "./describe-topic-v2.js";
 export * from "./empty-response.js";
 export * from "./error-response.js";
 export * from "./fetch.js";

@@ -1,9 +1,12 @@
 /** Topic administration: create, delete, alter, list, describe. */
 import { decodeAlterTopicRequest } from "../protocol/alter-topic.js";
+import { DESCRIBE_TOPIC_QUARANTINE_VERSION } from "../protocol/api.js";
 import { decodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicRequest } from "../protocol/delete-topic.js";
 import { decodeDescribeTopicRequest, encodeDescribeTopicResponse } from "../protocol/describe-topic.js";
+import { encodeDescribeTopicResponseV2 } from "../protocol/describe-topic-v2.js";
 import { encodeEmptyResponse } from "../protocol/empty-response.js";
+import { requestApiVersion } from "../protocol/frame.js";
 import { decodeListTopicsRequest, encodeListTopicsResponse } from "../protocol/list-topics.js";
 import type { Reply, RequestContext } from "./handler.js";
 
@@ -29,12 +32,12 @@ export function listTopics(ctx: RequestContext, frame: Buffer, correlationId: nu
   return encodeListTopicsResponse(correlationId, { topics: ctx.broker.listTopics() });
 }
 
+/** Versions 1 and 2 share the request; version 2's response adds the quarantined ranges. */
 export function describeTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeDescribeTopicRequest(frame);
   const d = ctx.broker.describeTopic(req.topic);
-  return encodeDescribeTopicResponse(correlationId, {
-    topic: d.name,
-    partitions: d.partitions,
-    configs: d.configs,
-  });
+  const res = { topic: d.name, partitions: d.partitions, configs: d.configs };
+  return requestApiVersion(frame) >= DESCRIBE_TOPIC_QUARANTINE_VERSION
+    ? encodeDescribeTopicResponseV2(correlationId, res)
+    : encodeDescribeTopicResponse(correlationId, res);
 }

@@ -2,7 +2,13 @@
  * The dispatch table: a handler per apiKey (docs/protocol.md). Keys 20-29 are the consumer group
  * handlers (group-handlers.ts).
  */
-import { API_VERSION, ApiKey, type ApiKeyNumber, FETCH_GROUP_VERSION } from "../protocol/api.js";
+import {
+  API_VERSION,
+  ApiKey,
+  type ApiKeyNumber,
+  DESCRIBE_TOPIC_QUARANTINE_VERSION,
+  FETCH_GROUP_VERSION,
+} from "../protocol/api.js";
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from "./admin-handlers.js";
 import { fetch, listOffsets, produce } from "./data-handlers.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
@@ -22,7 +28,12 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.CREATE_TOPIC, createTopic);
   add(ApiKey.DELETE_TOPIC, deleteTopic);
   add(ApiKey.LIST_TOPICS, listTopics);
-  add(ApiKey.DESCRIBE_TOPIC, describeTopic);
+  // Version 2 adds the quarantined ranges; version 1 stays served.
+  table[ApiKey.DESCRIBE_TOPIC] = {
+    version: DESCRIBE_TOPIC_QUARANTINE_VERSION,
+    minVersion: API_VERSION[ApiKey.DESCRIBE_TOPIC],
+    handle: describeTopic,
+  };
   // The broker copies a produce's batches into the log before it returns (Broker.produce).
   table[ApiKey.PRODUCE] = { version: API_VERSION[ApiKey.PRODUCE], copiesFrame: true, handle: produce };
   // Version 2 is a group member fetching as the partition's owner; version 1 stays served.

@@ -7,6 +7,7 @@ import { open, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { batchBaseOffset } from "../format/batch-header.js";
 import { CHECKPOINT } from "./compaction/swap.js";
+import { isDropped, readDropped } from "./dropped-ranges.js";
 import { Segment } from "./segment.js";
 import { PREPARED_NAME, parseSegmentName } from "./segment-name.js";
 import { scanSegment } from "./segment-scan.js";
@@ -46,6 +47,7 @@ export async function checkPartition(dir: string): Promise<PartitionCheck> {
     .filter((p) => p?.kind === "wal")
     .map((p) => p!.baseOffset)
     .sort((a, b) => a - b);
+  const dropped = await readDropped(dir);
   const findings: Finding[] = [];
   let batches = 0;
   let expected = -1;
@@ -54,7 +56,7 @@ export async function checkPartition(dir: string): Promise<PartitionCheck> {
     const isLast = i === bases.length - 1;
     const seg = new CountingSegment(dir, base);
     const wal = basename(seg.walPath);
-    if (expected >= 0 && base > expected && !compacted) {
+    if (expected >= 0 && base > expected && !compacted && !isDropped(dropped, expected, base - 1)) {
       findings.push({
         kind: "missing-offsets",
         file: wal,
@@ -75,7 +77,7 @@ export async function checkPartition(dir: string): Promise<PartitionCheck> {
         indexIntervalBytes: INDEX_INTERVAL_BYTES,
         allowGaps: compacted,
         quarantine: true,
-        zerosAreDamage: !isLast,
+        dropped,
       });
       for (const r of seg.damaged) {
         findings.push({ kind: "damaged", file: wal, ...rangeFields(r), repair: "keep it quarantined" });

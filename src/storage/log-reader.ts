@@ -61,16 +61,23 @@ export class LogReader {
 
   /**
    * Whole batches from the one holding `offset` (which must be in [logStartOffset, hw)), at least
-   * one, then more while they fit in `maxBytes`, none at or past `hw`.
+   * one, then more while they fit in `maxBytes`, none at or past `hw`. A quarantined range fails
+   * the read, or is skipped when `skipDamaged` (by default the topic's corrupt.data setting).
    */
-  async read(offset: number, maxBytes: number, hw: number, rechecked = false): Promise<Buffer> {
+  async read(
+    offset: number,
+    maxBytes: number,
+    hw: number,
+    skipDamaged = this.#o.skipDamaged(),
+    rechecked = false,
+  ): Promise<Buffer> {
     let seg = this.#segments.find(offset);
     if (seg === undefined) throw outOfRange(offset);
     let from = offset;
     for (;;) {
       const bad = seg.damaged.length === 0 ? undefined : rangeAt(seg.damaged, from);
       if (bad !== undefined) {
-        if (!this.#o.skipDamaged()) throw corruptData(seg.walPath, bad);
+        if (!skipDamaged) throw corruptData(seg.walPath, bad);
         from = bad.lastOffset + 1;
         if (from >= hw) return EMPTY;
       }
@@ -80,17 +87,22 @@ export class LogReader {
       seg = this.#segments.next(seg);
       if (seg === undefined) return EMPTY;
     }
-    const position = seg.index.positionFor(from - seg.baseOffset);
+    let position = seg.index.positionFor(from - seg.baseOffset);
+    // The active segment's index has no entry after a range found while it was written: step over.
+    for (const r of seg.damaged) {
+      if (r.position >= position && r.lastOffset < from) position = r.position + r.length;
+    }
     try {
       return await this.#batchesFrom(seg, position, from, maxBytes, hw);
     } catch (err) {
       if (err instanceof DamageFound && !rechecked && !seg.deleted) {
         await this.#o.damageFound(seg, err);
-        return this.read(offset, maxBytes, hw, true);
+        return this.read(offset, maxBytes, hw, skipDamaged, true);
       }
       if (!seg.deleted) throw err;
       // Compaction replaced the segment (its offsets are still covered): read the new one.
-      if (this.#segments.find(seg.baseOffset) !== undefined) return this.read(offset, maxBytes, hw);
+      if (this.#segments.find(seg.baseOffset) !== undefined)
+        return this.read(offset, maxBytes, hw, skipDamaged);
       throw outOfRange(offset);
     }
   }

@@ -154,7 +154,8 @@ export class PartitionLog {
       ops: this.#ops,
       config: () => this.#config,
       highWatermark: () => this.#highWatermark,
-      read: (offset, maxBytes) => this.read(offset, maxBytes),
+      read: (offset, maxBytes) => this.#read(offset, maxBytes, true),
+      damageFound: (seg, damage) => this.#quarantine(seg, damage),
       logger,
       cleanedEnd,
       maxKeys: options.compactionMaxKeys,
@@ -277,12 +278,18 @@ export class PartitionLog {
   }
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
-  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+  read(offset: number, maxBytes: number): Promise<ReadResult> {
+    return this.#read(offset, maxBytes, this.#config.corruptData === "skip");
+  }
+
+  /** `read`, skipping quarantined ranges or failing on them (CORRUPT_DATA) as `skipDamaged` says. */
+  async #read(offset: number, maxBytes: number, skipDamaged: boolean): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
-    const records = offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw);
+    const records =
+      offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw, skipDamaged);
     return { records, highWatermark: hw, logStartOffset: start };
   }
 
@@ -377,13 +384,16 @@ export class PartitionLog {
     return out;
   }
 
-  /** A read found a batch failing its check: quarantine what a rescan of its segment finds. */
+  /**
+   * A read found a batch failing its check: quarantine what a rescan of its segment finds, at once
+   * also in the active segment (its written bytes; nothing is cut).
+   */
   #quarantine(seg: Segment, damage: DamageFound): Promise<void> {
-    // The active segment is being written: the next open scans it; until then the read just fails.
-    if (seg === this.#segments.active) return Promise.reject(damage);
     let rescan = this.#rescans.get(seg);
     if (rescan === undefined) {
-      rescan = rescanSegment(seg, this.#config.indexIntervalBytes, compacts(this.#config), this.#logger)
+      const active = seg === this.#segments.active;
+      const { indexIntervalBytes } = this.#config;
+      rescan = rescanSegment(seg, indexIntervalBytes, compacts(this.#config), this.#logger, active)
         .catch((err: unknown) => {
           this.#logger?.error({ err, segment: seg.walPath }, "rescan of a damaged segment failed");
           throw damage;

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
+import { isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
 import { syncDir, writeFileAtomically } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
@@ -49,6 +50,7 @@ export async function recoverSegments(
     if (!walSet.has(base)) await unlink(indexPath(dir, base));
   }
 
+  const dropped = await readDropped(dir);
   const segments: Segment[] = [];
   for (let i = 0; i < wals.length; i++) {
     const base = wals[i]!;
@@ -59,7 +61,7 @@ export async function recoverSegments(
       await setAside(wals.slice(i), dir, prev!.nextOffset, logger);
       break;
     }
-    if (gap > 0 && base > cleanedEnd) {
+    if (gap > 0 && base > cleanedEnd && !isDropped(dropped, prev!.nextOffset, base - 1)) {
       // A segment file is missing from the middle of the log: what follows is kept, the gap quarantined.
       quarantine(prev!, logger, {
         position: prev!.size,
@@ -79,6 +81,7 @@ export async function recoverSegments(
           logger,
           nowMs,
           allowGaps: base < cleanedEnd,
+          dropped,
         }),
       );
     } finally {
@@ -105,6 +108,7 @@ interface SegmentRecovery {
   logger: Logger | undefined;
   nowMs: number;
   allowGaps: boolean;
+  dropped: readonly OffsetRange[];
 }
 
 async function recoverSegment(
@@ -119,16 +123,17 @@ async function recoverSegment(
   const name = basename(walPath(dir, base));
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
-    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r.allowGaps)) return seg;
+    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) return seg;
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
   const seg = new Segment(dir, base, r.nowMs);
   const result = await scanSegment(file, fileSize, seg, 0, base, {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
+    dropped: r.dropped,
+    // Zeros or garbage that good batches follow are damage even in the last segment (a page lost
+    // in a crash); only what no good batch follows is the torn tail cut below.
     quarantine: true,
-    // A closed segment was cut to its data when it was sealed; zeros in it are damage.
-    zerosAreDamage: !isLast,
   });
   seg.size = result.end;
   for (const range of seg.damaged) logDamage(logger, seg, range);
@@ -161,38 +166,53 @@ async function recoverSegment(
 }
 
 /**
- * Scans a closed segment again after a read found a batch in it failing its check, and quarantines
- * what it finds: the segment's index and ranges are replaced at once, its `.idx` removed (so the
- * next open scans it too). Its data and offsets do not change.
+ * Scans a segment again after a read found a batch in it failing its check, and quarantines what
+ * it finds; its data and offsets do not change, and its `.idx` is removed (so the next open scans
+ * it too). A closed segment's index and ranges are replaced at once. The active segment is being
+ * appended to: only its bytes written so far are scanned, the ranges found are added to its own,
+ * and its index is left alone (a read steps over a range without an entry after it).
  */
 export async function rescanSegment(
   seg: Segment,
   indexIntervalBytes: number,
   allowGaps: boolean,
   logger: Logger | undefined,
+  active: boolean,
 ): Promise<void> {
+  const size = seg.size;
+  const nextOffset = seg.nextOffset;
   const file = await open(seg.walPath, "r");
   try {
     const scratch = new Segment(dirname(seg.walPath), seg.baseOffset, seg.rollStartMs);
-    const options = { indexIntervalBytes, allowGaps, quarantine: true, zerosAreDamage: true };
-    const result = await scanSegment(file, seg.size, scratch, 0, seg.baseOffset, options);
-    if (result.end < seg.size) {
+    const dropped = await readDropped(dirname(seg.walPath));
+    const options = { indexIntervalBytes, allowGaps, quarantine: true, dropped };
+    const result = await scanSegment(file, size, scratch, 0, seg.baseOffset, options);
+    if (result.end < size) {
       scratch.markDamaged({
         position: result.end,
-        length: seg.size - result.end,
+        length: size - result.end,
         firstOffset: scratch.nextOffset,
-        lastOffset: seg.nextOffset - 1,
+        lastOffset: nextOffset - 1,
         reason: result.detail || "zeros where a batch should be",
       });
     }
-    const known = seg.damaged.length;
-    seg.index = scratch.index;
-    seg.damaged = scratch.damaged;
-    for (let i = known; i < seg.damaged.length; i++) logDamage(logger, seg, seg.damaged[i]!);
+    if (!active) seg.index = scratch.index;
+    for (const range of scratch.damaged) {
+      if (seg.damaged.some((r) => r.position === range.position)) continue;
+      addRange(seg, range);
+      logDamage(logger, seg, range);
+    }
   } finally {
     await file.close();
   }
   if (seg.damaged.length > 0) await unlink(seg.indexPath).catch(() => {});
+}
+
+/** Adds `range` to the segment's ranges, which stay in file order. */
+function addRange(seg: Segment, range: DamagedRange): void {
+  const at = seg.damaged.findIndex((r) => r.position > range.position);
+  if (at < 0) seg.damaged.push(range);
+  else seg.damaged.splice(at, 0, range);
 }
 
 /**
@@ -205,7 +225,7 @@ async function loadIndex(
   file: FileHandle,
   fileSize: number,
   interval: number,
-  allowGaps: boolean,
+  r: Pick<SegmentRecovery, "allowGaps" | "dropped">,
 ): Promise<boolean> {
   let size: number;
   try {
@@ -227,7 +247,7 @@ async function loadIndex(
     seg,
     index.position(last),
     seg.baseOffset + index.relativeOffset(last),
-    { indexIntervalBytes: interval, allowGaps },
+    { indexIntervalBytes: interval, allowGaps: r.allowGaps, dropped: r.dropped },
   );
   if (result.stop !== "end") return false;
   seg.size = fileSize;

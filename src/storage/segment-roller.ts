@@ -4,6 +4,7 @@
  * (fdatasync, truncate to its data, write its index) runs in the background so appends go on; the
  * group commit waits for those fdatasyncs before it calls anything durable.
  */
+import { unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { ConchError } from "../format/errors.js";
 import { type FileOps, writeFileAtomically } from "./file-ops.js";
@@ -74,13 +75,20 @@ export class SegmentRoller {
     }
   }
 
-  /** Truncates a closed segment to its data and writes its index; a failure only costs a rescan. */
+  /**
+   * Truncates a closed segment to its data and writes its index; a failure only costs a rescan. A
+   * segment with a quarantined range gets no index, so that every open scans it and finds the
+   * range again (docs/design.md, recovery); a range found while the index was being written
+   * takes it away again.
+   */
   async #finishSeal(seg: Segment): Promise<void> {
     if (this.#o.failed() || seg.deleted) return;
     try {
       await this.#o.ops.truncate(seg.openFile!, seg.size);
       seg.fileSize = seg.size;
+      if (seg.damaged.length > 0) return;
       await writeFileAtomically(seg.indexPath, this.#o.dir, seg.index.bytes());
+      if (seg.damaged.length > 0) await unlink(seg.indexPath);
     } catch (err) {
       this.#o.logger?.warn(
         { err, segment: seg.walPath },

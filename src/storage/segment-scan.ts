@@ -12,6 +12,7 @@ import { HEADER_SIZE, KEY_SIZE_AT, PAYLOAD_SIZE_AT } from "../format/layout.js";
 import { readU32 } from "../format/u64.js";
 import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.js";
 import { findNextBatch } from "./batch-search.js";
+import { isDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully } from "./file-ops.js";
 import type { Segment } from "./segment.js";
 
@@ -40,13 +41,18 @@ export interface ScanOptions {
   indexIntervalBytes: number;
   /** A compacted segment: base offsets need only increase, removed records leave gaps. */
   allowGaps?: boolean;
-  /** Quarantine bad bytes that a good batch follows (segment.markDamaged) instead of stopping there. */
+  /**
+   * Quarantine bad bytes that a good batch follows (segment.markDamaged) instead of stopping there.
+   * Zeros count as bad bytes too: a page lost in the middle of a file reads as zeros, and only
+   * zeros (or garbage) that no good batch follows are the end of the data.
+   */
   quarantine?: boolean;
-  /** Zeros are damage too, not the preallocated end (a closed segment was cut to its data). */
-  zerosAreDamage?: boolean;
+  /** Offsets an operator dropped (dropped-ranges.ts): a gap they cover is no damage. */
+  dropped?: readonly OffsetRange[];
 }
 
 const CHUNK_BYTES = 1024 * 1024;
+const NONE_DROPPED: readonly OffsetRange[] = [];
 
 /**
  * Scans `file` (of `fileSize` bytes) from `from`, where a batch with base offset `expectedOffset`
@@ -61,7 +67,7 @@ export async function scanSegment(
   expectedOffset: number,
   options: ScanOptions,
 ): Promise<ScanResult> {
-  const { indexIntervalBytes, allowGaps = false, quarantine = false, zerosAreDamage = false } = options;
+  const { indexIntervalBytes, allowGaps = false, quarantine = false, dropped = NONE_DROPPED } = options;
   let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
   let bufPos = from; // file position of buf[0]
   let bufLen = 0; // bytes of buf that hold file data
@@ -80,7 +86,7 @@ export async function scanSegment(
   while (pos < fileSize) {
     const stop = await check();
     if (stop === null) continue;
-    if (!quarantine || (stop.stop === "zero-tail" && !zerosAreDamage)) return stop;
+    if (!quarantine) return stop;
     if (stop.stop === "offset-gap" && !allowGaps) {
       // A whole, checked batch with the wrong base offset: the CRC leaves the base offset out, so
       // that field took the damage. Batches in a segment follow on, so its offsets are known.
@@ -134,7 +140,8 @@ export async function scanSegment(
     const size = checkBatch(buf, at, at + claimed, claimed);
     if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
     const base = batchBaseOffset(buf, at);
-    if (allowGaps ? base < expected : base !== expected) {
+    const gap = base > expected && dropped.length > 0 && isDropped(dropped, expected, base - 1);
+    if (allowGaps ? base < expected : base !== expected && !gap) {
       wrongSize = size;
       wrongCount = batchCount(buf, at);
       return {

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { access, appendFile, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
+import { batchBaseOffset, batchCount } from "../../src/format/batch-header.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { makeBatch, testConfig } from "../storage/helpers.js";
 import { removeDir, runConch, tempDir } from "./cli-harness.js";
@@ -97,3 +98,61 @@ test("log verify and repair refuse a data dir that a live broker holds", async (
     "the lock is left alone",
   );
 });
+
+for (const where of ["in the middle of", "at the end of"] as const) {
+  test(`log repair --drop-damaged, damage ${where} a segment: plans the drop, and with --yes removes the bad bytes; good batches keep their offsets, reads skip the gap`, async (t) => {
+    const { root, part, wals } = await dataDir(t);
+    const damaged = join(part, wals[1]!);
+    const before = await readFile(damaged);
+    const back = where === "at the end of" ? 100 : Math.floor(before.length / 2);
+    const flipped = Buffer.from(before);
+    flipped[before.length - back] = flipped[before.length - back]! ^ 0x01;
+    await writeFile(damaged, flipped);
+    await unlink(damaged.replace(".wal", ".idx"));
+
+    const plan = await runConch(["log", "repair", root, "--drop-damaged"]);
+    assert.equal(plan.code, 0, plan.stderr);
+    const m =
+      /damaged bytes (\d+)-(\d+) offsets (\d+)-(\d+): .* -> drop it \(remove its \d+ bytes; offsets \d+-\d+ become a gap that reads skip\)/.exec(
+        plan.stdout,
+      );
+    assert.ok(m, plan.stdout);
+    const [from, to, first, last] = m.slice(1).map(Number) as [number, number, number, number];
+    assert.match(plan.stderr, /dry run: 1 repair/);
+    assert.deepEqual(
+      await readFile(damaged).then((b) => b.length),
+      before.length,
+      "nothing changed without --yes",
+    );
+
+    const done = await runConch(["log", "repair", root, "--drop-damaged", "--yes"]);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stderr, /0 damaged range\(s\) stay quarantined/);
+    const after = await readFile(damaged);
+    assert.deepEqual(after, Buffer.concat([before.subarray(0, from), before.subarray(to)]));
+    assert.match(await readFile(join(part, "dropped.offsets"), "utf8"), new RegExp(`^${first} ${last}\n$`));
+    const verify = await runConch(["log", "verify", root]);
+    assert.equal(verify.code, 0, verify.stdout);
+    assert.deepEqual((await readdir(part)).filter((n) => n.endsWith(".wal")).sort(), wals);
+
+    const log = await PartitionLog.open(part, testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 }));
+    try {
+      assert.equal(log.quarantined().length, 0);
+      assert.equal(log.logEndOffset, 240, "every good batch keeps its offset");
+      const across = await log.read(first, 1);
+      assert.equal(batchBaseOffset(across.records, 0), last + 1, "a read in the gap gets the batch after it");
+      const offsets = [];
+      for (let o = 0; o < 240; ) {
+        const { records } = await log.read(o, 1);
+        offsets.push(batchBaseOffset(records, 0));
+        o = batchBaseOffset(records, 0) + batchCount(records, 0);
+      }
+      assert.deepEqual(
+        offsets,
+        Array.from({ length: 80 }, (_, i) => i * 3).filter((o) => o < first || o > last),
+      );
+    } finally {
+      await log.close();
+    }
+  });
+}

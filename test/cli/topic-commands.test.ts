@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { describeJson, describeLines } from "../../src/cli/topic-commands.js";
 import { runConch, useSharedBroker } from "./cli-harness.js";
 
 const shared = useSharedBroker();
@@ -123,4 +124,37 @@ test("--help and --version exit 0 on stdout", async () => {
   const version = await runConch(["--version"]);
   assert.equal(version.code, 0);
   assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+});
+
+test("describe shows a partition's quarantined ranges, in lines and in JSON", () => {
+  const view = {
+    topic: "t",
+    partitions: [
+      { partition: 0, logStartOffset: 0, highWatermark: 9, quarantined: [] },
+      {
+        partition: 1,
+        logStartOffset: 0,
+        highWatermark: 30,
+        quarantined: [{ firstOffset: 3, lastOffset: 5, segment: "00000000000000000000.wal", reason: "bad" }],
+      },
+    ],
+    configs: {},
+  };
+  assert.equal(
+    describeLines(view).at(-1),
+    "quarantined: partition 1 offsets 3-5 in 00000000000000000000.wal: bad",
+  );
+  assert.deepEqual(describeJson(view), {
+    topic: "t",
+    partitions: [
+      { partition: 0, earliest: 0, latest: 9 },
+      {
+        partition: 1,
+        earliest: 0,
+        latest: 30,
+        quarantined: [{ firstOffset: 3, lastOffset: 5, segment: "00000000000000000000.wal", reason: "bad" }],
+      },
+    ],
+    configs: {},
+  });
 });

@@ -63,6 +63,30 @@ export const FIXTURE_TEXT = `
 0005 666c757368                     ; key "flush"
 0004 73796e63                       ; value "sync"
 
+# describe-topic-v2-request: correlationId 5, DescribeTopic version 2, topic "orders"
+00000010 0004 0002 00000005         ; size 16, apiKey 4, apiVersion 2, correlationId 5
+0006 6f7264657273                   ; topic "orders"
+
+# describe-topic-v2-response: correlationId 5, topic "orders", 2 partitions (offsets 20-22 of partition 0 quarantined), flush=sync
+00000094 00000005 0000              ; size 148, correlationId 5, errorCode 0
+0006 6f7264657273                   ; topic "orders"
+00000002                            ; 2 partitions
+00000000                            ; partition 0
+0000000000000000                    ;   logStartOffset 0
+000000000000002b                    ;   highWatermark 43
+00000001                            ;   quarantined: 1 range
+0000000000000014                    ;     firstOffset 20
+0000000000000016                    ;     lastOffset 22
+0018 3030303030303030303030303030303030303030 2e77616c ; segment "00000000000000000000.wal"
+0015 626174636820435243333243206d69736d61746368 ; reason "batch CRC32C mismatch"
+00000001                            ; partition 1
+000000000000000a                    ;   logStartOffset 10
+0000000000000011                    ;   highWatermark 17
+00000000                            ;   quarantined: none
+00000001                            ; configs: 1 entry
+0005 666c757368                     ; key "flush"
+0004 73796e63                       ; value "sync"
+
 # produce-request: correlationId 6, topic "orders", partition 0, acks 1, timeoutMs 30000, one batch
 0000006e 0005 0001 00000006         ; size 110, apiKey 5, apiVersion 1, correlationId 6
 0006 6f7264657273                   ; topic "orders"
@@ -173,7 +197,7 @@ export function parseFixtures(text: string): Map<string, Buffer> {
   };
   for (const raw of text.split("\n")) {
     const line = raw.trim();
-    const title = /^# ([a-z-]+):/.exec(line);
+    const title = /^# ([a-z0-9-]+):/.exec(line);
     if (title) {
       flush();
       name = title[1]!;

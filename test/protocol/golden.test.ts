@@ -108,6 +108,39 @@ const cases: Record<string, Case> = {
     encode: p.encodeDescribeTopicResponse,
     decode: p.decodeDescribeTopicResponse,
   },
+  "describe-topic-v2-request": {
+    apiKey: p.ApiKey.DESCRIBE_TOPIC,
+    apiVersion: 2,
+    correlationId: 5,
+    value: { topic: "orders" },
+    encode: p.encodeDescribeTopicRequestV2,
+    decode: p.decodeDescribeTopicRequest,
+  },
+  "describe-topic-v2-response": {
+    correlationId: 5,
+    value: {
+      topic: "orders",
+      partitions: [
+        {
+          partition: 0,
+          logStartOffset: 0,
+          highWatermark: 43,
+          quarantined: [
+            {
+              firstOffset: 20,
+              lastOffset: 22,
+              segment: "00000000000000000000.wal",
+              reason: "batch CRC32C mismatch",
+            },
+          ],
+        },
+        { partition: 1, logStartOffset: 10, highWatermark: 17, quarantined: [] },
+      ],
+      configs: configs({ flush: "sync" }),
+    },
+    encode: p.encodeDescribeTopicResponseV2,
+    decode: p.decodeDescribeTopicResponseV2,
+  },
   "produce-request": {
     apiKey: p.ApiKey.PRODUCE,
     correlationId: 6,

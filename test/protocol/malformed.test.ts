@@ -19,6 +19,8 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "list-topics-response": p.decodeListTopicsResponse,
   "describe-topic-request": p.decodeDescribeTopicRequest,
   "describe-topic-response": p.decodeDescribeTopicResponse,
+  "describe-topic-v2-request": p.decodeDescribeTopicRequest,
+  "describe-topic-v2-response": p.decodeDescribeTopicResponseV2,
   "produce-request": p.decodeProduceRequest,
   "produce-response": p.decodeProduceResponse,
   "fetch-request": p.decodeFetchRequest,
@@ -89,6 +91,11 @@ test("a forged array count is refused before anything is sized from it", () => {
   const describe = frameOf("describe-topic-response");
   describe.writeUInt32BE(3, 6 + 8); // 3 partitions of 20 bytes do not fit before the configs
   assert.throws(() => p.decodeDescribeTopicResponse(describe), malformed);
+  const ranges = frameOf("describe-topic-v2-response");
+  // Partition 0's range count (after the topic, the partition count and 20 bytes): 2^32-1 ranges of
+  // at least 20 bytes are refused before anything is allocated for them.
+  ranges.writeUInt32BE(0xffffffff, 6 + 8 + 4 + 20);
+  assert.throws(() => p.decodeDescribeTopicResponseV2(ranges), /array count 4294967295 exceeds the frame/);
 
   const create = frameOf("create-topic-request");
   create.writeUInt32BE(0x40000000, 8 + 8 + 4);

@@ -21,6 +21,7 @@ import { batchLastOffset, recordSize } from "../../format/batch-header.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import type { LogConfig } from "../config.js";
+import { DamageFound } from "../damaged-range.js";
 import type { FileOps } from "../file-ops.js";
 import type { Segment } from "../segment.js";
 import type { SegmentList } from "../segment-list.js";
@@ -44,8 +45,10 @@ export interface CleanerContext {
   ops: FileOps;
   config: () => LogConfig;
   highWatermark: () => number;
-  /** The log's read: whole batches from the one holding `offset`. */
+  /** The log's read: whole batches from the one holding `offset`, skipping quarantined ranges. */
   read: (offset: number, maxBytes: number) => Promise<{ records: Buffer }>;
+  /** Quarantines what a rescan of `seg` finds (a batch in it failed its check). */
+  damageFound: (seg: Segment, damage: DamageFound) => Promise<void>;
   logger: Logger | undefined;
   /** From the checkpoint: segments starting below it were compacted. */
   cleanedEnd: number;
@@ -239,26 +242,38 @@ export class LogCleaner {
       let due = Number.POSITIVE_INFINITY;
       for (let i = 0; i < end; i++) {
         const seg = all[i]!;
-        if (seg.isEmpty) continue;
-        const dry = await this.#filter.filterSegment(seg, map, nowMs, config, null, signal);
-        if (dry.removed === 0) {
-          due = Math.min(due, dry.due);
-          continue;
+        if (seg.isEmpty || this.#keepsDamaged(seg)) continue;
+        let writer: CleanedSegmentWriter | null = null;
+        try {
+          const dry = await this.#filter.filterSegment(seg, map, nowMs, config, null, signal);
+          if (dry.removed === 0) {
+            due = Math.min(due, dry.due);
+            continue;
+          }
+          writer = new CleanedSegmentWriter(
+            this.#ctx.dir,
+            seg.baseOffset,
+            this.#ctx.ops,
+            config.indexIntervalBytes,
+            this.#throttle,
+            signal,
+          );
+          writers.push({ index: i, writer });
+          await writer.open();
+          const wet = await this.#filter.filterSegment(seg, map, nowMs, config, writer, signal);
+          due = Math.min(due, wet.due);
+          result.recordsRemoved += wet.removed;
+          await writer.finish();
+        } catch (err) {
+          if (!(err instanceof DamageFound)) throw err;
+          // Damage no scan had found yet: quarantine it, leave this segment as it is, go on.
+          if (writer !== null) {
+            writers.pop();
+            await writer.discard();
+          }
+          await this.#ctx.damageFound(seg, err);
+          this.#keepsDamaged(seg);
         }
-        const writer = new CleanedSegmentWriter(
-          this.#ctx.dir,
-          seg.baseOffset,
-          this.#ctx.ops,
-          config.indexIntervalBytes,
-          this.#throttle,
-          signal,
-        );
-        writers.push({ index: i, writer });
-        await writer.open();
-        const wet = await this.#filter.filterSegment(seg, map, nowMs, config, writer, signal);
-        due = Math.min(due, wet.due);
-        result.recordsRemoved += wet.removed;
-        await writer.finish();
       }
 
       if (writers.length === 0) {
@@ -294,6 +309,19 @@ export class LogCleaner {
       release?.();
       this.#busy = false;
     }
+  }
+
+  /**
+   * Whether `seg` holds a quarantined range, and so stays as it is: its bad bytes are never
+   * copied into a clean segment as if good, nor dropped.
+   */
+  #keepsDamaged(seg: Segment): boolean {
+    if (seg.damaged.length === 0) return false;
+    this.#ctx.logger?.warn(
+      { segment: seg.walPath, quarantined: seg.damaged.length },
+      "compaction leaves a segment with quarantined data as it is",
+    );
+    return true;
   }
 
   /**

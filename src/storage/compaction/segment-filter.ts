@@ -3,14 +3,14 @@
  * survivors to the writer of the new segment. A record stays when no newer record has its key (the
  * key map says which offset is the newest), unless it is a tombstone older than deleteRetentionMs;
  * records without a key go. Every batch is checked in full (CRC included) first: a damaged batch
- * stops the pass instead of coming out with a fresh, valid-looking CRC.
+ * is reported (DamageFound) instead of coming out with a fresh, valid-looking CRC.
  */
 import { batchCount, recordSize } from "../../format/batch-header.js";
-import { ConchError, ErrorCode } from "../../format/errors.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import { batchStatusMessage, checkBatch } from "../../format/validate.js";
 import type { LogConfig } from "../config.js";
+import { DamageFound } from "../damaged-range.js";
 import type { Segment } from "../segment.js";
 import type { CleanedSegmentWriter } from "./cleaned-segment.js";
 import type { IoThrottle } from "./io-throttle.js";
@@ -137,9 +137,6 @@ export class SegmentFilter {
   }
 }
 
-function corrupt(seg: Segment, position: number, why: string): ConchError {
-  return new ConchError(
-    ErrorCode.STORAGE_ERROR,
-    `compaction found a damaged batch in ${seg.walPath} at byte ${position}: ${why}`,
-  );
+function corrupt(seg: Segment, position: number, why: string): DamageFound {
+  return new DamageFound(seg.walPath, position, why);
 }
