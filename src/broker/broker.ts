@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
+import { ErrorCounts } from "../storage/error-counts.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { DataDirLock } from "./data-dir-lock.js";
@@ -32,6 +33,11 @@ export class Broker {
   readonly dataDir: string;
   /** The consumer groups of this broker (docs/groups.md). */
   readonly groups: GroupCoordinator;
+  /**
+   * Produces, fetches and admin operations the broker refused or failed before reaching a
+   * partition log, by code (a log counts its own failures in its stats), for metrics.
+   */
+  readonly errors = new ErrorCounts();
   #logger: Logger;
   #store: TopicStore;
   #topics = new Map<string, Topic>();
@@ -161,6 +167,14 @@ export class Broker {
     return [...this.#topics.keys()].sort();
   }
 
+  /** Calls `fn` for every partition log of every topic, internal ones included (metrics scrapes). */
+  forEachPartition(fn: (topic: string, partition: number, log: PartitionLog) => void): void {
+    for (const [name, topic] of this.#topics) {
+      const n = topic.partitionCount;
+      for (let p = 0; p < n; p++) fn(name, p, topic.partition(p));
+    }
+  }
+
   describeTopic(name: string): TopicDescription {
     this.#checkOpen();
     return this.#existing(name).describe();
@@ -225,6 +239,7 @@ export class Broker {
         return;
       }
     } catch (err) {
+      this.errors.count(err);
       listener.appendFailed(asError(err));
       return;
     }
@@ -232,7 +247,10 @@ export class Broker {
     const kept = Buffer.from(records);
     this.#autoCreate(topic)
       .then((created) => this.#append(created, partition, kept, acks, listener))
-      .catch((err: unknown) => listener.appendFailed(asError(err)));
+      .catch((err: unknown) => {
+        this.errors.count(err);
+        listener.appendFailed(asError(err));
+      });
   }
 
   #append(t: Topic, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
@@ -292,6 +310,7 @@ export class Broker {
         return;
       }
     } catch (err) {
+      this.errors.count(err);
       listener.fetchFailed(err);
       return;
     }
@@ -300,7 +319,10 @@ export class Broker {
         const log = created.partition(partition);
         fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, created.closedSignal, listener);
       })
-      .catch((err: unknown) => listener.fetchFailed(err));
+      .catch((err: unknown) => {
+        this.errors.count(err);
+        listener.fetchFailed(err);
+      });
   }
 
   async listOffsets(
@@ -376,7 +398,7 @@ export class Broker {
    */
   #admin<T>(operation: () => Promise<T>): Promise<T> {
     const run = this.#adminTail.then(operation);
-    this.#adminTail = run.catch(() => {});
+    this.#adminTail = run.catch((err: unknown) => this.errors.count(err));
     return run;
   }
 
