@@ -39,6 +39,10 @@ export interface BrokerConfig {
   maxPartitions: number;
   compactionDelayMs: number;
   compactionBytesPerSec: number;
+  /** Serve the HTTP port (metrics, health, admin API: docs/http-api.md). */
+  http: boolean;
+  httpHost: string;
+  httpPort: number;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -20,6 +20,8 @@ export interface BrokerSetting<K extends keyof BrokerConfig = keyof BrokerConfig
   readonly description: string;
   readonly defaultValue: BrokerConfig[K];
   readonly parse: ValueParser<BrokerConfig[K]>;
+  /** For a boolean setting that is on by default: the flag that turns it off, e.g. "--no-http". */
+  readonly negation?: string;
 }
 
 export type AnyBrokerSetting = { [K in keyof BrokerConfig]: BrokerSetting<K> }[keyof BrokerConfig];
@@ -181,6 +183,24 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "cap on each partition log's compaction reads plus writes per second; -1 for no cap",
     -1,
     integerValue(1, Number.MAX_SAFE_INTEGER, true),
+  ),
+  {
+    ...setting(
+      "http",
+      null,
+      "serve metrics, health checks and the admin API over HTTP (docs/http-api.md); --no-http turns it off",
+      true,
+      booleanValue(),
+    ),
+    negation: "--no-http",
+  },
+  setting("httpHost", "host", "address the HTTP port listens on", "127.0.0.1", textValue()),
+  setting(
+    "httpPort",
+    "number",
+    "HTTP port for metrics, health and admin (0 picks a free one)",
+    7421,
+    integerValue(0, 65535),
   ),
 ];
 

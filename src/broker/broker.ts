@@ -8,6 +8,7 @@ import { type Logger, pino } from "pino";
 import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
+import { ErrorCounts } from "../storage/error-counts.js";
 import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { storageError } from "../storage/storage-error.js";
@@ -35,6 +36,11 @@ export class Broker {
   readonly dataDir: string;
   /** The consumer groups of this broker (docs/groups.md). */
   readonly groups: GroupCoordinator;
+  /**
+   * Produces, fetches and admin operations the broker refused or failed before reaching a
+   * partition log, by code (a log counts its own failures in its stats), for metrics.
+   */
+  readonly errors = new ErrorCounts();
   #logger: Logger;
   #store: TopicStore;
   #topics = new Map<string, Topic>();
@@ -164,6 +170,14 @@ export class Broker {
     return [...this.#topics.keys()].sort();
   }
 
+  /** Calls `fn` for every partition log of every topic, internal ones included (metrics scrapes). */
+  forEachPartition(fn: (topic: string, partition: number, log: PartitionLog) => void): void {
+    for (const [name, topic] of this.#topics) {
+      const n = topic.partitionCount;
+      for (let p = 0; p < n; p++) fn(name, p, topic.partition(p));
+    }
+  }
+
   describeTopic(name: string): TopicDescription {
     this.#checkOpen();
     return this.#existing(name).describe();
@@ -228,6 +242,7 @@ export class Broker {
         return;
       }
     } catch (err) {
+      this.errors.count(err);
       listener.appendFailed(asError(err));
       return;
     }
@@ -235,7 +250,10 @@ export class Broker {
     const kept = Buffer.from(records);
     this.#autoCreate(topic)
       .then((created) => this.#append(created, partition, kept, acks, listener))
-      .catch((err: unknown) => listener.appendFailed(asError(err)));
+      .catch((err: unknown) => {
+        this.errors.count(err);
+        listener.appendFailed(asError(err));
+      });
   }
 
   #append(t: Topic, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
@@ -295,6 +313,7 @@ export class Broker {
         return;
       }
     } catch (err) {
+      this.errors.count(err);
       listener.fetchFailed(err);
       return;
     }
@@ -303,7 +322,10 @@ export class Broker {
         const log = created.partition(partition);
         fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, created.closedSignal, listener);
       })
-      .catch((err: unknown) => listener.fetchFailed(err));
+      .catch((err: unknown) => {
+        this.errors.count(err);
+        listener.fetchFailed(err);
+      });
   }
 
   async listOffsets(
@@ -379,7 +401,7 @@ export class Broker {
    */
   #admin<T>(operation: () => Promise<T>): Promise<T> {
     const run = this.#adminTail.then(operation);
-    this.#adminTail = run.catch(() => {});
+    this.#adminTail = run.catch((err: unknown) => this.errors.count(err));
     return run;
   }
 

@@ -39,14 +39,19 @@ export function fetchWithWait(
   closed: AbortSignal,
   listener: FetchListener,
   firstRead?: ReadResult,
+  startedAt: number = performance.now(),
 ): void {
   // A reader keeping up is served from the tail cache without a promise (readNow); otherwise the
   // file is read, and this is called again with what it returned.
   const result = firstRead ?? log.readNow(offset, maxBytes);
   if (result === undefined) {
     log.read(offset, maxBytes).then(
-      (read) => fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, closed, listener, read),
-      (err: unknown) => listener.fetchFailed(err),
+      (read) =>
+        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, closed, listener, read, startedAt),
+      (err: unknown) => {
+        log.stats.errors.count(err);
+        listener.fetchFailed(err);
+      },
     );
     return;
   }
@@ -54,11 +59,24 @@ export function fetchWithWait(
   // would always wait out the full time for nothing.
   const wanted = Math.max(1, Math.min(minBytes, maxBytes));
   if (result.records.length >= wanted || maxWaitMs <= 0 || signal?.aborted === true) {
+    log.stats.fetched(offset, result.records, startedAt);
     listener.fetched(result);
   } else if (closed.aborted) {
+    log.stats.errors.count(closed.reason);
     listener.fetchFailed(closed.reason);
   } else {
-    new LongPoll(log, offset, maxBytes, maxWaitMs, wanted, signal, closed, listener, result).park();
+    new LongPoll(
+      log,
+      offset,
+      maxBytes,
+      maxWaitMs,
+      wanted,
+      signal,
+      closed,
+      listener,
+      result,
+      startedAt,
+    ).park();
   }
 }
 
@@ -76,6 +94,7 @@ class LongPoll extends AbortTarget implements DataWaiter {
   readonly #wanted: number;
   readonly #closed: AbortSignal;
   readonly #listener: FetchListener;
+  readonly #startedAt: number;
   #result: ReadResult;
   #state = PARKED;
   /** An abort arrived during a file read: it ends the poll when the read returns. */
@@ -91,8 +110,10 @@ class LongPoll extends AbortTarget implements DataWaiter {
     closed: AbortSignal,
     listener: FetchListener,
     result: ReadResult,
+    startedAt: number,
   ) {
     super();
+    this.#startedAt = startedAt;
     this.#log = log;
     this.#offset = offset;
     this.#maxBytes = maxBytes;
@@ -185,7 +206,12 @@ class LongPoll extends AbortTarget implements DataWaiter {
     if (this.#state === DONE) return;
     this.#state = DONE;
     unsubscribe(this);
-    if (result !== null) this.#listener.fetched(result);
-    else this.#listener.fetchFailed(err);
+    if (result !== null) {
+      this.#log.stats.fetched(this.#offset, result.records, this.#startedAt);
+      this.#listener.fetched(result);
+    } else {
+      this.#log.stats.errors.count(err);
+      this.#listener.fetchFailed(err);
+    }
   }
 }

@@ -27,6 +27,8 @@ export function registerBrokerCommand(program: Command): void {
     // No commander default: an unset flag must let the environment and the file speak.
     const shown = JSON.stringify(s.defaultValue);
     command.addOption(new Option(s.option, `${s.description} (default: ${shown}; env ${s.env})`));
+    // Defined after the positive flag, so commander gives the setting no default of its own.
+    if (s.negation !== undefined) command.addOption(new Option(s.negation, `turn ${s.flag} off`));
   }
   command
     .addOption(new Option(CONFIG_FILE_OPTION, `JSON file of settings (env ${CONFIG_FILE_ENV})`))

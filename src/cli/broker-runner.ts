@@ -5,6 +5,7 @@
 import pino from "pino";
 import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, loadBrokerConfig } from "../broker/broker-config.js";
+import { BrokerHttp } from "../http/broker-http.js";
 import { ConchServer } from "../server/conch-server.js";
 import type { LogOptions } from "./broker-command.js";
 import { EXIT_ERROR } from "./exit-codes.js";
@@ -45,7 +46,22 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     process.exit(EXIT_ERROR);
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
-  const broker = await Broker.open(config, logger);
+  // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
+  const http = config.http ? new BrokerHttp({ logger }) : null;
+  if (http !== null) {
+    const at = await http.listen(config.httpPort, config.httpHost);
+    logger.info(
+      { host: at.address, port: at.port },
+      `conch HTTP (metrics, health, admin) on ${at.address}:${at.port}`,
+    );
+  }
+  let broker: Broker;
+  try {
+    broker = await Broker.open(config, logger);
+  } catch (err) {
+    await http?.close();
+    throw err;
+  }
   // Memory that clients which held many responses left behind is returned at once.
   const server = new ConchServer(broker, { logger, releaseMemory: settleHeap });
   settleHeap();
@@ -53,8 +69,14 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   try {
     address = await server.listen(config.port, config.host);
   } catch (err) {
+    await http?.close();
     await broker.close().catch(() => {});
     throw err;
+  }
+  let closing = false;
+  if (http !== null) {
+    http.addListener("conch", { listening: () => !closing, connections: () => server.connectionCount });
+    http.attach(broker);
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", resolve);
@@ -70,9 +92,12 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   };
   process.on("SIGINT", force).on("SIGTERM", force);
   logger.info({ signal }, `conch broker stopping (${signal})`);
+  closing = true;
+  http?.stopping();
   try {
     await server.close();
   } finally {
+    await http?.close();
     await broker.close();
   }
   logger.info("conch broker stopped");

@@ -4,6 +4,7 @@
  * Whatever queued meanwhile is covered by the next fsync, started at once. So N appends waiting
  * together cost one fsync, not N.
  */
+import type { LogStats } from "./log-stats.js";
 import type { PendingAppend } from "./pending-append.js";
 
 /**
@@ -24,13 +25,16 @@ export class GroupCommit {
   #flushed: number;
   #idle: Promise<void> = Promise.resolve();
   #failure: Error | null = null;
+  readonly #stats: LogStats | null;
 
   constructor(
     flushedOffset: number,
     sync: SyncFn,
     onFlushed: (offset: number) => void,
     onError: (err: unknown) => void,
+    stats: LogStats | null = null,
   ) {
+    this.#stats = stats;
     this.#flushed = flushedOffset;
     this.#sync = sync;
     this.#onFlushed = onFlushed;
@@ -105,6 +109,8 @@ export class GroupCommit {
         const waiting = this.#waiting;
         let i = this.#head;
         while (i < waiting.length && waiting[i]!.flushTarget <= this.#flushed) waiting[i++]!.acknowledge();
+        // An fsync no append waited for (the interval timer's) is no group commit.
+        if (i > this.#head) this.#stats?.groupCommitAppends.observe(i - this.#head);
         if (i === waiting.length) {
           this.#waiting = [];
           this.#head = 0;

@@ -18,6 +18,7 @@ import type { LogConfig } from "./config.js";
 import type { FileOps } from "./file-ops.js";
 import { GroupCommit } from "./flusher.js";
 import { storageLogLimiter } from "./log-limiter.js";
+import type { LogStats } from "./log-stats.js";
 import { type AppendListener, PendingAppend } from "./pending-append.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
@@ -44,6 +45,7 @@ export interface WriterOptions {
   config: () => LogConfig;
   events: WriterEvents;
   logger: Logger | undefined;
+  stats: LogStats;
 }
 
 export class LogWriter {
@@ -94,6 +96,7 @@ export class LogWriter {
       () => this.#syncWritten(),
       (offset) => options.events.flushed(offset),
       (err) => this.#fatal(storageError("fsync failed", err)),
+      options.stats,
     );
   }
 
@@ -140,7 +143,7 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
-    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener);
+    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, this.#o.stats);
     this.#nextOffset = offset;
     this.#enqueue(pending);
     return pending;
@@ -278,6 +281,7 @@ export class LogWriter {
   async #roll(segmentBytes: number): Promise<void> {
     try {
       await this.#roller.roll(segmentBytes);
+      this.#o.stats.segmentsRolled++;
     } catch (err) {
       // A full disk fails every roll: one line per interval (log-limiter.ts).
       storageLogLimiter.log(
@@ -501,7 +505,9 @@ export class LogWriter {
     const target = this.#writtenOffset;
     const file = this.#o.segments.active.openFile!;
     const unsynced = this.#roller.takeUnsynced();
+    const startedAt = performance.now();
     await Promise.all([this.#o.ops.datasync(file), ...unsynced]);
+    this.#o.stats.fsyncSeconds.observe((performance.now() - startedAt) / 1000);
     if (this.#failure !== null) throw this.#failure;
     return target;
   }

@@ -19,6 +19,7 @@ import { type DamageFound, describeRange, type QuarantinedRange } from "./damage
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
+import { LogStats } from "./log-stats.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
@@ -75,6 +76,8 @@ const TAIL_IDLE_TICKS = 3;
 
 export class PartitionLog {
   readonly dir: string;
+  /** Counters and histograms for metrics, read at scrape time (log-stats.ts). */
+  readonly stats = new LogStats();
   #config: LogConfig;
   readonly #logger: Logger | undefined;
   readonly #ops: FileOps;
@@ -139,6 +142,7 @@ export class PartitionLog {
         flushed: (offset) => this.#advance(offset),
       },
       logger,
+      stats: this.stats,
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
@@ -159,6 +163,7 @@ export class PartitionLog {
       logger,
       cleanedEnd,
       maxKeys: options.compactionMaxKeys,
+      stats: this.stats,
     });
     this.#startFlushTimer();
     const retentionCheckMs = options.retentionCheckMs ?? 60_000;
@@ -241,6 +246,11 @@ export class PartitionLog {
     return this.#writer.nextOffset;
   }
 
+  /** Segment files of the log, the active one included. */
+  get segmentCount(): number {
+    return this.#segments.all.length;
+  }
+
   /** Bytes of batch data written to the log's segments. */
   get sizeBytes(): number {
     return this.#segments.sizeBytes;
@@ -274,7 +284,12 @@ export class PartitionLog {
   #appendChecked(batches: Uint8Array, durable: boolean, listener: AppendListener | null): PendingAppend {
     if (this.#closing !== null) throw shuttingDown();
     if (this.#requireKeys) rejectKeylessRecords(batches);
-    return this.#writer.append(batches, durable, listener);
+    const pending = this.#writer.append(batches, durable, listener);
+    const stats = this.stats;
+    stats.appends++;
+    stats.bytesIn += pending.byteLength;
+    stats.messagesIn += pending.nextOffset - pending.baseOffset;
+    return pending;
   }
 
   /** Whole stored batches from the one holding `offset`; OFFSET_OUT_OF_RANGE outside [start, hw]. */
@@ -475,6 +490,7 @@ export class PartitionLog {
     const n = segmentsToDelete(this.#segments.all, this.#config, nowMs);
     if (n === 0) return 0;
     const removed = this.#segments.removeOldest(n);
+    this.stats.segmentsDeleted += removed.length;
     for (const seg of removed) {
       seg.deleted = true;
       this.#tail.forget(seg);

@@ -5,6 +5,7 @@
  * everything queued before it.
  */
 import type { Chunk } from "./append-buffer.js";
+import type { LogStats } from "./log-stats.js";
 
 export interface AppendResult {
   baseOffset: number;
@@ -33,6 +34,9 @@ export class PendingAppend implements AppendResult {
   /** For the group commit: the written log end the covering fsync must reach. */
   flushTarget = 0;
   readonly #listener: AppendListener | null;
+  /** Where its latency is counted; null for a flush marker. */
+  readonly #stats: LogStats | null;
+  readonly #startedAt: number;
   #promise: Promise<AppendResult> | null = null;
   #resolve: ((result: AppendResult) => void) | null = null;
   #reject: ((err: Error) => void) | null = null;
@@ -45,6 +49,7 @@ export class PendingAppend implements AppendResult {
     end: number,
     durable: boolean,
     listener: AppendListener | null = null,
+    stats: LogStats | null = null,
   ) {
     this.baseOffset = baseOffset;
     this.lastOffset = lastOffset;
@@ -53,6 +58,8 @@ export class PendingAppend implements AppendResult {
     this.end = end;
     this.durable = durable;
     this.#listener = listener;
+    this.#stats = stats;
+    this.#startedAt = stats === null ? 0 : performance.now();
     if (listener === null) {
       this.#promise = new Promise<AppendResult>((resolve, reject) => {
         this.#resolve = resolve;
@@ -77,11 +84,13 @@ export class PendingAppend implements AppendResult {
   }
 
   acknowledge(): void {
+    if (this.#stats !== null) this.#stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
     if (this.#listener !== null) this.#listener.appended(this);
     else this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
   }
 
   fail(err: Error): void {
+    if (this.#stats !== null) this.#stats.errors.count(err);
     if (this.#listener !== null) this.#listener.appendFailed(err);
     else this.#reject!(err);
   }

@@ -49,6 +49,9 @@ test("defaults when nothing is given", () => {
     maxPartitions: 10_000,
     compactionDelayMs: 30_000,
     compactionBytesPerSec: -1,
+    http: true,
+    httpHost: "127.0.0.1",
+    httpPort: 7421,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -106,6 +109,9 @@ test("every setting is reachable by its flag key, its environment variable and t
     maxPartitions: ["20", 20],
     compactionDelayMs: ["5000", 5000],
     compactionBytesPerSec: ["1048576", 1048576],
+    http: ["false", false],
+    httpHost: ["::1", "::1"],
+    httpPort: ["0", 0],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

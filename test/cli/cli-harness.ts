@@ -107,7 +107,19 @@ export class BrokerProcess {
   ): Promise<BrokerProcess> {
     const child = spawn(
       process.execPath,
-      [CONCH, "broker", "--port", "0", "--data-dir", dataDir, "--log-format", "json", ...extraArgs],
+      [
+        CONCH,
+        "broker",
+        "--port",
+        "0",
+        "--http-port",
+        "0",
+        "--data-dir",
+        dataDir,
+        "--log-format",
+        "json",
+        ...extraArgs,
+      ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CONCH_CONFIG: "", ...env } },
     );
     const lines: string[] = [];

@@ -23,6 +23,7 @@ import { RecordCursor } from "../../format/record-cursor.js";
 import type { LogConfig } from "../config.js";
 import { DamageFound } from "../damaged-range.js";
 import type { FileOps } from "../file-ops.js";
+import type { LogStats } from "../log-stats.js";
 import type { Segment } from "../segment.js";
 import type { SegmentList } from "../segment-list.js";
 import type { TailCache } from "../tail-cache.js";
@@ -54,6 +55,8 @@ export interface CleanerContext {
   cleanedEnd: number;
   /** Cap on the distinct keys a pass maps (memory: ~32 bytes each); undefined for the default. */
   maxKeys: number | undefined;
+  /** Counted per committed pass (src/storage/log-stats.ts). */
+  stats: LogStats;
 }
 
 export interface CompactionResult {
@@ -287,6 +290,10 @@ export class LogCleaner {
       }
       this.#tombstoneDueMs = due;
       result.cleanedEnd = this.#cleanedEnd;
+      const stats = this.#ctx.stats;
+      stats.compactionPasses++;
+      stats.compactionRecordsRemoved += result.recordsRemoved;
+      stats.compactionBytesRemoved += result.bytesBefore - result.bytesAfter;
       if (result.segmentsRewritten > 0) {
         this.#ctx.logger?.info(
           {

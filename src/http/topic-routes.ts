@@ -1,0 +1,126 @@
+/** /api/v1/topics: list, create, describe, delete, alter configs, add partitions, browse messages. */
+import { type Broker, OffsetSpec } from "../broker/broker.js";
+import { MAX_PARTITIONS } from "../broker/topic-store.js";
+import type { HttpContext } from "./http-context.js";
+import { badRequest } from "./http-errors.js";
+import { browse, MAX_MESSAGES } from "./message-browser.js";
+import { configsField, integerField, integerParam, readJsonObject, stringField } from "./request-input.js";
+import type { Route } from "./router.js";
+
+const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+
+function partitionRows(broker: Broker, name: string) {
+  const description = broker.describeTopic(name);
+  return description.partitions.map((p) => {
+    const log = broker.partition(name, p.partition);
+    return {
+      partition: p.partition,
+      logStartOffset: p.logStartOffset,
+      logEndOffset: log.logEndOffset,
+      highWatermark: p.highWatermark,
+      sizeBytes: log.sizeBytes,
+      segments: log.segmentCount,
+      quarantined: p.quarantined,
+    };
+  });
+}
+
+function topicSummary(broker: Broker, name: string) {
+  const d = broker.describeTopic(name);
+  let sizeBytes = 0;
+  let messages = 0;
+  for (const p of d.partitions) {
+    const log = broker.partition(name, p.partition);
+    sizeBytes += log.sizeBytes;
+    messages += p.highWatermark - p.logStartOffset;
+  }
+  return { name, internal: d.internal, partitions: d.partitions.length, sizeBytes, messages };
+}
+
+function topicDetail(broker: Broker, name: string) {
+  const d = broker.describeTopic(name);
+  return { name, internal: d.internal, configs: d.configs, partitions: partitionRows(broker, name) };
+}
+
+export function topicRoutes(context: HttpContext): Route[] {
+  const b = (): Broker => context.requireBroker();
+  return [
+    {
+      method: "GET",
+      path: "/api/v1/topics",
+      handler: () => {
+        const broker = b();
+        return { status: 200, body: { topics: broker.listTopics().map((t) => topicSummary(broker, t)) } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/v1/topics",
+      handler: async ({ req }) => {
+        const body = await readJsonObject(req);
+        const name = stringField(body, "name");
+        const partitions =
+          body.partitions === undefined ? 1 : integerField(body, "partitions", 1, MAX_PARTITIONS);
+        await b().createTopic(name, partitions, configsField(body, "configs"));
+        return { status: 201, body: topicDetail(b(), name) };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/v1/topics/:topic",
+      handler: ({ params }) => ({ status: 200, body: topicDetail(b(), params.topic!) }),
+    },
+    {
+      method: "DELETE",
+      path: "/api/v1/topics/:topic",
+      handler: async ({ params }) => {
+        await b().deleteTopic(params.topic!);
+        return { status: 200, body: { deleted: params.topic } };
+      },
+    },
+    {
+      method: "PATCH",
+      path: "/api/v1/topics/:topic/configs",
+      handler: async ({ req, params }) => {
+        const body = await readJsonObject(req);
+        await b().alterTopic(params.topic!, configsField(body, "configs"));
+        return { status: 200, body: topicDetail(b(), params.topic!) };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/v1/topics/:topic/partitions",
+      handler: ({ params }) => ({ status: 200, body: { partitions: partitionRows(b(), params.topic!) } }),
+    },
+    {
+      method: "POST",
+      path: "/api/v1/topics/:topic/partitions",
+      handler: async ({ req, params }) => {
+        const body = await readJsonObject(req);
+        await b().addPartitions(params.topic!, integerField(body, "partitions", 1, MAX_PARTITIONS));
+        return { status: 200, body: topicDetail(b(), params.topic!) };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/v1/topics/:topic/partitions/:partition/messages",
+      handler: async ({ params, query }) => {
+        const broker = b();
+        const topic = params.topic!;
+        const partition = integerParam("partition", params.partition, 0, MAX_PARTITIONS - 1);
+        const limit = integerParam("limit", query.get("limit"), 1, MAX_MESSAGES, 20);
+        const timestamp = query.get("timestamp");
+        let from: number;
+        if (timestamp !== null) {
+          if (query.has("offset")) throw badRequest("give offset or timestamp, not both");
+          const ts = integerParam("timestamp", timestamp, 0, MAX_OFFSET);
+          from = (await broker.listOffsets(topic, partition, OffsetSpec.BY_TIMESTAMP, ts)).offset;
+        } else {
+          broker.partition(topic, partition);
+          from = integerParam("offset", query.get("offset"), 0, MAX_OFFSET, 0);
+        }
+        return { status: 200, body: await browse(broker, topic, partition, from, limit) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,33 @@
+import type { TestContext } from "node:test";
+import { BrokerHttp } from "../../src/http/broker-http.js";
+import { openBroker } from "../broker/helpers.js";
+
+/** A broker and its HTTP port on 127.0.0.1 port 0, both closed when the test ends. */
+export async function startHttp(t: TestContext, eventIntervalMs = 50) {
+  const { broker, dataDir } = await openBroker(t);
+  const http = new BrokerHttp({ eventIntervalMs });
+  const { port } = await http.listen(0, "127.0.0.1");
+  http.attach(broker);
+  t.after(() => http.close());
+  const base = `http://127.0.0.1:${port}`;
+  return { broker, dataDir, http, base };
+}
+
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    init.headers = { "content-type": "application/json" };
+  }
+  const res = await fetch(base + path, init);
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+export function errorCode(json: Record<string, unknown>): string {
+  return (json.error as { code: string }).code;
+}

@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { batchOf } from "../broker/helpers.js";
+import { startHttp } from "./helpers.js";
+
+/** Parses the Prometheus text format into series name{labels} -> value; throws on a bad line. */
+function parseMetrics(text: string): Map<string, number> {
+  const series = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    assert.ok(m, `a valid sample line: ${line}`);
+    const value = Number(m[2]);
+    assert.ok(!Number.isNaN(value) || m[2]!.toLowerCase() === "nan", `a number: ${line}`);
+    series.set(m[1]!, value);
+  }
+  return series;
+}
+
+async function scrape(base: string): Promise<Map<string, number>> {
+  const res = await fetch(`${base}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /text\/plain/);
+  return parseMetrics(await res.text());
+}
+
+test("GET /metrics parses, and the per-partition counters rise after producing and fetching", async (t) => {
+  const { broker, base } = await startHttp(t);
+  await broker.createTopic("orders", 2);
+  const before = await scrape(base);
+  const labels = '{topic="orders",partition="1"}';
+  assert.equal(before.get(`conch_partition_messages_in_total${labels}`), 0);
+  assert.equal(before.get(`conch_partition_log_end_offset${labels}`), 0);
+
+  const batch = batchOf(["a", "b", "c"]);
+  await broker.produce("orders", 1, batch, 1);
+  await broker.fetch("orders", 1, 1, 1 << 20, 0, 0);
+  await broker.fetch("nope", 0, 0, 1 << 20, 0, 0).catch(() => {});
+
+  const after = await scrape(base);
+  assert.equal(after.get(`conch_partition_messages_in_total${labels}`), 3);
+  assert.equal(after.get(`conch_partition_bytes_in_total${labels}`), batch.length);
+  assert.equal(after.get(`conch_partition_produce_requests_total${labels}`), 1);
+  assert.equal(after.get(`conch_partition_messages_out_total${labels}`), 2, "offsets 1 and 2 delivered");
+  assert.equal(after.get(`conch_partition_bytes_out_total${labels}`), batch.length);
+  assert.equal(after.get(`conch_partition_log_end_offset${labels}`), 3);
+  assert.equal(after.get(`conch_partition_quarantined_ranges${labels}`), 0);
+  assert.ok((after.get(`conch_partition_size_bytes${labels}`) ?? 0) >= batch.length);
+  assert.equal(after.get('conch_partition_messages_in_total{topic="orders",partition="0"}'), 0);
+  assert.equal(after.get("conch_produce_latency_seconds_count"), 1);
+  assert.equal(after.get('conch_produce_latency_seconds_bucket{le="+Inf"}'), 1);
+  assert.equal(after.get("conch_fetch_latency_seconds_count"), 1);
+  assert.equal(after.get('conch_errors_total{code="UNKNOWN_TOPIC"}'), 1);
+  assert.equal(after.get('conch_connections{listener="http"}'), 1);
+  // prom-client's default metrics: event-loop lag and GC come with them.
+  assert.ok(after.has("nodejs_eventloop_lag_seconds"), "event-loop lag");
+  assert.ok([...after.keys()].some((k) => k.startsWith("process_cpu_user_seconds_total")));
+});
+
+test("fsync and group-commit histograms count a durable produce", async (t) => {
+  const { broker, base } = await startHttp(t);
+  await broker.createTopic("d", 1);
+  await broker.produce("d", 0, batchOf(["x"]), 2);
+  const m = await scrape(base);
+  assert.ok((m.get("conch_fsync_duration_seconds_count") ?? 0) >= 1);
+  assert.ok((m.get("conch_group_commit_appends_count") ?? 0) >= 1);
+  assert.equal(m.get('conch_group_commit_appends_bucket{le="1"}'), m.get("conch_group_commit_appends_count"));
+});
+
+test("consumer group lag and committed offsets per partition", async (t) => {
+  const { broker, base } = await startHttp(t);
+  await broker.createTopic("g", 1);
+  await broker.produce("g", 0, batchOf(["1", "2", "3", "4"]), 1);
+  await broker.groups.resetOffsets("readers", "g", { to: "offset", offset: 1 });
+  const m = await scrape(base);
+  assert.equal(m.get('conch_group_lag{group="readers",topic="g",partition="0"}'), 3);
+  assert.equal(m.get('conch_group_committed_offset{group="readers",topic="g",partition="0"}'), 1);
+  assert.equal(m.get('conch_group_members{group="readers"}'), 0);
+});
