@@ -11,6 +11,7 @@ import { registerConsumeCommand } from "./consume-command.js";
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import { registerGroupCommands } from "./group-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
+import { stdoutClosureClaimed } from "./reader-watch.js";
 import { registerTopicCommands } from "./topic-commands.js";
 
 function packageVersion(): string {
@@ -74,9 +75,13 @@ export function describeError(err: unknown): string {
 
 /** The entry point of bin/conch.js. */
 export function run(): void {
-  // A closed stdout (`conch consume | head`) is not an error: the reader has all it wanted.
+  // A closed stdout (`conch consume | head`) is not an error: the reader has all it wanted. A
+  // command that watches for it (consume) finishes first: a group commits what was printed.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(EXIT_OK);
+    if (err.code === "EPIPE") {
+      if (!stdoutClosureClaimed()) process.exit(EXIT_OK);
+      return;
+    }
     process.stderr.write(`error: stdout: ${describeError(err)}\n`);
     process.exit(EXIT_ERROR);
   });

@@ -77,3 +77,9 @@ export function drained(out: Writable): Promise<void> {
     out.on("error", done);
   });
 }
+
+/** Resolves once `out` has handed everything written so far on (or failed to). */
+export function settled(out: Writable): Promise<void> {
+  // Even with nothing queued, the callback waits out an error the last write has yet to report.
+  return new Promise((resolve) => out.write("", () => resolve()));
+}
