@@ -13,7 +13,7 @@ import { BatchCursor } from "../client/consumer-batch.js";
 import type { OffsetResetEvent } from "../client/group-consumer.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
-import { groupConsumer } from "./group-commands.js";
+import { checkGroupFlags, groupConsumer } from "./group-commands.js";
 import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
 import { printStatus } from "./output.js";
 import { OutputBuffer, settled } from "./output-buffer.js";
@@ -100,6 +100,7 @@ export async function consume(
   o: Omit<ConsumeFlags, "broker">,
   stdout: Writable,
 ): Promise<number> {
+  if (o.group !== undefined) checkGroupFlags(o);
   await checkTopic(client, topic, o.partition);
   const from = startPosition(o.from);
   const options: ConsumerOptions =

@@ -6,11 +6,11 @@ import { type Command, Option } from "commander";
 import type { Conch } from "../client/conch.js";
 import type { GroupInfo, GroupSummary, ResetPosition } from "../client/group-admin.js";
 import type { GroupConsumer } from "../client/group-consumer.js";
-import { ConchError, ErrorCode } from "../format/errors.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { parseStartPosition, type StartPosition } from "./options.js";
 import { printLine, printStatus } from "./output.js";
+import { UsageError } from "./usage-error.js";
 
 interface BrokerFlags {
   broker: string;
@@ -92,19 +92,26 @@ export function groupConsumer(
   topic: string,
   o: { group: string; from: StartPosition; partition?: number | undefined },
 ): GroupConsumer {
+  return client.consumer({ group: o.group, topics: [topic], resetPolicy: checkGroupFlags(o) });
+}
+
+/**
+ * Refuses the flags that do not go with --group (a usage error, before anything is sent); returns
+ * where a partition the group never committed starts.
+ */
+export function checkGroupFlags(o: {
+  from: StartPosition;
+  partition?: number | undefined;
+}): "earliest" | "latest" {
   if (o.partition !== undefined) {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
-      "--group and --partition do not go together: the group assigns partitions",
-    );
+    throw new UsageError("--group and --partition do not go together: the group assigns partitions");
   }
   if (o.from.kind !== "earliest" && o.from.kind !== "latest") {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
+    throw new UsageError(
       "with --group, --from is earliest or latest: where a partition the group never committed starts",
     );
   }
-  return client.consumer({ group: o.group, topics: [topic], resetPolicy: o.from.kind });
+  return o.from.kind;
 }
 
 function resetPosition(to: StartPosition): ResetPosition {

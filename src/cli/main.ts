@@ -13,6 +13,7 @@ import { registerGroupCommands } from "./group-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
 import { stdoutClosureClaimed } from "./reader-watch.js";
 import { registerTopicCommands } from "./topic-commands.js";
+import { UsageError } from "./usage-error.js";
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -58,6 +59,10 @@ export function reportError(err: unknown): number {
   if (err instanceof CommanderError) {
     // Commander has already printed its one-line message (or the help/version text).
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+  }
+  if (err instanceof UsageError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return EXIT_USAGE;
   }
   process.stderr.write(`error: ${describeError(err)}\n`);
   return EXIT_ERROR;

@@ -91,7 +91,7 @@ test("conch consume --group resumes where the group stopped; conch group list, d
   assert.deepEqual(lines(again.stdout).sort(), [...all].filter((v) => !v.endsWith("-0")).sort());
 
   const wrong = await conch("consume", "orders", "--group", "cli", "--partition", "0", ...b);
-  assert.equal(wrong.code, 1);
+  assert.equal(wrong.code, 2, "a usage error");
   assert.match(wrong.stderr, /--group and --partition/);
 
   const deleted = await conch("group", "delete", "cli", ...b);
