@@ -8,6 +8,7 @@ import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { collectConfig, integerParser } from "./options.js";
 import { printLine, printStatus } from "./output.js";
+import { table } from "./table.js";
 
 const CLEANUP_POLICIES = ["delete", "compact", "compact,delete"] as const;
 
@@ -110,14 +111,7 @@ export function describeLines(view: TopicView): string[] {
   for (const key of keys) lines.push(`config: ${key}=${view.configs[key]}`);
   const rows = [["PARTITION", "EARLIEST", "LATEST"]];
   for (const p of view.partitions) rows.push([`${p.partition}`, `${p.logStartOffset}`, `${p.highWatermark}`]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows)
-    lines.push(
-      r
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join("  ")
-        .trimEnd(),
-    );
+  lines.push(...table(rows));
   return lines;
 }
 
