@@ -45,3 +45,24 @@ test("admin.createPartitions grows a topic; a group member gets the new partitio
   await assert.rejects(admin.createPartitions("nosuch", 4), conchError(ErrorCode.UNKNOWN_TOPIC));
   await assert.rejects(admin.createPartitions("orders", 10_001), conchError(ErrorCode.INVALID_PARTITIONS));
 });
+
+test("a running producer spreads keys over added partitions after its metadata refresh", async (t) => {
+  const served = await serve(t);
+  const client = served.track(createClient({ brokers: [served.address] }));
+  const admin = client.admin();
+  await admin.createTopic("grow", { partitions: 1 });
+  const producer = served.track(client.producer({ metadataMaxAgeMs: 100 }));
+  await producer.send("grow", { key: "k0", value: "before" });
+  await admin.createPartitions("grow", 3);
+
+  const landedPastZero = async (): Promise<boolean> => {
+    const d = await admin.describeTopic("grow");
+    return d.partitions.some((p) => p.partition > 0 && p.highWatermark > 0);
+  };
+  let i = 1;
+  const deadline = performance.now() + 10_000;
+  while (!(await landedPastZero())) {
+    assert.ok(performance.now() < deadline, "no message reached an added partition within 10 s");
+    await producer.send("grow", { key: `k${i++}`, value: "after" });
+  }
+});
