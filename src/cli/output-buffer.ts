@@ -80,6 +80,7 @@ export function drained(out: Writable): Promise<void> {
 
 /** Resolves once `out` has handed everything written so far on (or failed to). */
 export function settled(out: Writable): Promise<void> {
-  // Even with nothing queued, the callback waits out an error the last write has yet to report.
+  // A write that failed has destroyed the stream already, though its error comes a tick later.
+  if (out.writableLength === 0 && !out.destroyed) return Promise.resolve();
   return new Promise((resolve) => out.write("", () => resolve()));
 }
