@@ -65,6 +65,11 @@ export interface BrokerConfigSources {
   env?: Record<string, string | undefined>;
   /** A config file to read when neither --config nor CONCH_CONFIG names one. */
   configFile?: string;
+  /**
+   * Keys a config file may hold besides the settings: options the caller reads itself (the CLI's
+   * `logLevel` and `logFormat`, see configFileValues). Any other unknown key is refused.
+   */
+  callerKeys?: readonly string[];
 }
 
 const byKey = new Map<string, AnyBrokerSetting>(BROKER_SETTINGS.map((s) => [s.key, s]));
@@ -74,7 +79,7 @@ export function loadBrokerConfig(sources: BrokerConfigSources = {}): BrokerConfi
   const flags = sources.flags ?? {};
   const env = sources.env ?? process.env;
   const result: Record<string, unknown> = {};
-  const file = readConfigFile(configFilePath(flags, env, sources.configFile));
+  const file = readConfigFile(configFilePath(flags, env, sources.configFile), sources.callerKeys ?? []);
   for (const s of BROKER_SETTINGS) {
     const flagValue = flags[s.key];
     const envValue = env[s.env];
@@ -132,7 +137,21 @@ function configFilePath(
   return fallback ?? null;
 }
 
-function readConfigFile(path: string | null): { path: string; values: Record<string, unknown> } | null {
+/**
+ * The config file's values as written (with its path), or null when no file is named; for a
+ * caller's own keys (see callerKeys). Only loadBrokerConfig validates the settings in it.
+ */
+export function configFileValues(
+  sources: BrokerConfigSources = {},
+): { path: string; values: Record<string, unknown> } | null {
+  const path = configFilePath(sources.flags ?? {}, sources.env ?? process.env, sources.configFile);
+  return readConfigFile(path, sources.callerKeys ?? []);
+}
+
+function readConfigFile(
+  path: string | null,
+  callerKeys: readonly string[],
+): { path: string; values: Record<string, unknown> } | null {
   if (path === null) return null;
   let text: string;
   try {
@@ -153,8 +172,8 @@ function readConfigFile(path: string | null): { path: string; values: Record<str
   }
   const record = values as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!byKey.has(key)) {
-      const known = BROKER_SETTINGS.map((s) => s.key).join(", ");
+    if (!byKey.has(key) && !callerKeys.includes(key)) {
+      const known = [...BROKER_SETTINGS.map((s) => s.key), ...callerKeys].join(", ");
       throw new ConchError(
         ErrorCode.INVALID_CONFIG,
         `config file ${path}: unknown setting "${key}" (known: ${known})`,

@@ -239,12 +239,15 @@ export class GroupCoordinator {
   }
 
   /**
-   * Moves the group's committed offsets for every partition of a topic. Refused with GROUP_NOT_EMPTY
-   * while the group has members: they would go on from their own positions and overwrite it.
+   * Moves the group's committed offsets for every partition of a topic. Refused with UNKNOWN_GROUP
+   * for a group that does not exist, and with GROUP_NOT_EMPTY while the group has members: they
+   * would go on from their own positions and overwrite it.
    */
   async resetOffsets(group: string, topic: string, target: ResetTarget): Promise<OffsetEntry[]> {
     this.#checkOpen();
     checkGroupName(group);
+    // A reset never creates a group: a mistyped name would otherwise become a group of its own.
+    if (!this.#groups.has(group) && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     this.#checkNoMembers(group, "reset its offsets");
     const partitions = this.#host.describeTopic(topic).partitions;
     const entries: OffsetEntry[] = [];

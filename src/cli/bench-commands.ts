@@ -77,9 +77,24 @@ export function registerBenchCommands(program: Command): void {
       );
     }
     command.action(async (o: BenchOptions) => {
-      // Loaded here: the histogram and progress bar modules are for benchmarks only.
-      const { runBench } = await import("./bench-runner.js");
+      const { runBench } = await loadBenchRunner();
       await runBench(kind, o);
     });
+  }
+}
+
+/**
+ * Loaded here: the histogram and progress bar packages are for benchmarks only, so they are
+ * optional dependencies (an install with `--omit=optional` leaves them out) and nothing else loads them.
+ */
+async function loadBenchRunner(): Promise<typeof import("./bench-runner.js")> {
+  try {
+    return await import("./bench-runner.js");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw err;
+    throw new Error(
+      "conch bench needs the optional packages cli-progress and hdr-histogram-js: " +
+        "install them, or install conchmq without --omit=optional",
+    );
   }
 }

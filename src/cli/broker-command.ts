@@ -5,14 +5,7 @@
  */
 import { type Command, Option } from "commander";
 import { BROKER_SETTINGS, CONFIG_FILE_ENV, CONFIG_FILE_OPTION } from "../broker/broker-settings.js";
-
-export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
-export const LOG_FORMATS = ["json", "pretty"] as const;
-
-export interface LogOptions {
-  logLevel: (typeof LOG_LEVELS)[number];
-  logFormat?: (typeof LOG_FORMATS)[number];
-}
+import { LOG_FORMATS, LOG_LEVELS } from "./log-options.js";
 
 export function registerBrokerCommand(program: Command): void {
   const command = program
@@ -32,21 +25,20 @@ export function registerBrokerCommand(program: Command): void {
   }
   command
     .addOption(new Option(CONFIG_FILE_OPTION, `JSON file of settings (env ${CONFIG_FILE_ENV})`))
+    // No commander default or env here either: the config file may set these too (log-options.ts).
     .addOption(
-      new Option("--log-level <level>", "least severe log level written")
-        .choices(LOG_LEVELS)
-        .env("CONCH_LOG_LEVEL")
-        .default("info"),
+      new Option(
+        "--log-level <level>",
+        'least severe log level written (default: "info"; env CONCH_LOG_LEVEL)',
+      ).choices(LOG_LEVELS),
     )
     .addOption(
       new Option(
         "--log-format <format>",
-        "log lines as JSON, or pretty for people (default: pretty on a terminal)",
-      )
-        .choices(LOG_FORMATS)
-        .env("CONCH_LOG_FORMAT"),
+        "log lines as JSON, or pretty for people (default: pretty on a terminal; env CONCH_LOG_FORMAT)",
+      ).choices(LOG_FORMATS),
     )
-    .action(async (flags: Record<string, unknown> & LogOptions) => {
+    .action(async (flags: Record<string, unknown>) => {
       // Loaded here so that other commands do not pay for the broker's modules at startup.
       const { runBroker } = await import("./broker-runner.js");
       await runBroker(flags);

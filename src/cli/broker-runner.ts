@@ -2,20 +2,23 @@
  * Runs a broker in this process for `conch broker`: loads the settings, opens the broker and its
  * server, logs the one "listening on" line, and shuts down in order on SIGINT or SIGTERM.
  */
+import { createServer } from "node:net";
 import pino from "pino";
 import { Broker } from "../broker/broker.js";
-import { type BrokerConfig, loadBrokerConfig } from "../broker/broker-config.js";
+import { type BrokerConfig, configFileValues, loadBrokerConfig } from "../broker/broker-config.js";
 import { BrokerHttp } from "../http/broker-http.js";
 import { ConchServer } from "../server/conch-server.js";
-import type { LogOptions } from "./broker-command.js";
 import { EXIT_ERROR } from "./exit-codes.js";
+import { LOG_OPTION_KEYS, type LogOptions, resolveLogOptions } from "./log-options.js";
 import { PrettyLogDestination } from "./pretty-log.js";
 import { settleHeap } from "./settle-heap.js";
 
 /** `flags` are commander's parsed options: the settings (camelCase keys) plus the log options. */
-export async function runBroker(flags: Record<string, unknown> & LogOptions): Promise<void> {
-  const config = loadBrokerConfig({ flags });
-  await serve(config, createLogger(flags));
+export async function runBroker(flags: Record<string, unknown>): Promise<void> {
+  const sources = { flags, env: process.env, callerKeys: LOG_OPTION_KEYS };
+  const config = loadBrokerConfig(sources);
+  const logOptions = resolveLogOptions(flags, process.env, configFileValues(sources));
+  await serve(config, createLogger(logOptions));
 }
 
 export function createLogger(options: LogOptions): pino.Logger {
@@ -29,8 +32,11 @@ export function createLogger(options: LogOptions): pino.Logger {
 
 /** The one line that says the broker is ready, and where. */
 export function listeningMessage(config: BrokerConfig, host: string, port: number): string {
-  const where = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  return `conch broker listening on ${where} (data ${config.dataDir}, flush ${config.flush})`;
+  return `conch broker listening on ${hostPort(host, port)} (data ${config.dataDir}, flush ${config.flush})`;
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /**
@@ -46,6 +52,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     process.exit(EXIT_ERROR);
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
+  await checkAddressFree(config.host, config.port);
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
   const http = config.http ? new BrokerHttp({ logger }) : null;
   if (http !== null) {
@@ -101,4 +108,26 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     await broker.close();
   }
   logger.info("conch broker stopped");
+}
+
+/**
+ * Fails with one clear line when the address cannot be listened on (in use, not allowed), before
+ * the data directory is opened, so that a start that cannot serve logs nothing. The broker's own
+ * listen still reports the rare address taken in between.
+ */
+async function checkAddressFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "EADDRINUSE" ? "the address is already in use" : e.message;
+    throw Object.assign(new Error(`cannot listen on ${hostPort(host, port)}: ${why}`), { code: e.code });
+  } finally {
+    await new Promise((resolve) => probe.close(resolve));
+  }
 }

@@ -13,10 +13,11 @@ import { BatchCursor } from "../client/consumer-batch.js";
 import type { OffsetResetEvent } from "../client/group-consumer.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
-import { groupConsumer } from "./group-commands.js";
+import { checkGroupFlags, groupConsumer } from "./group-commands.js";
 import { integerParser, parseStartPosition, type StartPosition as StartFlag } from "./options.js";
 import { printStatus } from "./output.js";
-import { OutputBuffer } from "./output-buffer.js";
+import { OutputBuffer, settled } from "./output-buffer.js";
+import { ReaderWatch } from "./reader-watch.js";
 import { FORMATS, type FormatName, recordWriter } from "./record-format.js";
 import { checkTopic } from "./topic-check.js";
 
@@ -99,6 +100,7 @@ export async function consume(
   o: Omit<ConsumeFlags, "broker">,
   stdout: Writable,
 ): Promise<number> {
+  if (o.group !== undefined) checkGroupFlags(o);
   await checkTopic(client, topic, o.partition);
   const from = startPosition(o.from);
   const options: ConsumerOptions =
@@ -121,6 +123,10 @@ export async function consume(
     void consumer.close();
   };
   process.once("SIGINT", stop).once("SIGTERM", stop);
+  // A reader that went away (`| head -3`) stops the command at once, also while no message comes.
+  const reader = new ReaderWatch(stdout, stop, stdout === process.stdout ? undefined : null);
+  // A failed write destroys the stream at once but reports the error a tick later.
+  const readerGone = (): boolean => reader.gone || stdout.destroyed;
   // Time spent waiting for a slow reader is not idle time.
   let writing = false;
   const onIdle = (): void => {
@@ -133,7 +139,16 @@ export async function consume(
     await consumer.start();
     if (o.timeoutMs !== undefined) idle = setTimeout(onIdle, o.timeoutMs);
     const batches = consumer.batches();
-    for (let r = await batches.next(); !r.done; r = await batches.next()) {
+    for (;;) {
+      if (reader.probing) {
+        await settled(stdout);
+        reader.idle();
+      }
+      // Asking for the next batch counts the last one as read: not once the reader is gone.
+      if (readerGone()) break;
+      const r = await batches.next();
+      reader.busy();
+      if (r.done) break;
       writing = true;
       const batch = r.value;
       batch.cursor(cursor);
@@ -148,7 +163,9 @@ export async function consume(
       idle?.refresh();
       if (written >= max) {
         // The group commits what was printed, up to the last record, when the consumer closes.
-        group?.markProcessed({ topic: batch.topic, partition: batch.partition, offset: cursor.offset });
+        if (!readerGone()) {
+          group?.markProcessed({ topic: batch.topic, partition: batch.partition, offset: cursor.offset });
+        }
         break;
       }
     }
@@ -158,6 +175,7 @@ export async function consume(
   } finally {
     if (idle !== null) clearTimeout(idle);
     process.off("SIGINT", stop).off("SIGTERM", stop);
+    reader.close();
     await consumer.close();
   }
   return written;

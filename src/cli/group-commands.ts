@@ -6,11 +6,13 @@ import { type Command, Option } from "commander";
 import type { Conch } from "../client/conch.js";
 import type { GroupInfo, GroupSummary, ResetPosition } from "../client/group-admin.js";
 import type { GroupConsumer } from "../client/group-consumer.js";
-import { ConchError, ErrorCode } from "../format/errors.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { parseStartPosition, type StartPosition } from "./options.js";
 import { printLine, printStatus } from "./output.js";
+import { planLines, planReset } from "./reset-plan.js";
+import { table } from "./table.js";
+import { UsageError } from "./usage-error.js";
 
 interface BrokerFlags {
   broker: string;
@@ -57,19 +59,37 @@ export function registerGroupCommands(program: Command): void {
           .argParser(parseStartPosition)
           .makeOptionMandatory(),
       )
+      .option(
+        "--dry-run",
+        "print the plan only: each partition's committed offset and where it would move (the default)",
+      )
+      .option("--execute", "move the offsets")
       .addHelpText(
         "after",
-        "\nThe committed offset is the next one the group reads. An offset is brought into the log's\n" +
-          "range; @<timestamp-ms> picks the first message at or after that time.\n\n" +
-          "Example:\n  conch group reset-offsets billing --topic orders --to earliest",
+        "\nWithout --execute nothing changes: the plan is printed (TOPIC PARTITION CURRENT NEW). The\n" +
+          "committed offset is the next one the group reads. An offset is brought into the log's\n" +
+          "range; @<timestamp-ms> picks the first message at or after that time. The group must exist.\n\n" +
+          "Examples:\n  conch group reset-offsets billing --topic orders --to earliest\n" +
+          "  conch group reset-offsets billing --topic orders --to earliest --execute",
       ),
-  ).action(async (name: string, o: BrokerFlags & { topic: string; to: StartPosition }) => {
-    const offsets = await withClient(o.broker, (client) =>
-      client.groups().resetOffsets(name, o.topic, resetPosition(o.to)),
-    );
-    for (const p of offsets) printLine(`${p.topic} ${p.partition} ${p.offset}`);
-    printStatus(`reset the offsets of group ${name} on ${o.topic}`);
-  });
+  ).action(
+    async (
+      name: string,
+      o: BrokerFlags & { topic: string; to: StartPosition; dryRun?: boolean; execute?: boolean },
+    ) => {
+      if (o.dryRun && o.execute) throw new UsageError("--dry-run and --execute do not go together");
+      const to = resetPosition(o.to);
+      if (!o.execute) {
+        const plan = await withClient(o.broker, (client) => planReset(client, name, o.topic, to));
+        for (const line of planLines(plan)) printLine(line);
+        printStatus("dry run: nothing changed; add --execute to move the offsets");
+        return;
+      }
+      const offsets = await withClient(o.broker, (client) => client.groups().resetOffsets(name, o.topic, to));
+      for (const p of offsets) printLine(`${p.topic} ${p.partition} ${p.offset}`);
+      printStatus(`reset the offsets of group ${name} on ${o.topic}`);
+    },
+  );
 
   withBroker(
     group
@@ -92,19 +112,26 @@ export function groupConsumer(
   topic: string,
   o: { group: string; from: StartPosition; partition?: number | undefined },
 ): GroupConsumer {
+  return client.consumer({ group: o.group, topics: [topic], resetPolicy: checkGroupFlags(o) });
+}
+
+/**
+ * Refuses the flags that do not go with --group (a usage error, before anything is sent); returns
+ * where a partition the group never committed starts.
+ */
+export function checkGroupFlags(o: {
+  from: StartPosition;
+  partition?: number | undefined;
+}): "earliest" | "latest" {
   if (o.partition !== undefined) {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
-      "--group and --partition do not go together: the group assigns partitions",
-    );
+    throw new UsageError("--group and --partition do not go together: the group assigns partitions");
   }
   if (o.from.kind !== "earliest" && o.from.kind !== "latest") {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
+    throw new UsageError(
       "with --group, --from is earliest or latest: where a partition the group never committed starts",
     );
   }
-  return client.consumer({ group: o.group, topics: [topic], resetPolicy: o.from.kind });
+  return o.from.kind;
 }
 
 function resetPosition(to: StartPosition): ResetPosition {
@@ -152,14 +179,4 @@ export function describeLines(info: GroupInfo): string[] {
   }
   lines.push(...table(rows));
   return lines;
-}
-
-function table(rows: readonly string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) =>
-    r
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd(),
-  );
 }

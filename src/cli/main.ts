@@ -12,7 +12,9 @@ import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import { registerGroupCommands } from "./group-commands.js";
 import { registerLogCommands } from "./log-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
+import { stdoutClosureClaimed } from "./reader-watch.js";
 import { registerTopicCommands } from "./topic-commands.js";
+import { UsageError } from "./usage-error.js";
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -60,6 +62,10 @@ export function reportError(err: unknown): number {
     // Commander has already printed its one-line message (or the help/version text).
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   }
+  if (err instanceof UsageError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
   process.stderr.write(`error: ${describeError(err)}\n`);
   return EXIT_ERROR;
 }
@@ -76,9 +82,13 @@ export function describeError(err: unknown): string {
 
 /** The entry point of bin/conch.js. */
 export function run(): void {
-  // A closed stdout (`conch consume | head`) is not an error: the reader has all it wanted.
+  // A closed stdout (`conch consume | head`) is not an error: the reader has all it wanted. A
+  // command that watches for it (consume) finishes first: a group commits what was printed.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(EXIT_OK);
+    if (err.code === "EPIPE") {
+      if (!stdoutClosureClaimed()) process.exit(EXIT_OK);
+      return;
+    }
     process.stderr.write(`error: stdout: ${describeError(err)}\n`);
     process.exit(EXIT_ERROR);
   });

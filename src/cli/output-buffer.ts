@@ -77,3 +77,10 @@ export function drained(out: Writable): Promise<void> {
     out.on("error", done);
   });
 }
+
+/** Resolves once `out` has handed everything written so far on (or failed to). */
+export function settled(out: Writable): Promise<void> {
+  // A write that failed has destroyed the stream already, though its error comes a tick later.
+  if (out.writableLength === 0 && !out.destroyed) return Promise.resolve();
+  return new Promise((resolve) => out.write("", () => resolve()));
+}

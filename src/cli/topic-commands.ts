@@ -1,13 +1,17 @@
 /**
- * `conch topic create|delete|list|describe|alter`: topic administration. Data (names, descriptions)
- * goes to stdout; the confirmation of a change goes to stderr, so scripts can rely on stdout.
+ * `conch topic create|delete|list|describe|alter`: topic administration (alter adds partitions and
+ * changes configs). Data (names, descriptions) goes to stdout; the confirmation of a change goes to
+ * stderr, so scripts can rely on stdout.
  */
 import { type Command, Option } from "commander";
+import { ConchError, ErrorCode } from "../format/errors.js";
 import type { PartitionDescription } from "../protocol/describe-topic.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { collectConfig, integerParser } from "./options.js";
 import { printLine, printStatus } from "./output.js";
+import { table } from "./table.js";
+import { UsageError } from "./usage-error.js";
 
 const CLEANUP_POLICIES = ["delete", "compact", "compact,delete"] as const;
 
@@ -38,6 +42,10 @@ export function registerTopicCommands(program: Command): void {
         new Option("--cleanup-policy <policy>", "cleanup.policy of the topic").choices(CLEANUP_POLICIES),
       )
       .addOption(configOption())
+      .option(
+        "--if-not-exists",
+        "succeed without change when the topic exists (its settings are not compared)",
+      )
       .addHelpText(
         "after",
         "\nExample:\n  conch topic create orders --partitions 3 --config retention.ms=86400000",
@@ -45,12 +53,25 @@ export function registerTopicCommands(program: Command): void {
   ).action(
     async (
       name: string,
-      o: BrokerFlags & { partitions: number; cleanupPolicy?: string; config?: Record<string, string> },
+      o: BrokerFlags & {
+        partitions: number;
+        cleanupPolicy?: string;
+        config?: Record<string, string>;
+        ifNotExists?: boolean;
+      },
     ) => {
       const configs = { ...o.config };
       if (o.cleanupPolicy !== undefined) configs["cleanup.policy"] = o.cleanupPolicy;
-      await withClient(o.broker, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
-      printStatus(`created topic ${name} with ${o.partitions} partition${o.partitions === 1 ? "" : "s"}`);
+      try {
+        await withClient(o.broker, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
+      } catch (err) {
+        if (!(o.ifNotExists && err instanceof ConchError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) {
+          throw err;
+        }
+        printStatus(`topic ${name} already exists`);
+        return;
+      }
+      printStatus(`created topic ${name} with ${plural(o.partitions, "partition")}`);
     },
   );
 
@@ -83,17 +104,39 @@ export function registerTopicCommands(program: Command): void {
   withBroker(
     topic
       .command("alter")
-      .description("change topic configs")
+      .description("add partitions to a topic, or change its configs")
       .argument("<topic>")
-      .addOption(configOption().makeOptionMandatory())
+      .addOption(
+        new Option("-p, --partitions <n>", "grow the topic to this many partitions in all").argParser(
+          integerParser(1, 10_000),
+        ),
+      )
+      .addOption(configOption())
       .addHelpText(
         "after",
-        "\nExample:\n  conch topic alter orders --config retention.ms=3600000 --config flush=sync",
+        "\nAt least one of --partitions and --config. A topic only grows: its partitions keep their data,\n" +
+          "and keyed messages may map to other partitions from then on.\n\n" +
+          "Examples:\n  conch topic alter orders --partitions 6\n" +
+          "  conch topic alter orders --config retention.ms=3600000 --config flush=sync",
       ),
-  ).action(async (name: string, o: BrokerFlags & { config: Record<string, string> }) => {
-    await withClient(o.broker, (c) => c.admin().alterTopic(name, o.config));
-    printStatus(`altered topic ${name}: ${Object.keys(o.config).join(", ")}`);
-  });
+  ).action(
+    async (name: string, o: BrokerFlags & { partitions?: number; config?: Record<string, string> }) => {
+      const configs = o.config;
+      if (o.partitions === undefined && configs === undefined) {
+        throw new UsageError("topic alter needs --partitions or --config");
+      }
+      await withClient(o.broker, async (c) => {
+        if (o.partitions !== undefined) {
+          await c.admin().createPartitions(name, o.partitions);
+          printStatus(`topic ${name} now has ${plural(o.partitions, "partition")}`);
+        }
+        if (configs !== undefined) {
+          await c.admin().alterTopic(name, configs);
+          printStatus(`altered topic ${name}: ${Object.keys(configs).join(", ")}`);
+        }
+      });
+    },
+  );
 }
 
 function configOption(): Option {
@@ -113,14 +156,7 @@ export function describeLines(view: TopicView): string[] {
   for (const key of keys) lines.push(`config: ${key}=${view.configs[key]}`);
   const rows = [["PARTITION", "EARLIEST", "LATEST"]];
   for (const p of view.partitions) rows.push([`${p.partition}`, `${p.logStartOffset}`, `${p.highWatermark}`]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows)
-    lines.push(
-      r
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join("  ")
-        .trimEnd(),
-    );
+  lines.push(...table(rows));
   for (const p of view.partitions) {
     for (const q of p.quarantined ?? []) {
       lines.push(
@@ -152,4 +188,8 @@ export function describeJson(view: TopicView): object {
     })),
     configs: view.configs,
   };
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

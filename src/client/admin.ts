@@ -7,6 +7,10 @@
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeAlterTopicResponse, encodeAlterTopicRequest } from "../protocol/alter-topic.js";
 import { OffsetSpec } from "../protocol/api.js";
+import {
+  decodeCreatePartitionsResponse,
+  encodeCreatePartitionsRequest,
+} from "../protocol/create-partitions.js";
 import { decodeCreateTopicResponse, encodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicResponse, encodeDeleteTopicRequest } from "../protocol/delete-topic.js";
 import {
@@ -90,6 +94,20 @@ export class Admin {
   /** Changes the given configs; others keep their values. */
   async alterTopic(topic: string, configs: TopicConfigs, call: AdminCallOptions = {}): Promise<void> {
     await this.#manager.request(encodeAlterTopicRequest, { topic, configs }, decodeAlterTopicResponse, call);
+  }
+
+  /**
+   * Grows a topic to `partitions` partitions in all (the new total, not the number to add);
+   * existing partitions keep their data and a topic never shrinks (INVALID_PARTITIONS). Producers
+   * and consumers of this or any client see the new partitions at their next metadata refresh.
+   */
+  async createPartitions(topic: string, partitions: number, call: AdminCallOptions = {}): Promise<void> {
+    await this.#manager.request(
+      encodeCreatePartitionsRequest,
+      { topic, partitions },
+      decodeCreatePartitionsResponse,
+      call,
+    );
   }
 
   /**

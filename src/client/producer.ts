@@ -40,7 +40,7 @@ import {
   SendGroup,
 } from "./producer-batch.js";
 import { RecordAccumulator } from "./record-accumulator.js";
-import { TopicMetadata } from "./topic-metadata.js";
+import { DEFAULT_METADATA_MAX_AGE_MS, TopicMetadata } from "./topic-metadata.js";
 
 export type { RecordMetadata, SendBatchResult } from "./producer-batch.js";
 
@@ -68,6 +68,11 @@ export interface ProducerOptions {
    * last one failed. Default 120 s.
    */
   deliveryTimeoutMs?: number;
+  /**
+   * How often the partition counts of the topics sent to are asked again, so that partitions added
+   * to a topic get messages too. Default 5 minutes; at least 100 ms.
+   */
+  metadataMaxAgeMs?: number;
 }
 
 export interface SendOptions {
@@ -186,6 +191,7 @@ export class Producer {
       this.#manager,
       { learned: () => this.#unpark(), failed: (topic, err) => this.#dropParked(topic, err) },
       this.#deliveryTimeoutMs,
+      integerOption("metadataMaxAgeMs", options.metadataMaxAgeMs, DEFAULT_METADATA_MAX_AGE_MS, 100),
     );
   }
 

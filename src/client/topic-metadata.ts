@@ -1,13 +1,18 @@
 /**
  * Partition counts of topics, learned with DescribeTopic and cached: the producer needs one to
  * place a message by key or round-robin. A lookup that misses starts one DescribeTopic for the
- * topic (never two at once) and tells the listener when it lands or fails for good.
+ * topic (never two at once) and tells the listener when it lands or fails for good. Every
+ * `maxAgeMs` the cached counts are asked again in the background (one timer, nothing per lookup),
+ * so a topic that gained partitions (CreatePartitions) is spread over all of them from then on.
  */
 import type { ConchError } from "../format/errors.js";
 import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
 import { Backoff, delay } from "./backoff.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { asConchError } from "./errors.js";
+
+/** How often cached partition counts are asked again by default (Kafka's metadata.max.age.ms). */
+export const DEFAULT_METADATA_MAX_AGE_MS = 300_000;
 
 export interface TopicMetadataListener {
   /** A topic's partition count is now known. */
@@ -24,11 +29,18 @@ export class TopicMetadata {
   #loading = new Map<string, Promise<ConchError | undefined>>();
   #retryForMs: number;
   #closed = new AbortController();
+  #refresh: NodeJS.Timeout;
 
-  constructor(manager: ConnectionManager, listener: TopicMetadataListener, retryForMs: number) {
+  constructor(
+    manager: ConnectionManager,
+    listener: TopicMetadataListener,
+    retryForMs: number,
+    maxAgeMs = DEFAULT_METADATA_MAX_AGE_MS,
+  ) {
     this.#manager = manager;
     this.#listener = listener;
     this.#retryForMs = retryForMs;
+    this.#refresh = setInterval(() => this.#refreshAll(), maxAgeMs).unref();
   }
 
   /** The cached partition count, or undefined after starting to learn it. */
@@ -54,7 +66,13 @@ export class TopicMetadata {
   }
 
   close(): void {
+    clearInterval(this.#refresh);
     this.#closed.abort();
+  }
+
+  /** Asks again for every cached count; the old one is used until the answer lands. */
+  #refreshAll(): void {
+    for (const topic of this.#counts.keys()) if (!this.#loading.has(topic)) void this.#start(topic);
   }
 
   #start(topic: string): Promise<ConchError | undefined> {

@@ -17,6 +17,7 @@ export const ApiKey = {
   FETCH_STREAM: 9,
   STREAM_CREDIT: 10,
   STREAM_CANCEL: 11,
+  CREATE_PARTITIONS: 12,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -57,6 +58,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.FETCH_STREAM]: 1,
   [ApiKey.STREAM_CREDIT]: 1,
   [ApiKey.STREAM_CANCEL]: 1,
+  [ApiKey.CREATE_PARTITIONS]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

@@ -1,6 +1,7 @@
 export * from "./alter-topic.js";
 export * from "./api.js";
 export * from "./commit-offsets.js";
+export * from "./create-partitions.js";
 export * from "./create-topic.js";
 export * from "./delete-group.js";
 export * from "./delete-topic.js";

@@ -7,7 +7,8 @@
  * to: 0 = earliest (log start), 1 = latest (high watermark), 2 = by timestamp (the first offset
  * whose record timestamp is >= value ms; the high watermark when there is none), 3 = the offset
  * `value`, brought into [log start, high watermark]. `value` is sent as 0 for 0 and 1. Refused with
- * GROUP_NOT_EMPTY while the group has members. The response holds the offsets now committed.
+ * UNKNOWN_GROUP for a group that does not exist (a reset never creates one) and GROUP_NOT_EMPTY
+ * while the group has members. The response holds the offsets now committed.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { ApiKey } from "./api.js";

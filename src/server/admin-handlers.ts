@@ -1,6 +1,7 @@
-/** Topic administration: create, delete, alter, list, describe. */
+/** Topic administration: create, delete, alter, add partitions, list, describe. */
 import { decodeAlterTopicRequest } from "../protocol/alter-topic.js";
 import { DESCRIBE_TOPIC_QUARANTINE_VERSION } from "../protocol/api.js";
+import { decodeCreatePartitionsRequest } from "../protocol/create-partitions.js";
 import { decodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicRequest } from "../protocol/delete-topic.js";
 import { decodeDescribeTopicRequest, encodeDescribeTopicResponse } from "../protocol/describe-topic.js";
@@ -25,6 +26,11 @@ export function deleteTopic(ctx: RequestContext, frame: Buffer, correlationId: n
 export function alterTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeAlterTopicRequest(frame);
   return ctx.broker.alterTopic(req.topic, req.configs).then(() => encodeEmptyResponse(correlationId));
+}
+
+export function createPartitions(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  const req = decodeCreatePartitionsRequest(frame);
+  return ctx.broker.addPartitions(req.topic, req.partitions).then(() => encodeEmptyResponse(correlationId));
 }
 
 export function listTopics(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {

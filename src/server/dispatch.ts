@@ -9,7 +9,14 @@ import {
   DESCRIBE_TOPIC_QUARANTINE_VERSION,
   FETCH_GROUP_VERSION,
 } from "../protocol/api.js";
-import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from "./admin-handlers.js";
+import {
+  alterTopic,
+  createPartitions,
+  createTopic,
+  deleteTopic,
+  describeTopic,
+  listTopics,
+} from "./admin-handlers.js";
 import { fetch, listOffsets, produce } from "./data-handlers.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
@@ -45,6 +52,7 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.LIST_OFFSETS, listOffsets);
   add(ApiKey.ALTER_TOPIC, alterTopic);
   add(ApiKey.FETCH_STREAM, fetchStream);
+  add(ApiKey.CREATE_PARTITIONS, createPartitions);
   // Credit and cancel are read whole before they are acted on, and answered with nothing.
   table[ApiKey.STREAM_CREDIT] = {
     version: API_VERSION[ApiKey.STREAM_CREDIT],

@@ -60,3 +60,56 @@ test("conch broker: a bad setting is one error line and exit 1", async () => {
   const unknown = await runConch(["broker", "--no-such-flag"]);
   assert.equal(unknown.code, 2);
 });
+
+test("conch broker: the config file may set logLevel; the flag beats it; a bad one names the file", async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "conch.json");
+    writeFileSync(file, JSON.stringify({ logLevel: "debug", logFormat: "json" }));
+    const isDebug = (l: string): boolean => (JSON.parse(l) as { level: number }).level === 20;
+    const verbose = await BrokerProcess.start(join(dir, "d"), ["--config", file]);
+    assert.ok(verbose.logLines.some(isDebug), verbose.logLines.join("\n"));
+    assert.deepEqual(await verbose.stop(), { code: 0, signal: null });
+
+    const flagWins = await BrokerProcess.start(join(dir, "d"), ["--config", file, "--log-level", "info"]);
+    assert.ok(!flagWins.logLines.some(isDebug), flagWins.logLines.join("\n"));
+    assert.deepEqual(await flagWins.stop(), { code: 0, signal: null });
+
+    writeFileSync(file, JSON.stringify({ logLevel: "loud" }));
+    const bad = await runConch(["broker", "--port", "0", "--data-dir", join(dir, "d"), "--config", file]);
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stdout, "");
+    assert.match(
+      bad.stderr,
+      /^error: invalid setting logLevel \(from config file .*conch\.json\): .*\(INVALID_CONFIG\)\n$/,
+    );
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test("conch broker: a port in use is one error line on stderr, no logs, exit 1", async () => {
+  const dir = tempDir();
+  const first = await BrokerProcess.start(join(dir, "a"));
+  try {
+    const port = first.address.split(":").pop()!;
+    const r = await runConch([
+      "broker",
+      "--port",
+      port,
+      "--data-dir",
+      join(dir, "b"),
+      "--log-format",
+      "json",
+    ]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "", "no log lines");
+    assert.equal(
+      r.stderr,
+      `error: cannot listen on 127.0.0.1:${port}: the address is already in use (EADDRINUSE)\n`,
+    );
+  } finally {
+    await first.stop();
+    removeDir(dir);
+  }
+});

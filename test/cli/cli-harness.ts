@@ -31,11 +31,20 @@ export interface RunOptions {
 
 /** Spawns `conch args...` (stdout left to the caller). */
 export function spawnConch(args: string[], options: RunOptions = {}): ChildProcess {
+  return spawnConchTo(args, "pipe", options);
+}
+
+/** Spawns `conch args...` with its stdout on `stdout` (a descriptor, or a pipe to the caller). */
+export function spawnConchTo(
+  args: string[],
+  stdout: number | "pipe",
+  options: RunOptions = {},
+): ChildProcess {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   if (options.env?.CONCH_BROKER === undefined) delete env.CONCH_BROKER;
   const child = spawn(process.execPath, [CONCH, ...args], {
     env,
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["pipe", stdout, "pipe"],
   });
   const input = options.input ?? "";
   if (typeof input === "string" || Buffer.isBuffer(input)) child.stdin!.end(input);

@@ -158,3 +158,55 @@ test("describe shows a partition's quarantined ranges, in lines and in JSON", ()
     configs: {},
   });
 });
+
+test("topic alter --partitions grows a topic; its data stays; it never shrinks", async () => {
+  await conch(["topic", "create", "growing", "--partitions", "2"]);
+  assert.equal((await conch(["produce", "growing", "--partition", "1"], "kept\n")).code, 0);
+  const grown = await conch(["topic", "alter", "growing", "--partitions", "5"]);
+  assert.equal(grown.code, 0, grown.stderr);
+  assert.equal(grown.stdout, "");
+  assert.equal(grown.stderr, "topic growing now has 5 partitions\n");
+  const view = JSON.parse((await conch(["topic", "describe", "growing", "--json"])).stdout) as {
+    partitions: { partition: number; latest: number }[];
+  };
+  assert.deepEqual(
+    view.partitions.map((p) => [p.partition, p.latest]),
+    [
+      [0, 0],
+      [1, 1],
+      [2, 0],
+      [3, 0],
+      [4, 0],
+    ],
+  );
+  // The new partitions take messages at once.
+  assert.equal((await conch(["produce", "growing", "--partition", "4"], "new\n")).code, 0);
+  const read = await conch(["consume", "growing", "--partition", "4", "--max-messages", "1"]);
+  assert.equal(read.stdout, "new\n");
+
+  const shrink = await conch(["topic", "alter", "growing", "--partitions", "3"]);
+  assert.equal(shrink.code, 1);
+  assert.match(shrink.stderr, /^error: .*can only grow.*\(INVALID_PARTITIONS\)\n$/);
+  const missing = await conch(["topic", "alter", "nosuchtopic", "--partitions", "3"]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /\(UNKNOWN_TOPIC\)\n$/);
+  const both = await conch(["topic", "alter", "growing", "--partitions", "6", "--config", "flush=sync"]);
+  assert.equal(both.code, 0, both.stderr);
+  assert.equal(both.stderr, "topic growing now has 6 partitions\naltered topic growing: flush\n");
+});
+
+test("topic create --if-not-exists succeeds on an existing topic and changes nothing", async () => {
+  const first = await conch(["topic", "create", "maybe", "--partitions", "2", "--if-not-exists"]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.stderr, "created topic maybe with 2 partitions\n");
+  const again = await conch(["topic", "create", "maybe", "--partitions", "4", "--if-not-exists"]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stderr, "topic maybe already exists\n");
+  const view = JSON.parse((await conch(["topic", "describe", "maybe", "--json"])).stdout) as {
+    partitions: unknown[];
+  };
+  assert.equal(view.partitions.length, 2, "the existing topic is left as it was");
+  const without = await conch(["topic", "create", "maybe"]);
+  assert.equal(without.code, 1);
+  assert.match(without.stderr, /\(TOPIC_ALREADY_EXISTS\)\n$/);
+});

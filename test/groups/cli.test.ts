@@ -79,19 +79,50 @@ test("conch consume --group resumes where the group stopped; conch group list, d
     ["orders", "0", reader.memberId, "4", "4", "0"],
     ["orders", "1", reader.memberId, "4", "4", "0"],
   ]);
-  const refused = await conch("group", "reset-offsets", "cli", "--topic", "orders", "--to", "earliest", ...b);
+  const refused = await conch(
+    "group",
+    "reset-offsets",
+    "cli",
+    "--topic",
+    "orders",
+    "--to",
+    "earliest",
+    "--execute",
+    ...b,
+  );
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /GROUP_NOT_EMPTY/);
   await reader.close();
 
-  const reset = await conch("group", "reset-offsets", "cli", "--topic", "orders", "--to", "1", ...b);
+  const plan = await conch("group", "reset-offsets", "cli", "--topic", "orders", "--to", "1", ...b);
+  assert.equal(plan.code, 0, plan.stderr);
+  assert.deepEqual(
+    lines(plan.stdout).map((l) => l.split(/\s+/)),
+    [
+      ["TOPIC", "PARTITION", "CURRENT", "NEW"],
+      ["orders", "0", "4", "1"],
+      ["orders", "1", "4", "1"],
+    ],
+  );
+  assert.match(plan.stderr, /dry run: nothing changed/);
+  const reset = await conch(
+    "group",
+    "reset-offsets",
+    "cli",
+    "--topic",
+    "orders",
+    "--to",
+    "1",
+    "--execute",
+    ...b,
+  );
   assert.equal(reset.code, 0, reset.stderr);
   assert.deepEqual(lines(reset.stdout), ["orders 0 1", "orders 1 1"]);
   const again = await conch("consume", "orders", "--group", "cli", "--timeout-ms", "300", ...b);
   assert.deepEqual(lines(again.stdout).sort(), [...all].filter((v) => !v.endsWith("-0")).sort());
 
   const wrong = await conch("consume", "orders", "--group", "cli", "--partition", "0", ...b);
-  assert.equal(wrong.code, 1);
+  assert.equal(wrong.code, 2, "a usage error");
   assert.match(wrong.stderr, /--group and --partition/);
 
   const deleted = await conch("group", "delete", "cli", ...b);

@@ -155,6 +155,14 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 # alter-topic-response: correlationId 9
 00000006 00000009 0000              ; size 6, correlationId 9, errorCode 0
 
+# create-partitions-request: correlationId 12, topic "orders", 6 partitions in all
+00000014 000c 0001 0000000c         ; size 20, apiKey 12, apiVersion 1, correlationId 12
+0006 6f7264657273                   ; topic "orders"
+00000006                            ; partitions 6 (the new total)
+
+# create-partitions-response: correlationId 12
+00000006 0000000c 0000              ; size 6, correlationId 12, errorCode 0
+
 # fetch-stream-request: correlationId 11, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1, window 2 MiB, no group
 00000034 0009 0001 0000000b         ; size 52, apiKey 9, apiVersion 1, correlationId 11
 0006 6f7264657273                   ; topic "orders"

@@ -193,6 +193,19 @@ const cases: Record<string, Case> = {
     encode: (id: number) => p.encodeAlterTopicResponse(id),
     decode: p.decodeAlterTopicResponse,
   },
+  "create-partitions-request": {
+    apiKey: p.ApiKey.CREATE_PARTITIONS,
+    correlationId: 12,
+    value: { topic: "orders", partitions: 6 },
+    encode: p.encodeCreatePartitionsRequest,
+    decode: p.decodeCreatePartitionsRequest,
+  },
+  "create-partitions-response": {
+    correlationId: 12,
+    value: undefined,
+    encode: (id: number) => p.encodeCreatePartitionsResponse(id),
+    decode: p.decodeCreatePartitionsResponse,
+  },
   "fetch-stream-request": {
     apiKey: p.ApiKey.FETCH_STREAM,
     correlationId: 11,
