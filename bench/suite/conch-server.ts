@@ -54,6 +54,9 @@ export const conchServer: ServerSpec = {
         "127.0.0.1",
         "--port",
         String(port),
+        // The HTTP port runs as in any broker, on a free port so that runs never clash.
+        "--http-port",
+        "0",
         "--flush",
         "interval",
         "--flush-interval-ms",

@@ -164,6 +164,13 @@ test("groups: list, describe with lag, reset offsets and its errors; broker info
   const { broker, base } = await startHttp(t);
   await broker.createTopic("g", 1);
   await broker.produce("g", 0, batchOf(["a", "b", "c"]), 1);
+  // A group exists once it has committed (a reset never creates one).
+  await broker.groups.commit("readers", "", 0, [{ topic: "g", partition: 0, offset: 0 }]);
+  const unknown = await call(base, "POST", "/api/v1/groups/nobody/reset-offsets", {
+    topic: "g",
+    to: "earliest",
+  });
+  assert.equal(unknown.status, 404);
   const reset = await call(base, "POST", "/api/v1/groups/readers/reset-offsets", {
     topic: "g",
     to: "offset",
