@@ -83,7 +83,7 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
 
 /**
  * A fetch's answer: the header, then the stored batches as they are. A small answer is one buffer
- * with the batches copied in (protocol/socket-writes.ts); a large one is the header and the
+ * with the batches copied in (net/socket-writes.ts); a large one is the header and the
  * batches' own buffer, written together.
  */
 class FetchReply extends ReplyTicket implements FetchListener {
