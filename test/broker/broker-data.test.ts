@@ -206,3 +206,17 @@ test("without autoCreateTopics an unknown topic stays unknown", async (t) => {
   );
   assert.deepEqual(broker.listTopics(), []);
 });
+
+test('acks "all" on a single node is answered as "leader"; "durable" after the fsync', async (t) => {
+  const { broker } = await openBroker(t);
+  await broker.createTopic("t", 1);
+  const all = await broker.produce("t", 0, batchOf(["a"]), "all");
+  const durable = await broker.produce("t", 0, batchOf(["b"]), "durable");
+  assert.deepEqual(
+    [all, durable],
+    [
+      { baseOffset: 0, lastOffset: 0 },
+      { baseOffset: 1, lastOffset: 1 },
+    ],
+  );
+});
