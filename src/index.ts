@@ -11,7 +11,6 @@ export {
   type TopicConfigs,
   type TopicDescription,
 } from "./client/admin.js";
-export { Conch, createClient } from "./client/conch.js";
 export {
   Consumer,
   type ConsumerBatch,
@@ -27,7 +26,6 @@ export {
 } from "./client/consumer.js";
 export { BatchCursor } from "./client/consumer-batch.js";
 export { CorruptBatchError } from "./client/corrupt-batch-error.js";
-export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./client/embedded.js";
 export {
   type CommittedOffset,
   GroupAdmin,
@@ -56,4 +54,6 @@ export {
   type RecordMetadata,
   type SendBatchResult,
 } from "./client/producer.js";
+export { Conch, createClient } from "./embedded/conch.js";
+export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./embedded/embedded.js";
 export { ConchError, ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./format/errors.js";

@@ -13,17 +13,16 @@ import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
+import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
-import { type FetchListener, fetchWithWait } from "./long-poll.js";
+import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
 
-export type Acks = 0 | 1 | 2;
-
-/** ListOffsets specs (docs/protocol.md). */
-export const OffsetSpec = { EARLIEST: 0, LATEST: 1, BY_TIMESTAMP: 2 } as const;
+export type { Acks, OffsetSpec } from "./broker-requests.js";
+export type { FetchRequest } from "./long-poll.js";
 
 export interface OffsetLookup {
   found: boolean;
@@ -233,8 +232,11 @@ export class Broker {
   produceTo(topic: string, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
     try {
       this.#checkOpen();
-      if (acks !== 0 && acks !== 1 && acks !== 2) {
-        throw new ConchError(ErrorCode.INVALID_REQUEST, `acks must be 0, 1 or 2, got ${String(acks)}`);
+      if (!ACKS.has(acks)) {
+        throw new ConchError(
+          ErrorCode.INVALID_REQUEST,
+          `acks must be none, leader, durable or all, got ${String(acks)}`,
+        );
       }
       const t = this.#topics.get(topic);
       if (t !== undefined) {
@@ -263,25 +265,17 @@ export class Broker {
         `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
-    t.partition(partition).appendTo(records, acks === 2, listener);
+    t.partition(partition).appendTo(records, acks === "durable", listener);
   }
 
   /**
    * Reads whole batches from `offset`; while fewer than `minBytes` are available, waits up to
    * `maxWaitMs` for more. Aborting `signal` ends the wait and resolves with what is there.
    */
-  fetch(
-    topic: string,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    maxWaitMs: number,
-    minBytes: number,
-    signal?: AbortSignal,
-  ): Promise<ReadResult> {
+  fetch(request: FetchRequest): Promise<ReadResult> {
     return new Promise<ReadResult>((resolve, reject) => {
       const listener: FetchListener = { fetched: resolve, fetchFailed: reject };
-      this.fetchTo(topic, partition, offset, maxBytes, maxWaitMs, minBytes, signal, listener);
+      this.fetchTo(request, listener);
     });
   }
 
@@ -290,26 +284,17 @@ export class Broker {
    * produce). Never throws: `listener` is told how it ended, possibly before this returns (a fetch
    * refused at once, or one that need not wait).
    */
-  fetchTo(
-    topic: string,
-    partition: number,
-    offset: number,
-    maxBytes: number,
-    maxWaitMs: number,
-    minBytes: number,
-    signal: AbortSignal | undefined,
-    listener: FetchListener,
-  ): void {
+  fetchTo(request: FetchRequest, listener: FetchListener): void {
+    const { topic, partition } = request;
     try {
       this.#checkOpen();
-      checkCount("offset", offset);
-      checkCount("maxBytes", maxBytes);
-      checkDurationMs("maxWaitMs", maxWaitMs);
-      checkCount("minBytes", minBytes);
+      checkCount("offset", request.offset);
+      checkCount("maxBytes", request.maxBytes);
+      checkDurationMs("maxWaitMs", request.maxWaitMs);
+      checkCount("minBytes", request.minBytes);
       const t = this.#topics.get(topic);
       if (t !== undefined) {
-        const log = t.partition(partition);
-        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, t.closedSignal, listener);
+        fetchWithWait(t.partition(partition), request, t.closedSignal, listener);
         return;
       }
     } catch (err) {
@@ -319,8 +304,7 @@ export class Broker {
     }
     this.#autoCreate(topic)
       .then((created) => {
-        const log = created.partition(partition);
-        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, created.closedSignal, listener);
+        fetchWithWait(created.partition(partition), request, created.closedSignal, listener);
       })
       .catch((err: unknown) => {
         this.errors.count(err);
@@ -328,29 +312,27 @@ export class Broker {
       });
   }
 
-  async listOffsets(
-    topic: string,
-    partition: number,
-    spec: number,
-    timestampMs: number,
-  ): Promise<OffsetLookup> {
+  async listOffsets(topic: string, partition: number, spec: OffsetSpec): Promise<OffsetLookup> {
     this.#checkOpen();
     const log = this.#existing(topic).partition(partition);
-    switch (spec) {
-      case OffsetSpec.EARLIEST:
+    switch (spec.kind) {
+      case "earliest":
         return { found: true, offset: log.logStartOffset };
-      case OffsetSpec.LATEST:
+      case "latest":
         return { found: true, offset: log.highWatermark };
-      case OffsetSpec.BY_TIMESTAMP: {
-        checkCount("timestampMs", timestampMs);
-        const offset = await log.offsetForTimestamp(timestampMs);
+      case "timestamp": {
+        checkCount("timestampMs", spec.timestampMs);
+        const offset = await log.offsetForTimestamp(spec.timestampMs);
         const hw = log.highWatermark;
         // An offset at or past the high watermark is not visible to readers yet.
         if (offset === null || offset >= hw) return { found: false, offset: hw };
         return { found: true, offset: Math.max(offset, log.logStartOffset) };
       }
       default:
-        throw new ConchError(ErrorCode.INVALID_REQUEST, `offset spec must be 0, 1 or 2, got ${spec}`);
+        throw new ConchError(
+          ErrorCode.INVALID_REQUEST,
+          `offset spec must be earliest, latest or timestamp, got ${String((spec as { kind: unknown }).kind)}`,
+        );
     }
   }
 

@@ -8,6 +8,7 @@ import { type Logger, pino } from "pino";
 import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName } from "../format/topic-name.js";
+import type { OffsetSpec } from "./broker-requests.js";
 import { ConsumerGroup, type GroupStateName } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
 import type { JoinResult, TopicPartitions } from "./group-member.js";
@@ -25,8 +26,7 @@ export interface GroupHost extends OffsetLogHost {
   listOffsets(
     topic: string,
     partition: number,
-    spec: number,
-    timestampMs: number,
+    spec: OffsetSpec,
   ): Promise<{ found: boolean; offset: number }>;
 }
 
@@ -264,7 +264,10 @@ export class GroupCoordinator {
           offset = Math.min(Math.max(target.offset, p.logStartOffset), p.highWatermark);
           break;
         case "timestamp": {
-          const found = await this.#host.listOffsets(topic, p.partition, 2, target.timestampMs);
+          const found = await this.#host.listOffsets(topic, p.partition, {
+            kind: "timestamp",
+            timestampMs: target.timestampMs,
+          });
           offset = found.offset;
           break;
         }

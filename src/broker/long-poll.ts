@@ -23,6 +23,19 @@ export interface FetchListener {
   fetchFailed(err: unknown): void;
 }
 
+/** A fetch as the broker takes it: read whole batches from `offset`, waiting for `minBytes`. */
+export interface FetchRequest {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  /** How long to wait while fewer than `minBytes` are there; 0 answers at once. */
+  maxWaitMs: number;
+  minBytes: number;
+  /** Ends the wait at once, answering with what is there (the connection closed). */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Tells `listener` what the read at `offset` returns once it is enough or the wait is over; it may
  * be told before this returns. `closed` is the topic's signal: when it fires during a wait, the
@@ -31,23 +44,19 @@ export interface FetchListener {
  */
 export function fetchWithWait(
   log: PartitionLog,
-  offset: number,
-  maxBytes: number,
-  maxWaitMs: number,
-  minBytes: number,
-  signal: AbortSignal | undefined,
+  request: FetchRequest,
   closed: AbortSignal,
   listener: FetchListener,
   firstRead?: ReadResult,
   startedAt: number = performance.now(),
 ): void {
+  const { offset, maxBytes, maxWaitMs, minBytes, signal } = request;
   // A reader keeping up is served from the tail cache without a promise (readNow); otherwise the
   // file is read, and this is called again with what it returned.
   const result = firstRead ?? log.readNow(offset, maxBytes);
   if (result === undefined) {
     log.read(offset, maxBytes).then(
-      (read) =>
-        fetchWithWait(log, offset, maxBytes, maxWaitMs, minBytes, signal, closed, listener, read, startedAt),
+      (read) => fetchWithWait(log, request, closed, listener, read, startedAt),
       (err: unknown) => {
         log.stats.errors.count(err);
         listener.fetchFailed(err);
@@ -65,18 +74,7 @@ export function fetchWithWait(
     log.stats.errors.count(closed.reason);
     listener.fetchFailed(closed.reason);
   } else {
-    new LongPoll(
-      log,
-      offset,
-      maxBytes,
-      maxWaitMs,
-      wanted,
-      signal,
-      closed,
-      listener,
-      result,
-      startedAt,
-    ).park();
+    new LongPoll(log, request, wanted, closed, listener, result, startedAt).park();
   }
 }
 
@@ -102,21 +100,19 @@ class LongPoll extends AbortTarget implements DataWaiter {
 
   constructor(
     log: PartitionLog,
-    offset: number,
-    maxBytes: number,
-    maxWaitMs: number,
+    request: FetchRequest,
     wanted: number,
-    signal: AbortSignal | undefined,
     closed: AbortSignal,
     listener: FetchListener,
     result: ReadResult,
     startedAt: number,
   ) {
     super();
+    const { maxWaitMs, signal } = request;
     this.#startedAt = startedAt;
     this.#log = log;
-    this.#offset = offset;
-    this.#maxBytes = maxBytes;
+    this.#offset = request.offset;
+    this.#maxBytes = request.maxBytes;
     this.#wanted = wanted;
     this.#closed = closed;
     this.#listener = listener;

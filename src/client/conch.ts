@@ -13,16 +13,15 @@
 import { Admin } from "./admin.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { Consumer, type ConsumerOptions } from "./consumer.js";
-import {
-  type EmbeddedBroker,
-  type EmbeddedOptions,
-  splitEmbeddedOptions,
-  startEmbeddedBroker,
-} from "./embedded.js";
 import { GroupAdmin } from "./group-admin.js";
 import { GroupConsumer, type GroupConsumerOptions } from "./group-consumer.js";
 import { type ClientOptions, connectionManagerOptions } from "./options.js";
 import { Producer, type ProducerOptions } from "./producer.js";
+
+/** Something the client closes last, after its producers and consumers (an embedded broker). */
+export interface OwnedResource {
+  close(): Promise<void>;
+}
 
 interface Closable {
   readonly closed: boolean;
@@ -33,28 +32,15 @@ export class Conch {
   #options: ClientOptions;
   #admin: { manager: ConnectionManager; admin: Admin } | null = null;
   #open = new Set<Closable>();
-  #embedded: EmbeddedBroker | null;
+  #owned: OwnedResource | null;
   #closing: Promise<void> | null = null;
 
-  constructor(options: ClientOptions, embedded: EmbeddedBroker | null = null) {
+  /** `owned` is closed by close(), after everything made here (embedded mode's broker). */
+  constructor(options: ClientOptions, owned: OwnedResource | null = null) {
     // Checks the options now rather than at the first connection.
     connectionManagerOptions(options);
     this.#options = { ...options, brokers: [...options.brokers] };
-    this.#embedded = embedded;
-  }
-
-  /**
-   * Starts a broker in this process (on 127.0.0.1, a free port, data in `dataDir`) and returns a
-   * client connected to it; `close()` stops both.
-   */
-  static async embedded(options: EmbeddedOptions): Promise<Conch> {
-    const broker = await startEmbeddedBroker(options);
-    try {
-      return new Conch({ ...splitEmbeddedOptions(options).client, brokers: [broker.address] }, broker);
-    } catch (err) {
-      await broker.close();
-      throw err;
-    }
+    this.#owned = owned;
   }
 
   /** The bootstrap addresses ("host:port"). */
@@ -88,12 +74,12 @@ export class Conch {
     return this.#admin.admin;
   }
 
-  /** Closes every producer (after flushing it) and consumer made here, then the embedded broker if any. */
+  /** Closes every producer (after flushing it) and consumer made here, then what the client owns. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       const results = await Promise.allSettled([...this.#open].map((c) => c.close()));
       this.#admin?.manager.close();
-      if (this.#embedded !== null) await this.#embedded.close();
+      if (this.#owned !== null) await this.#owned.close();
       const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
       if (failed !== undefined) throw failed.reason;
     })();

@@ -15,17 +15,17 @@
  */
 import net from "node:net";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { FrameParser } from "../net/frame-parser.js";
+import { SocketReads } from "../net/socket-reads.js";
+import { JOIN_MAX_BYTES, joinBuffers } from "../net/socket-writes.js";
 import { PROTOCOL_MAX_VERSION, PROTOCOL_MIN_VERSION } from "../protocol/api.js";
 import { encodeStreamCancel } from "../protocol/fetch-stream.js";
 import { hasResponseHeader, responseCorrelationId } from "../protocol/frame.js";
-import { FrameParser } from "../protocol/frame-parser.js";
 import {
   decodeHandshakeResponse,
   encodeHandshakeRequest,
   type HandshakeResponse,
 } from "../protocol/handshake.js";
-import { SocketReads } from "../protocol/socket-reads.js";
-import { JOIN_MAX_BYTES, joinBuffers } from "../protocol/socket-writes.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
 import { microtask } from "./microtask.js";
@@ -401,7 +401,7 @@ export class Connection {
     for (let k = 0; k < count; k++) total += out[k]!.length;
     if (count === 1 || total <= JOIN_MAX_BYTES) {
       // One buffer, or a few small ones joined: a plain write, without the corked writev's
-      // bookkeeping (protocol/socket-writes.ts).
+      // bookkeeping (net/socket-writes.ts).
       const one = count === 1 ? out[0]! : joinBuffers(out, count, total);
       i = count;
       if (!socket.write(one)) this.#blocked = true;

@@ -1,5 +1,5 @@
 /** /api/v1/topics: list, create, describe, delete, alter configs, add partitions, browse messages. */
-import { type Broker, OffsetSpec } from "../broker/broker.js";
+import type { Broker } from "../broker/broker.js";
 import { MAX_PARTITIONS } from "../broker/topic-store.js";
 import type { HttpContext } from "./http-context.js";
 import { badRequest } from "./http-errors.js";
@@ -114,7 +114,7 @@ export function topicRoutes(context: HttpContext): Route[] {
         if (timestamp !== null) {
           if (query.has("offset")) throw badRequest("give offset or timestamp, not both");
           const ts = integerParam("timestamp", timestamp, 0, MAX_OFFSET);
-          from = (await broker.listOffsets(topic, partition, OffsetSpec.BY_TIMESTAMP, ts)).offset;
+          from = (await broker.listOffsets(topic, partition, { kind: "timestamp", timestampMs: ts })).offset;
         } else {
           broker.partition(topic, partition);
           from = integerParam("offset", query.get("offset"), 0, MAX_OFFSET, 0);

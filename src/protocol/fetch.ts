@@ -13,10 +13,11 @@
  * a response: it writes `encodeFetchResponseHeader(...)` and then the stored buffer(s) (cork, two
  * writes, uncork). The decoder hands the records out as a view of the response frame.
  */
+
+import { JOIN_MAX_BYTES } from "../net/socket-writes.js";
 import { ApiKey, FETCH_GROUP_VERSION } from "./api.js";
 import { responseBodyReader } from "./error-response.js";
 import { requestApiVersion, requestBodyReader, requestWriter, responseWriter } from "./frame.js";
-import { JOIN_MAX_BYTES } from "./socket-writes.js";
 import { stringSize } from "./wire-writer.js";
 
 export interface FetchRequest {

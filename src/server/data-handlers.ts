@@ -4,8 +4,9 @@
  * behind a separately encoded header.
  */
 
+import type { Acks, OffsetSpec } from "../broker/broker-requests.js";
 import type { FetchListener } from "../broker/long-poll.js";
-import { Acks } from "../protocol/api.js";
+import { Acks as WireAcks, OffsetSpec as WireOffsetSpec } from "../protocol/api.js";
 import { decodeFetchRequest, fetchResponseBuffers } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
@@ -13,23 +14,31 @@ import type { AppendListener, AppendResult, ReadResult } from "../storage/partit
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
+/** The wire's acks numbers (protocol/api.ts) as the broker's values; the decoder refuses others. */
+const ACKS_BY_WIRE: Record<number, Acks> = {
+  [WireAcks.NONE]: "none",
+  [WireAcks.LEADER]: "leader",
+  [WireAcks.DURABLE]: "durable",
+};
+
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);
-  const ticket = new ProduceReply(ctx, correlationId, req.acks, req.topic, req.partition);
+  const acks = ACKS_BY_WIRE[req.acks]!;
+  const ticket = new ProduceReply(ctx, correlationId, acks, req.topic, req.partition);
   // Called now, in arrival order: the broker assigns offsets before this call returns. A produce
   // refused at once reaches the ticket like a later failure (silent for acks = 0).
-  ctx.broker.produceTo(req.topic, req.partition, req.records, req.acks, ticket);
+  ctx.broker.produceTo(req.topic, req.partition, req.records, acks, ticket);
   return ticket;
 }
 
 /** A produce's answer, told by the partition log when the append is acknowledged or fails. */
 class ProduceReply extends ReplyTicket implements AppendListener {
   readonly #ctx: RequestContext;
-  readonly #acks: number;
+  readonly #acks: Acks;
   readonly #topic: string;
   readonly #partition: number;
 
-  constructor(ctx: RequestContext, correlationId: number, acks: number, topic: string, partition: number) {
+  constructor(ctx: RequestContext, correlationId: number, acks: Acks, topic: string, partition: number) {
     super(ctx.tickets, correlationId);
     this.#ctx = ctx;
     this.#acks = acks;
@@ -40,11 +49,11 @@ class ProduceReply extends ReplyTicket implements AppendListener {
   appended(result: AppendResult): void {
     // acks = 0: no response either way; the request still counts as in flight until the append
     // completes, so a flood of fire-and-forget produces is throttled like any other.
-    this.reply(this.#acks === Acks.NONE ? null : encodeProduceResponse(this.correlationId, result));
+    this.reply(this.#acks === "none" ? null : encodeProduceResponse(this.correlationId, result));
   }
 
   appendFailed(err: Error): void {
-    if (this.#acks !== Acks.NONE) {
+    if (this.#acks !== "none") {
       this.fail(err);
       return;
     }
@@ -68,22 +77,22 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
   const maxBytes = Math.min(req.maxBytes, ctx.maxFetchBytes);
   ctx.responseBytes = maxBytes;
   const ticket = new FetchReply(ctx.tickets, correlationId);
-  ctx.broker.fetchTo(
-    req.topic,
-    req.partition,
-    req.offset,
+  const request = {
+    topic: req.topic,
+    partition: req.partition,
+    offset: req.offset,
     maxBytes,
-    req.maxWaitMs,
-    req.minBytes,
-    ctx.signal,
-    ticket,
-  );
+    maxWaitMs: req.maxWaitMs,
+    minBytes: req.minBytes,
+    signal: ctx.signal,
+  };
+  ctx.broker.fetchTo(request, ticket);
   return ticket;
 }
 
 /**
  * A fetch's answer: the header, then the stored batches as they are. A small answer is one buffer
- * with the batches copied in (protocol/socket-writes.ts); a large one is the header and the
+ * with the batches copied in (net/socket-writes.ts); a large one is the header and the
  * batches' own buffer, written together.
  */
 class FetchReply extends ReplyTicket implements FetchListener {
@@ -99,6 +108,16 @@ class FetchReply extends ReplyTicket implements FetchListener {
 export function listOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeListOffsetsRequest(frame);
   return ctx.broker
-    .listOffsets(req.topic, req.partition, req.spec, req.timestampMs)
+    .listOffsets(req.topic, req.partition, offsetSpecOf(req.spec, req.timestampMs))
     .then((r) => encodeListOffsetsResponse(correlationId, r));
 }
+
+/** The wire's ListOffsets spec (protocol/api.ts) as the broker's; the decoder refuses others. */
+function offsetSpecOf(spec: number, timestampMs: number): OffsetSpec {
+  if (spec === WireOffsetSpec.EARLIEST) return EARLIEST;
+  if (spec === WireOffsetSpec.LATEST) return LATEST;
+  return { kind: "timestamp", timestampMs };
+}
+
+const EARLIEST: OffsetSpec = { kind: "earliest" };
+const LATEST: OffsetSpec = { kind: "latest" };

@@ -9,7 +9,7 @@
  * from a dead one. The stream counts as one request in flight on its connection until it ends.
  */
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
-import type { FetchListener } from "../broker/long-poll.js";
+import type { FetchListener, FetchRequest } from "../broker/long-poll.js";
 import { batchLastOffset, recordSize } from "../format/batch-header.js";
 import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
@@ -67,6 +67,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
   readonly #req: FetchStreamRequest;
   /** Ends the round under way when the stream is cancelled. */
   readonly #rounds = new AbortController();
+  readonly #round: FetchRequest;
   #offset: number;
   /** Record bytes sent and not credited back. */
   #unacked = 0;
@@ -87,6 +88,15 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
     this.#id = id;
     this.#req = req;
     this.#offset = req.offset;
+    this.#round = {
+      topic: req.topic,
+      partition: req.partition,
+      offset: req.offset,
+      maxBytes: 0,
+      maxWaitMs: req.maxWaitMs,
+      minBytes: req.minBytes,
+      signal: this.#rounds.signal,
+    };
     this.ticket = new ReplyTicket(ctx.tickets, id);
   }
 
@@ -148,16 +158,11 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
         }
       }
       this.#fetching = true;
-      this.#ctx.broker.fetchTo(
-        req.topic,
-        req.partition,
-        this.#offset,
-        Math.min(req.maxBytes, room, this.#ctx.streams.fetchBytes()),
-        req.maxWaitMs,
-        req.minBytes,
-        this.#rounds.signal,
-        this,
-      );
+      // One request object for the stream's life: a round starts only once the last has ended.
+      const round = this.#round;
+      round.offset = this.#offset;
+      round.maxBytes = Math.min(req.maxBytes, room, this.#ctx.streams.fetchBytes());
+      this.#ctx.broker.fetchTo(round, this);
     } while (this.#armAgain);
     this.#arming = false;
   }

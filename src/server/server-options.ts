@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { type BrokerConfig, maxFrameBytes } from "../broker/broker-config.js";
 import { MAX_TIMER_MS } from "../format/duration.js";
+import type { TransportLimits } from "../net/transport-limits.js";
 import type { HandlerTable } from "./handler.js";
 
 export interface ConchServerOptions {
@@ -46,18 +47,10 @@ export interface ConchServerOptions {
   handlers?: HandlerTable;
 }
 
-export interface ServerLimits {
-  readonly maxFrameBytes: number;
+/** The transport's bounds (src/net/), and what only the native protocol's handlers use. */
+export interface ServerLimits extends TransportLimits {
   readonly maxBatchBytes: number;
-  readonly maxConnections: number;
-  readonly maxConnectionsPerIp: number;
-  readonly maxInflightBytes: number;
-  readonly maxQueuedResponseBytes: number;
-  readonly maxFetchBytes: number;
   readonly handshakeTimeoutMs: number;
-  readonly idleTimeoutMs: number;
-  readonly frameTimeoutMs: number;
-  readonly shutdownTimeoutMs: number;
 }
 
 const MiB = 1024 * 1024;

@@ -130,8 +130,8 @@ test("topics and their data persist across reopen", async (t) => {
   const { broker, dataDir } = await openBroker(t);
   await broker.createTopic("a", 2);
   await broker.createTopic("b", 1, { "segment.bytes": "4096" });
-  await broker.produce("a", 1, batchOf(["x", "y"]), 1);
-  await broker.produce("b", 0, batchOf(["z"]), 2);
+  await broker.produce("a", 1, batchOf(["x", "y"]), "leader");
+  await broker.produce("b", 0, batchOf(["z"]), "durable");
   await broker.close();
 
   const again = await Broker.open({ dataDir });
@@ -139,22 +139,43 @@ test("topics and their data persist across reopen", async (t) => {
   assert.deepEqual(again.listTopics(), ["a", "b"]);
   assert.equal(again.describeTopic("a").partitions.length, 2);
   assert.equal(again.describeTopic("b").configs["segment.bytes"], "4096");
-  const r = await again.fetch("a", 1, 0, 1 << 20, 0, 1);
+  const r = await again.fetch({
+    topic: "a",
+    partition: 1,
+    offset: 0,
+    maxBytes: 1 << 20,
+    maxWaitMs: 0,
+    minBytes: 1,
+  });
   assert.deepEqual(recordsOf(r.records), [
     [0, "x"],
     [1, "y"],
   ]);
   assert.equal(r.highWatermark, 2);
-  assert.deepEqual(recordsOf((await again.fetch("b", 0, 0, 1 << 20, 0, 1)).records), [[0, "z"]]);
+  assert.deepEqual(
+    recordsOf(
+      (
+        await again.fetch({
+          topic: "b",
+          partition: 0,
+          offset: 0,
+          maxBytes: 1 << 20,
+          maxWaitMs: 0,
+          minBytes: 1,
+        })
+      ).records,
+    ),
+    [[0, "z"]],
+  );
 });
 
 test("addPartitions grows a topic and keeps existing data", async (t) => {
   const { broker, dataDir } = await openBroker(t);
   await broker.createTopic("g", 1);
-  await broker.produce("g", 0, batchOf(["keep"]), 1);
+  await broker.produce("g", 0, batchOf(["keep"]), "leader");
   await broker.addPartitions("g", 3);
   assert.equal(broker.describeTopic("g").partitions.length, 3);
-  await broker.produce("g", 2, batchOf(["new"]), 1);
+  await broker.produce("g", 2, batchOf(["new"]), "leader");
   await assert.rejects(broker.addPartitions("g", 3), conchError(ErrorCode.INVALID_PARTITIONS, /only grow/));
   await assert.rejects(broker.addPartitions("g", 10_001), conchError(ErrorCode.INVALID_PARTITIONS));
   await broker.close();
@@ -162,8 +183,36 @@ test("addPartitions grows a topic and keeps existing data", async (t) => {
   const again = await Broker.open({ dataDir });
   t.after(() => again.close());
   assert.equal(again.describeTopic("g").partitions.length, 3);
-  assert.deepEqual(recordsOf((await again.fetch("g", 0, 0, 1 << 20, 0, 1)).records), [[0, "keep"]]);
-  assert.deepEqual(recordsOf((await again.fetch("g", 2, 0, 1 << 20, 0, 1)).records), [[0, "new"]]);
+  assert.deepEqual(
+    recordsOf(
+      (
+        await again.fetch({
+          topic: "g",
+          partition: 0,
+          offset: 0,
+          maxBytes: 1 << 20,
+          maxWaitMs: 0,
+          minBytes: 1,
+        })
+      ).records,
+    ),
+    [[0, "keep"]],
+  );
+  assert.deepEqual(
+    recordsOf(
+      (
+        await again.fetch({
+          topic: "g",
+          partition: 2,
+          offset: 0,
+          maxBytes: 1 << 20,
+          maxWaitMs: 0,
+          minBytes: 1,
+        })
+      ).records,
+    ),
+    [[0, "new"]],
+  );
 });
 
 test("internal topics: created through the internal API only, readable, not writable by clients", async (t) => {
@@ -185,12 +234,19 @@ test("internal topics: created through the internal API only, readable, not writ
   keyed.add("member-a", "group-1");
   await topic.partition(1).append(keyed.finish());
   await assert.rejects(
-    broker.produce("__offsets", 1, batchOf(["x"]), 1),
+    broker.produce("__offsets", 1, batchOf(["x"]), "leader"),
     conchError(ErrorCode.INVALID_TOPIC_NAME, /internal/),
   );
   await assert.rejects(broker.deleteTopic("__offsets"), conchError(ErrorCode.INVALID_TOPIC_NAME));
   await assert.rejects(broker.alterTopic("__offsets", {}), conchError(ErrorCode.INVALID_TOPIC_NAME));
-  const r = await broker.fetch("__offsets", 1, 0, 1 << 20, 0, 1);
+  const r = await broker.fetch({
+    topic: "__offsets",
+    partition: 1,
+    offset: 0,
+    maxBytes: 1 << 20,
+    maxWaitMs: 0,
+    minBytes: 1,
+  });
   assert.deepEqual(recordsOf(r.records), [[0, "member-a"]]);
   await broker.close();
 
@@ -210,9 +266,12 @@ test("after close every call fails with SHUTTING_DOWN; close is idempotent", asy
   await assert.rejects(broker.createTopic("u", 1), shutting);
   await assert.rejects(broker.deleteTopic("t"), shutting);
   await assert.rejects(broker.alterTopic("t", {}), shutting);
-  await assert.rejects(broker.produce("t", 0, batchOf(["x"]), 1), shutting);
-  await assert.rejects(broker.fetch("t", 0, 0, 100, 0, 1), shutting);
-  await assert.rejects(broker.listOffsets("t", 0, 1, 0), shutting);
+  await assert.rejects(broker.produce("t", 0, batchOf(["x"]), "leader"), shutting);
+  await assert.rejects(
+    broker.fetch({ topic: "t", partition: 0, offset: 0, maxBytes: 100, maxWaitMs: 0, minBytes: 1 }),
+    shutting,
+  );
+  await assert.rejects(broker.listOffsets("t", 0, { kind: "latest" }), shutting);
   await assert.rejects(broker.ensureInternalTopic("__x", 1), shutting);
   assert.throws(() => broker.listTopics(), shutting);
   assert.throws(() => broker.describeTopic("t"), shutting);

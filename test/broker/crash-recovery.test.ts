@@ -11,8 +11,8 @@ test("open removes what interrupted creates and deletes left behind", async (t) 
   const { broker, dataDir } = await openBroker(t);
   await broker.createTopic("kept", 1);
   await broker.createTopic("doomed", 2);
-  await broker.produce("kept", 0, batchOf(["v"]), 1);
-  await broker.produce("doomed", 1, batchOf(["w"]), 1);
+  await broker.produce("kept", 0, batchOf(["v"]), "leader");
+  await broker.produce("doomed", 1, batchOf(["w"]), "leader");
   await broker.close();
   const topics = join(dataDir, "topics");
 
@@ -31,7 +31,21 @@ test("open removes what interrupted creates and deletes left behind", async (t) 
   assert.deepEqual(again.listTopics(), ["kept"]);
   assert.deepEqual((await readdir(topics)).sort(), ["kept", "notes.txt"]);
   assert.equal(existsSync(join(topics, "kept", "topic.json.tmp")), false);
-  assert.deepEqual(recordsOf((await again.fetch("kept", 0, 0, 1 << 20, 0, 1)).records), [[0, "v"]]);
+  assert.deepEqual(
+    recordsOf(
+      (
+        await again.fetch({
+          topic: "kept",
+          partition: 0,
+          offset: 0,
+          maxBytes: 1 << 20,
+          maxWaitMs: 0,
+          minBytes: 1,
+        })
+      ).records,
+    ),
+    [[0, "v"]],
+  );
   // The deleted name can be created afresh, empty.
   await again.createTopic("doomed", 1);
   assert.equal(again.describeTopic("doomed").partitions[0]?.highWatermark, 0);
@@ -51,7 +65,7 @@ test("a topic whose partition directories were never made opens with empty parti
     broker.describeTopic("bare").partitions.map((p) => p.highWatermark),
     [0, 0],
   );
-  await broker.produce("bare", 1, batchOf(["x"]), 1);
+  await broker.produce("bare", 1, batchOf(["x"]), "leader");
 });
 
 test("unreadable topic metadata stops the open with a message naming the file", async (t) => {

@@ -16,7 +16,10 @@ test("maxPartitions caps partitions across topics on create, addPartitions and a
   await assert.rejects(broker.addPartitions("a", 6), refused);
   assert.equal(broker.describeTopic("a").partitions.length, 3);
   await broker.addPartitions("a", 4);
-  await assert.rejects(broker.fetch("auto", 0, 0, 1024, 0, 1), refused);
+  await assert.rejects(
+    broker.fetch({ topic: "auto", partition: 0, offset: 0, maxBytes: 1024, maxWaitMs: 0, minBytes: 1 }),
+    refused,
+  );
   await broker.createTopic("b", 1);
   await assert.rejects(broker.createTopic("c", 1), refused);
   // Deleting a topic gives its partitions back.

@@ -8,6 +8,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import type { TestContext } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
 import { ErrorCode } from "../../src/format/errors.js";
+import { FrameParser } from "../../src/net/frame-parser.js";
 import { ApiKey } from "../../src/protocol/api.js";
 import { encodeErrorResponse } from "../../src/protocol/error-response.js";
 import {
@@ -16,7 +17,6 @@ import {
   responseCorrelationId,
   responseErrorCode,
 } from "../../src/protocol/frame.js";
-import { FrameParser } from "../../src/protocol/frame-parser.js";
 
 /** A fetch response's records start after correlationId, errorCode, hw, logStart and length. */
 const FETCH_RECORDS_AT = 26;

@@ -1,7 +1,4 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
 import { Conch } from "../../src/client/conch.js";
 import type { Consumer, ConsumerMessage } from "../../src/client/consumer.js";
@@ -304,28 +301,4 @@ test("admin: create, list, describe, alter, list offsets, delete, and their erro
   assert.deepEqual(await admin.listTopics(), ["orders"]);
   assert.equal(await codeOf(admin.describeTopic("audit")), "UNKNOWN_TOPIC");
   assert.equal(await codeOf(admin.deleteTopic("audit")), "UNKNOWN_TOPIC");
-});
-
-test("embedded mode: a broker in this process, same API, data kept across restarts", {
-  timeout: 60_000,
-}, async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), "conch-embedded-"));
-  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
-  const first = await Conch.embedded({ dataDir, flush: "sync", clientId: "embedded-test" });
-  assert.match(first.brokers[0]!, /^127\.0\.0\.1:\d+$/);
-  await first.admin().createTopic("kept");
-  const r = await first.producer({ acks: "durable" }).send("kept", { value: "persisted" });
-  assert.equal(r.offset, 0);
-  await first.close();
-
-  const second = await Conch.embedded({ dataDir });
-  t.after(() => second.close());
-  const consumer = second.consumer({ topics: ["kept"] });
-  assert.deepEqual(
-    (await take(consumer, 1)).map((m) => m.value.toString()),
-    ["persisted"],
-  );
-  await assert.rejects(Conch.embedded({ dataDir, noSuchSetting: 1 } as never), (e: ConchError) => {
-    return e.code === ErrorCode.INVALID_CONFIG;
-  });
 });

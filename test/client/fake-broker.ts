@@ -5,10 +5,10 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import type { TestContext } from "node:test";
+import { FrameParser } from "../../src/net/frame-parser.js";
 import { ApiKey } from "../../src/protocol/api.js";
 import { encodeErrorResponse } from "../../src/protocol/error-response.js";
 import { requestApiKey, requestCorrelationId, responseWriter } from "../../src/protocol/frame.js";
-import { FrameParser } from "../../src/protocol/frame-parser.js";
 import { encodeHandshakeResponse } from "../../src/protocol/handshake.js";
 
 export interface FakeRequest {

@@ -18,7 +18,14 @@ async function fetchAll(broker: Broker, topic: string): Promise<[number, string 
   let offset = 0;
   const cursor = new RecordCursor();
   for (;;) {
-    const r = await broker.fetch(topic, 0, offset, 1 << 20, 0, 1);
+    const r = await broker.fetch({
+      topic: topic,
+      partition: 0,
+      offset: offset,
+      maxBytes: 1 << 20,
+      maxWaitMs: 0,
+      minBytes: 1,
+    });
     if (r.records.length === 0) return out;
     cursor.reset(r.records);
     while (cursor.next()) {
@@ -42,7 +49,7 @@ test("a topic's cleanup.policy reaches its logs at create, alter and reopen, and
       const log = broker.partition("state", 0);
       assert.equal(log.config.cleanupPolicy, "compact");
       assert.equal(log.config.deleteRetentionMs, 5000);
-      await assert.rejects(broker.produce("state", 0, keyless("x"), 1), (err: unknown) => {
+      await assert.rejects(broker.produce("state", 0, keyless("x"), "leader"), (err: unknown) => {
         return (err as { code?: number }).code === ErrorCode.INVALID_BATCH;
       });
       for (let i = 0; i < 60; i++) {
@@ -50,7 +57,7 @@ test("a topic's cleanup.policy reaches its logs at create, alter and reopen, and
           "state",
           0,
           keyedBatch([{ key: `user-${i % 3}`, value: `${"v".repeat(30)}${i}`, timestampMs: T0 }]),
-          1,
+          "leader",
         );
       }
       await log.compact(T0);
@@ -63,7 +70,7 @@ test("a topic's cleanup.policy reaches its logs at create, alter and reopen, and
 
       await broker.alterTopic("state", { "cleanup.policy": "delete" });
       assert.equal(broker.partition("state", 0).config.cleanupPolicy, "delete");
-      await broker.produce("state", 0, keyless("fine now"), 1);
+      await broker.produce("state", 0, keyless("fine now"), "leader");
       await broker.alterTopic("state", { "cleanup.policy": "compact,delete" });
       await broker.close();
 

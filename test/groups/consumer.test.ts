@@ -183,7 +183,7 @@ test("resetPolicy decides where a partition without a commit starts", async (t) 
   const earliest = member(served, { group: "everything" });
   await Promise.all([latest.ready(), earliest.ready()]);
   // Both partitions were placed when assigned: "latest" at the end as it was then.
-  await broker.produce("orders", 0, batchOf(["late"]), 1);
+  await broker.produce("orders", 0, batchOf(["late"]), "leader");
   assert.deepEqual((await take(latest.messages(), 1)).map(value), ["late"]);
   assert.deepEqual((await take(earliest.messages(), 6)).map(value), [
     "p0-0",
@@ -199,7 +199,8 @@ test("a committed offset that retention deleted starts at the earliest offset st
   const served = await serve(t);
   const { broker } = served;
   await broker.createTopic("orders", 1, { "segment.bytes": "1024", "retention.bytes": "1024" });
-  for (let i = 0; i < 40; i++) await broker.produce("orders", 0, batchOf([`m${i}-${"x".repeat(60)}`]), 1);
+  for (let i = 0; i < 40; i++)
+    await broker.produce("orders", 0, batchOf([`m${i}-${"x".repeat(60)}`]), "leader");
   await broker.partition("orders", 0).enforceRetention();
   const logStart = broker.partition("orders", 0).logStartOffset;
   assert.ok(logStart > 0, "retention deleted the oldest segments");

@@ -298,7 +298,7 @@ test("commits on behalf of no member only while the group has none; unknown part
 test("reset-offsets and delete are refused while the group has members, and work without", async (t) => {
   const { broker, groups, join } = await setup(t, 2);
   for (let i = 0; i < 5; i++) {
-    await broker.produce("orders", 0, (await import("./helpers.js")).batchOf([`m${i}`]), 1);
+    await broker.produce("orders", 0, (await import("./helpers.js")).batchOf([`m${i}`]), "leader");
   }
   const a = await join();
   await assert.rejects(

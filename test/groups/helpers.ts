@@ -85,7 +85,7 @@ export async function fill(
   for (let p = 0; p < partitions; p++) {
     const values = Array.from({ length: perPartition }, (_, i) => `p${p}-${i}`);
     for (const v of values) all.add(v);
-    await broker.produce(topic, p, batchOf(values), 1);
+    await broker.produce(topic, p, batchOf(values), "leader");
   }
   return all;
 }

@@ -6,10 +6,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
+import * as net from "../../src/net/index.js";
 import * as p from "../../src/protocol/index.js";
 
 function frameOf(message: Buffer): Buffer {
-  const parser = new p.FrameParser({ maxFrameBytes: message.length });
+  const parser = new net.FrameParser({ maxFrameBytes: message.length });
   parser.push(message);
   const frame = parser.next();
   assert.ok(frame);

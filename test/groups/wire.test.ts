@@ -43,7 +43,7 @@ const fetchReq = (partition: number, extra: Partial<p.FetchRequest> = {}): p.Fet
 test("fetch version 2 serves the partition's owner only, in its generation", async (t) => {
   const { broker, address } = await serve(t);
   await broker.createTopic("orders", 2);
-  await broker.produce("orders", 0, batchOf(["a", "b"]), 1);
+  await broker.produce("orders", 0, batchOf(["a", "b"]), "leader");
   const conn = await connect(t, address);
   const joined = await conn.request(p.encodeJoinGroupRequest, joinReq(), p.decodeJoinGroupResponse);
   assert.equal(joined.generation, 1);

@@ -106,12 +106,12 @@ test("topics: create, list, describe, alter, add partitions, delete, with their 
 test("message browser: from an offset or a timestamp, text or base64, bounded N", async (t) => {
   const { broker, base } = await startHttp(t);
   await broker.createTopic("m", 1);
-  await broker.produce("m", 0, batchOf(["zero", "one"], 1000), 1);
+  await broker.produce("m", 0, batchOf(["zero", "one"], 1000), "leader");
   const binary = Buffer.from([0xff, 0xfe, 0x00]);
   const { BatchBuilder } = await import("../../src/format/batch-builder.js");
   const b = new BatchBuilder({ slabBytes: 4096 });
   b.add(binary, "k", 2000);
-  await broker.produce("m", 0, Buffer.from(b.finish()), 1);
+  await broker.produce("m", 0, Buffer.from(b.finish()), "leader");
 
   const page = await call(base, "GET", "/api/v1/topics/m/partitions/0/messages?offset=1&limit=5");
   assert.equal(page.status, 200);
@@ -163,7 +163,7 @@ test("message browser: from an offset or a timestamp, text or base64, bounded N"
 test("groups: list, describe with lag, reset offsets and its errors; broker info", async (t) => {
   const { broker, base } = await startHttp(t);
   await broker.createTopic("g", 1);
-  await broker.produce("g", 0, batchOf(["a", "b", "c"]), 1);
+  await broker.produce("g", 0, batchOf(["a", "b", "c"]), "leader");
   // A group exists once it has committed (a reset never creates one).
   await broker.groups.commit("readers", "", 0, [{ topic: "g", partition: 0, offset: 0 }]);
   const unknown = await call(base, "POST", "/api/v1/groups/nobody/reset-offsets", {
@@ -219,7 +219,7 @@ test("events: an SSE stream pushes snapshots with per-topic rates", async (t) =>
           text = text.slice(end + 2);
           const data = /^data: (.*)$/m.exec(event);
           if (data) snapshots.push(JSON.parse(data[1]!));
-          if (snapshots.length === 1) broker.produce("e", 0, batchOf(["1", "2"]), 1).catch(reject);
+          if (snapshots.length === 1) broker.produce("e", 0, batchOf(["1", "2"]), "leader").catch(reject);
           const rising = snapshots.some((s) =>
             s.topics.some((x) => x.topic === "e" && x.messagesInPerSec > 0),
           );

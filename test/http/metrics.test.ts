@@ -33,9 +33,18 @@ test("GET /metrics parses, and the per-partition counters rise after producing a
   assert.equal(before.get(`conch_partition_log_end_offset${labels}`), 0);
 
   const batch = batchOf(["a", "b", "c"]);
-  await broker.produce("orders", 1, batch, 1);
-  await broker.fetch("orders", 1, 1, 1 << 20, 0, 0);
-  await broker.fetch("nope", 0, 0, 1 << 20, 0, 0).catch(() => {});
+  await broker.produce("orders", 1, batch, "leader");
+  await broker.fetch({
+    topic: "orders",
+    partition: 1,
+    offset: 1,
+    maxBytes: 1 << 20,
+    maxWaitMs: 0,
+    minBytes: 0,
+  });
+  await broker
+    .fetch({ topic: "nope", partition: 0, offset: 0, maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 0 })
+    .catch(() => {});
 
   const after = await scrape(base);
   assert.equal(after.get(`conch_partition_messages_in_total${labels}`), 3);
@@ -60,7 +69,7 @@ test("GET /metrics parses, and the per-partition counters rise after producing a
 test("fsync and group-commit histograms count a durable produce", async (t) => {
   const { broker, base } = await startHttp(t);
   await broker.createTopic("d", 1);
-  await broker.produce("d", 0, batchOf(["x"]), 2);
+  await broker.produce("d", 0, batchOf(["x"]), "durable");
   const m = await scrape(base);
   assert.ok((m.get("conch_fsync_duration_seconds_count") ?? 0) >= 1);
   assert.ok((m.get("conch_group_commit_appends_count") ?? 0) >= 1);
@@ -70,7 +79,7 @@ test("fsync and group-commit histograms count a durable produce", async (t) => {
 test("consumer group lag and committed offsets per partition", async (t) => {
   const { broker, base } = await startHttp(t);
   await broker.createTopic("g", 1);
-  await broker.produce("g", 0, batchOf(["1", "2", "3", "4"]), 1);
+  await broker.produce("g", 0, batchOf(["1", "2", "3", "4"]), "leader");
   await broker.groups.commit("readers", "", 0, [{ topic: "g", partition: 0, offset: 1 }]);
   const m = await scrape(base);
   assert.equal(m.get('conch_group_lag{group="readers",topic="g",partition="0"}'), 3);

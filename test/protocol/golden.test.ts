@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { BatchBuilder, ConchError, ErrorCode, stampBaseOffset } from "../../src/format/index.js";
+import * as net from "../../src/net/index.js";
 import * as p from "../../src/protocol/index.js";
 import { GROUP_FIXTURE_TEXT, groupCases } from "../groups/protocol-fixtures.js";
 import { FIXTURE_TEXT, parseFixtures } from "./fixtures.js";
@@ -250,7 +251,7 @@ test("there is a golden fixture for every message, and a case for every fixture"
 for (const [name, c] of Object.entries(cases)) {
   test(`golden ${name}: decodes to the expected message and re-encodes byte for byte`, () => {
     const bytes = fixture(name);
-    const parser = new p.FrameParser({ maxFrameBytes: 1024 });
+    const parser = new net.FrameParser({ maxFrameBytes: 1024 });
     parser.push(bytes);
     const frame = parser.next();
     assert.ok(frame);

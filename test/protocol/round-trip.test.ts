@@ -2,11 +2,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import * as net from "../../src/net/index.js";
 import * as p from "../../src/protocol/index.js";
 
 /** Encoded message -> the frame the parser yields for it. */
 function frameOf(message: Buffer): Buffer {
-  const parser = new p.FrameParser({ maxFrameBytes: message.length });
+  const parser = new net.FrameParser({ maxFrameBytes: message.length });
   parser.push(message);
   const frame = parser.next();
   assert.ok(frame);

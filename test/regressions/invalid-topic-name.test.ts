@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Producer } from "../../src/client/producer.js";
 import { ErrorCode } from "../../src/format/errors.js";
-import { Acks, OffsetSpec } from "../../src/protocol/api.js";
 import { batchOf, conchError, openBroker } from "../broker/helpers.js";
 import { FakeBroker } from "../client/fake-broker.js";
 
@@ -18,14 +17,14 @@ for (const autoCreateTopics of [false, true]) {
     await broker.createTopic("good", 1);
     const invalid = conchError(ErrorCode.INVALID_TOPIC_NAME);
     for (const name of BAD_NAMES) {
-      await assert.rejects(broker.produce(name, 0, batchOf(["v"]), Acks.LEADER), invalid, `produce ${name}`);
-      await assert.rejects(broker.fetch(name, 0, 0, 1024, 0, 1), invalid, `fetch ${name}`);
-      assert.throws(() => broker.describeTopic(name), invalid, `describe ${name}`);
+      await assert.rejects(broker.produce(name, 0, batchOf(["v"]), "leader"), invalid, `produce ${name}`);
       await assert.rejects(
-        broker.listOffsets(name, 0, OffsetSpec.LATEST, 0),
+        broker.fetch({ topic: name, partition: 0, offset: 0, maxBytes: 1024, maxWaitMs: 0, minBytes: 1 }),
         invalid,
-        `list-offsets ${name}`,
+        `fetch ${name}`,
       );
+      assert.throws(() => broker.describeTopic(name), invalid, `describe ${name}`);
+      await assert.rejects(broker.listOffsets(name, 0, { kind: "latest" }), invalid, `list-offsets ${name}`);
       assert.throws(() => broker.partition(name, 0), invalid, `partition ${name}`);
     }
     // A legal name that is simply not there is still UNKNOWN_TOPIC.

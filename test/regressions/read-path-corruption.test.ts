@@ -52,7 +52,7 @@ async function damagedBroker(t: TestContext, byteInBatch: number | null): Promis
   const first = await Broker.open({ ...config, dataDir });
   await first.createTopic("t", 1);
   for (let i = 0; i < 6; i++) {
-    await first.produce("t", 0, batchOf(`${"x".repeat(VALUE_BYTES - 1)}${i}`), 1);
+    await first.produce("t", 0, batchOf(`${"x".repeat(VALUE_BYTES - 1)}${i}`), "leader");
   }
   await first.close();
 
@@ -166,9 +166,12 @@ test("a header byte the CRC does not cover (the base offset) flipped: the broker
   }
   // Every read of it fails the same way; the log says so once, when it is quarantined.
   for (let i = 0; i < 5; i++) {
-    await assert.rejects(broker.fetch("t", 0, 1, 1 << 20, 0, 1), (e: unknown) => {
-      return e instanceof ConchError && e.code === ErrorCode.CORRUPT_DATA && /bytes 1078-/.test(e.message);
-    });
+    await assert.rejects(
+      broker.fetch({ topic: "t", partition: 0, offset: 1, maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 1 }),
+      (e: unknown) => {
+        return e instanceof ConchError && e.code === ErrorCode.CORRUPT_DATA && /bytes 1078-/.test(e.message);
+      },
+    );
   }
   assert.equal(errors.length, 1, JSON.stringify(errors));
   const line = errors[0]!;

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { createServer, type Socket } from "node:net";
 import { test } from "node:test";
+import { adoptSocket } from "../../src/net/adopt-socket.js";
+import * as net from "../../src/net/index.js";
 import * as p from "../../src/protocol/index.js";
-import { adoptSocket } from "../../src/server/adopt-socket.js";
 import { batchOf, recordsOf, startServer, type TestClient } from "./helpers.js";
 
 /** Values of batch `b`: 300 records of about 300 bytes, different in every batch (about 90 KB). */
@@ -77,8 +78,8 @@ for (const autoCreate of [false, true]) {
 }
 
 test("an adopted connection reads through onread, and closing it releases the server", async () => {
-  const reads = new p.SocketReads();
-  const parser = new p.FrameParser({ maxFrameBytes: 1 << 20 });
+  const reads = new net.SocketReads();
+  const parser = new net.FrameParser({ maxFrameBytes: 1 << 20 });
   reads.parser = parser;
   const frames: Buffer[] = [];
   reads.onRead = () => {
@@ -117,7 +118,7 @@ test("an adopted connection reads through onread, and closing it releases the se
 });
 
 test("a socket without a handle where Node keeps it is served as it is, through 'data' events", async () => {
-  const reads = new p.SocketReads();
+  const reads = new net.SocketReads();
   let served: { socket: Socket; onread: boolean } | null = null;
   const chunks: Buffer[] = [];
   const server = createServer({ pauseOnConnect: true }, (accepted) => {

@@ -1,5 +1,5 @@
 /**
- * Gives an accepted connection net's `onread` reading (see protocol/socket-reads.ts), which
+ * Gives an accepted connection net's `onread` reading (see net/socket-reads.ts), which
  * `net.Server` offers only to sockets that connect out.
  *
  * The server accepts with `pauseOnConnect`, so nothing has been read yet; the accepted socket's
@@ -9,7 +9,7 @@
  * it is, reading through 'data' events: slower, never wrong.
  */
 import { Socket } from "node:net";
-import type { SocketReads } from "../protocol/socket-reads.js";
+import type { SocketReads } from "./socket-reads.js";
 
 interface HandleHolder {
   _handle?: object | null;

@@ -2,11 +2,11 @@
  * Embedded mode: a broker and its TCP server started in this process, on 127.0.0.1 and a free
  * port, so an application (or a test) gets a real broker with the same client API and no separate
  * process. The broker and server layers are loaded with dynamic import() only here: a client that
- * never uses embedded mode never loads them.
+ * never uses embedded mode never loads them (the client itself knows nothing of either).
  */
 import type { Logger } from "pino";
 import type { BrokerConfig } from "../broker/broker-config.js";
-import type { ClientOptions } from "./options.js";
+import type { ClientOptions } from "../client/options.js";
 
 /** Broker settings (see the broker's configuration), client settings, and an optional logger. */
 export type EmbeddedOptions = Partial<Omit<BrokerConfig, "host" | "port">> &

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { ConchError, ErrorCode } from "../../src/format/index.js";
-import { FrameParser } from "../../src/protocol/index.js";
+import { FrameParser } from "../../src/net/index.js";
 
 /** A wire frame: u32 size + payload. */
 function wire(payload: Uint8Array): Buffer {

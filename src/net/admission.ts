@@ -5,7 +5,7 @@
  * dropped unanswered, so a flood of connections costs a refusal each only up to a point.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
-import type { ServerLimits } from "./server-options.js";
+import type { TransportLimits } from "./transport-limits.js";
 
 const MAX_REFUSING = 64;
 
@@ -13,13 +13,13 @@ const MAX_REFUSING = 64;
 export type Admitted = { refusal: ConchError | null } | null;
 
 export class Admission {
-  #limits: ServerLimits;
+  #limits: TransportLimits;
   #served = 0;
   #refusing = 0;
   /** Connections served by address; an address leaves the map with its last connection. */
   #perIp = new Map<string, number>();
 
-  constructor(limits: ServerLimits) {
+  constructor(limits: TransportLimits) {
     this.#limits = limits;
   }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { joinBuffers } from "../../src/protocol/socket-writes.js";
+import { joinBuffers } from "../../src/net/socket-writes.js";
 
 test("joinBuffers copies the first `count` buffers in order and nothing after them", () => {
   const parts = [Buffer.from("head"), Buffer.alloc(0), Buffer.from("-body-"), Buffer.from("stale")];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { FrameParser, FramePool } from "../../src/protocol/index.js";
+import { FrameParser, FramePool } from "../../src/net/index.js";
 
 function wire(payload: Uint8Array): Buffer {
   const b = Buffer.allocUnsafe(4 + payload.length);

@@ -1,0 +1,236 @@
+/**
+ * The native protocol's side of a connection (a Session over a FramedConnection, src/net/): the
+ * handshake, then requests dispatched to their handlers by apiKey.
+ *
+ * - Requests are started one by one in arrival order; many may be in flight at once, and each is
+ *   answered with its correlation id whenever it completes.
+ * - The handshake comes first; any other request before it is answered HANDSHAKE_REQUIRED and the
+ *   connection closed. A connection with no handshake after `handshakeTimeoutMs` is dropped.
+ * - A frame too short for a request header closes the connection at once; request errors are
+ *   answered and the connection stays.
+ * - A handler that copies what it keeps (`copiesFrame`, a produce) takes its frame as it is, even
+ *   a view of the shared scratch buffer; the others get a copy of such a view. The transport then
+ *   reuses a copied frame's memory.
+ */
+import type { Broker } from "../broker/broker.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import type { FramedConnection } from "../net/framed-connection.js";
+import type { Session } from "../net/session.js";
+import { ApiKey, apiName } from "../protocol/api.js";
+import { encodeErrorResponse } from "../protocol/error-response.js";
+import {
+  hasRequestHeader,
+  requestApiKey,
+  requestApiVersion,
+  requestCorrelationId,
+} from "../protocol/frame.js";
+import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
+import type { ServerLimits } from "./server-options.js";
+import type { OpenStream, StreamHost } from "./stream-host.js";
+
+/** Codes at or above this are client-side only and never sent. */
+const FIRST_CLIENT_ONLY_CODE = 100;
+
+export class NativeSession implements Session, TicketOwner, StreamHost {
+  #conn: FramedConnection;
+  #handlers: HandlerTable;
+  #limits: ServerLimits;
+  #abort = new AbortController();
+  #ctx: RequestContext;
+  #handshaken = false;
+  #handshakeTimer: NodeJS.Timeout | null = null;
+  /** Fetch streams open on this connection (StreamHost). */
+  readonly streams = new Map<number, OpenStream>();
+
+  constructor(conn: FramedConnection, broker: Broker, handlers: HandlerTable, limits: ServerLimits) {
+    this.#conn = conn;
+    this.#handlers = handlers;
+    this.#limits = limits;
+    this.#ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
+    this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs);
+    this.#handshakeTimer.unref();
+  }
+
+  /** An idle connection is closed only after its handshake (before it, the handshake timeout rules). */
+  get idleCloses(): boolean {
+    return this.#handshaken;
+  }
+
+  needsResponseRoom(frame: Buffer): boolean {
+    return hasRequestHeader(frame) && requestApiKey(frame) === ApiKey.FETCH;
+  }
+
+  frame(frame: Buffer, borrowed: boolean): boolean {
+    if (!this.#hasHeader(frame)) return false;
+    const correlationId = requestCorrelationId(frame);
+    const apiKey = requestApiKey(frame);
+    if (!this.#handshaken && apiKey !== ApiKey.HANDSHAKE) {
+      this.refuse(
+        frame,
+        new ConchError(ErrorCode.HANDSHAKE_REQUIRED, `${apiName(apiKey)} before the handshake`),
+      );
+      this.#conn.closeWhenAnswered();
+      return false;
+    }
+    const entry = this.#handlers[apiKey];
+    if (entry === undefined) {
+      this.#writeError(
+        correlationId,
+        apiKey,
+        new ConchError(ErrorCode.UNKNOWN_API, `unknown apiKey ${apiKey}`),
+      );
+      return false;
+    }
+    const version = requestApiVersion(frame);
+    const minVersion = entry.minVersion ?? entry.version;
+    if (version > entry.version || version < minVersion) {
+      const range = minVersion === entry.version ? `${minVersion}` : `${minVersion}-${entry.version}`;
+      const err = new ConchError(
+        ErrorCode.UNSUPPORTED_VERSION,
+        `${apiName(apiKey)} version ${version} is not supported (only ${range})`,
+      );
+      this.#writeError(correlationId, apiKey, err);
+      return false;
+    }
+
+    // A borrowed frame is a view of the shared scratch buffer, which the next read overwrites.
+    const copies = entry.copiesFrame === true;
+    const request = !copies && borrowed ? Buffer.from(frame) : frame;
+    const ctx = this.#ctx;
+    ctx.responseBytes = 0;
+    ctx.maxFetchBytes = this.fetchBytes();
+    let reply: Handled;
+    try {
+      reply = entry.handle(ctx, request, correlationId);
+    } catch (err) {
+      this.#writeError(correlationId, apiKey, err);
+      return copies;
+    }
+    if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
+    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
+      if (reply !== null) this.#conn.write(reply);
+      return copies;
+    }
+    const cost = this.#conn.begin(frame.length, ctx.responseBytes);
+    if (reply instanceof ReplyTicket) {
+      reply.apiKey = apiKey;
+      reply.cost = cost;
+      reply.register();
+      return copies;
+    }
+    reply.then(
+      (r) => this.#conn.finish(cost, r),
+      (err: unknown) => {
+        this.#writeError(correlationId, apiKey, err);
+        this.#conn.finish(cost, null);
+      },
+    );
+    return copies;
+  }
+
+  /** Answers one request with an error; the connection then closes once all is answered. */
+  refuse(frame: Buffer, err: ConchError): void {
+    if (!this.#hasHeader(frame)) return;
+    this.#conn.limitedLog(
+      "info",
+      "refused",
+      { code: err.codeName },
+      `closing the connection: ${err.message}`,
+    );
+    this.#writeError(requestCorrelationId(frame), ApiKey.HANDSHAKE, err);
+  }
+
+  abort(reason: ConchError): void {
+    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+  }
+
+  closed(): void {
+    if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+    this.abort(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
+  }
+
+  /** A ticket's answer (TicketOwner). */
+  answered(ticket: ReplyTicket, reply: Reply): void {
+    this.#conn.finish(ticket.cost, reply);
+  }
+
+  /** A ticket's failure (TicketOwner). */
+  failed(ticket: ReplyTicket, err: unknown): void {
+    this.#writeError(ticket.correlationId, ticket.apiKey, err);
+    this.#conn.finish(ticket.cost, null);
+  }
+
+  /** A stream's response (StreamHost): written now, outside the request accounting. */
+  push(reply: Reply): void {
+    if (reply !== null) this.#conn.write(reply);
+  }
+
+  /** Whether requests in flight and unsent responses are under the bounds (StreamHost). */
+  hasRoom(): boolean {
+    return this.#conn.hasRoom();
+  }
+
+  /** The most a fetch (or a stream's round) may read now (StreamHost). */
+  fetchBytes(): number {
+    return this.#conn.responseCap(this.#limits.maxFetchBytes);
+  }
+
+  /** StreamHost: `stream` is told once the connection is under its bounds again. */
+  waitForRoom(stream: OpenStream): void {
+    this.#conn.waitForRoom(stream);
+  }
+
+  /** A frame too short for a request header ends the connection. */
+  #hasHeader(frame: Buffer): boolean {
+    if (hasRequestHeader(frame)) return true;
+    this.#conn.limitedLog(
+      "warn",
+      "malformed",
+      { bytes: frame.length },
+      "closing the connection: frame too short for a request header",
+    );
+    this.#conn.destroy();
+    return false;
+  }
+
+  #writeError(correlationId: number, apiKey: number, err: unknown): void {
+    let code: number = ErrorCode.INTERNAL;
+    let message = "internal broker error";
+    if (err instanceof ConchError && err.code > ErrorCode.NONE && err.code < FIRST_CLIENT_ONLY_CODE) {
+      code = err.code;
+      message = err.message;
+      this.#conn.logger.debug(
+        { api: apiName(apiKey), code: err.codeName, msg: err.message },
+        "request failed",
+      );
+    } else {
+      this.#conn.limitedLog(
+        "error",
+        "unexpected",
+        { err, api: apiName(apiKey), correlationId },
+        "request failed unexpectedly",
+      );
+    }
+    this.#conn.write(encodeErrorResponse(correlationId, code, message));
+  }
+
+  #handshakeDone(): void {
+    this.#handshaken = true;
+    if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+    this.#conn.logger.debug({ clientId: this.#ctx.clientId }, "handshake");
+  }
+
+  #handshakeTimedOut(): void {
+    this.#handshakeTimer = null;
+    if (this.#handshaken) return;
+    this.#conn.limitedLog("info", "no handshake", {}, "closing the connection: no handshake in time");
+    this.#conn.destroy();
+  }
+}
+
+function isBufferList(reply: Handled): reply is readonly Buffer[] {
+  return Array.isArray(reply);
+}
