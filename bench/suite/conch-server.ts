@@ -54,6 +54,9 @@ export const conchServer: ServerSpec = {
         "127.0.0.1",
         "--port",
         String(port),
+        // Port 0: the HTTP port is not measured, and the default one may be taken by another broker.
+        "--http-port",
+        "0",
         "--flush",
         "interval",
         "--flush-interval-ms",
