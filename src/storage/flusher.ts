@@ -1,34 +1,65 @@
 /**
- * Group commit. Appends that must wait for durability queue here once written; one fsync at a time
- * runs, and when it completes every append written before it started is acknowledged together.
- * Whatever queued meanwhile is covered by the next fsync, started at once. So N appends waiting
- * together cost one fsync, not N.
+ * Group commit. Appends that must wait for durability queue here once written, and are
+ * acknowledged, together, by the first fsync that started after they were written. Up to
+ * SYNCS_IN_FLIGHT fsyncs run at once: an append written while one runs gets the next at once, so
+ * it waits for one fsync, not for the rest of the running one and then its own (a stop-and-wait
+ * writer's round trip is its fsync's latency, not up to two). The disk serves overlapping fsyncs
+ * of one file in parallel (docs/performance.md, "Hot path, eighth round"). With both slots busy,
+ * whatever is written meanwhile waits for the first to end and is then covered by one fsync: N
+ * appends waiting together still cost one fsync, not N.
  */
 import type { LogStats } from "./log-stats.js";
 import type { PendingAppend } from "./pending-append.js";
 
 /**
- * Makes everything written so far durable and resolves with the written log end it covered
- * (captured before syncing starts).
+ * Starts making everything written so far durable (the log end `written()` returns at the call);
+ * the promise settles when that is done.
  */
-export type SyncFn = () => Promise<number>;
+export type SyncFn = () => Promise<unknown>;
+
+/** fsyncs of one log that may run at once. */
+export const SYNCS_IN_FLIGHT = 2;
+
+/** One running fsync: what it covers and when it began. Made once per slot, reused. */
+class SyncSlot {
+  busy = false;
+  target = 0;
+  startedAt = 0;
+  readonly done: () => void;
+  readonly failed: (err: unknown) => void;
+
+  constructor(done: (slot: SyncSlot) => void, failed: (slot: SyncSlot, err: unknown) => void) {
+    this.done = () => done(this);
+    this.failed = (err: unknown) => failed(this, err);
+  }
+}
 
 export class GroupCommit {
   readonly #sync: SyncFn;
+  readonly #written: () => number;
   readonly #onFlushed: (flushedOffset: number) => void;
   readonly #onError: (err: unknown) => void;
   /** Waiting appends, in write order, so their flush targets never decrease. */
   #waiting: PendingAppend[] = [];
   #head = 0;
-  #running = false;
+  readonly #slots: SyncSlot[] = [];
+  #inFlight = 0;
+  /** An fsync was asked for (the interval timer) though nothing new may be written. */
   #requested = false;
+  /** The highest log end an fsync has been started for. */
+  #started: number;
   #flushed: number;
-  #idle: Promise<void> = Promise.resolve();
+  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
   #failure: Error | null = null;
   readonly #stats: LogStats | null;
 
+  /**
+   * `written` returns the log end written so far (what an fsync started now covers); `sync` starts
+   * an fsync of it.
+   */
   constructor(
     flushedOffset: number,
+    written: () => number,
     sync: SyncFn,
     onFlushed: (offset: number) => void,
     onError: (err: unknown) => void,
@@ -36,17 +67,27 @@ export class GroupCommit {
   ) {
     this.#stats = stats;
     this.#flushed = flushedOffset;
+    this.#started = flushedOffset;
+    this.#written = written;
     this.#sync = sync;
     this.#onFlushed = onFlushed;
     this.#onError = onError;
+    for (let i = 0; i < SYNCS_IN_FLIGHT; i++) {
+      this.#slots.push(
+        new SyncSlot(
+          (slot) => this.#synced(slot),
+          (slot, err) => this.#syncFailed(slot, err),
+        ),
+      );
+    }
   }
 
-  /** Whether an fsync is running (or about to start). */
+  /** Whether an fsync is running. */
   get running(): boolean {
-    return this.#running;
+    return this.#inFlight > 0;
   }
 
-  /** The log end the last completed fsync covered. */
+  /** The log end the completed fsyncs cover. */
   get flushedOffset(): number {
     return this.#flushed;
   }
@@ -63,26 +104,29 @@ export class GroupCommit {
     }
     p.flushTarget = writtenOffset;
     this.#waiting.push(p);
-    // A running fsync that started after `p` was written covers it; one that started before leaves
-    // it waiting, and the loop goes on while anything waits. Only an idle committer needs a start
-    // (setting `requested` here would cost an fsync with nothing new to cover).
-    this.#start();
+    // A running fsync that started after `p` was written covers it; otherwise one starts now if a
+    // slot is free, or when the first running one ends.
+    this.#startSyncs();
   }
 
-  /** Asks for an fsync (the interval timer, a roll); joins the running one's successor if busy. */
+  /** Asks for an fsync (the interval timer): one starts now, or when a slot frees up. */
   request(): void {
     if (this.#failure !== null) return;
     this.#requested = true;
-    this.#start();
+    this.#startSyncs();
   }
 
-  #start(): void {
-    if (!this.#running) this.#idle = this.#run();
-  }
-
-  /** Resolves when no fsync is running or requested. */
+  /** Resolves when no fsync is running or asked for. */
   idle(): Promise<void> {
-    return this.#idle;
+    if (this.#inFlight === 0) return Promise.resolve();
+    if (this.#idle === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#idle = { promise, resolve };
+    }
+    return this.#idle.promise;
   }
 
   /** Fails every waiting append and refuses new ones: the log can no longer promise durability. */
@@ -93,37 +137,76 @@ export class GroupCommit {
     this.#head = 0;
   }
 
-  async #run(): Promise<void> {
-    this.#running = true;
-    try {
-      while (this.#failure === null && (this.#requested || this.#head < this.#waiting.length)) {
-        this.#requested = false;
-        let covered: number;
-        try {
-          covered = await this.#sync();
-        } catch (err) {
-          this.#onError(err);
-          return;
-        }
-        if (covered > this.#flushed) this.#flushed = covered;
-        const waiting = this.#waiting;
-        let i = this.#head;
-        while (i < waiting.length && waiting[i]!.flushTarget <= this.#flushed) waiting[i++]!.acknowledge();
-        // An fsync no append waited for (the interval timer's) is no group commit.
-        if (i > this.#head) this.#stats?.groupCommitAppends.observe(i - this.#head);
-        if (i === waiting.length) {
-          this.#waiting = [];
-          this.#head = 0;
-        } else if (i > 1024 && i * 2 > waiting.length) {
-          this.#waiting = waiting.slice(i);
-          this.#head = 0;
-        } else {
-          this.#head = i;
-        }
-        this.#onFlushed(this.#flushed);
+  /** Starts fsyncs while slots are free and something written is not yet covered by one. */
+  #startSyncs(): void {
+    while (this.#inFlight < SYNCS_IN_FLIGHT && this.#failure === null) {
+      const target = this.#written();
+      if (target <= this.#started && !this.#requested) return;
+      this.#requested = false;
+      let slot = this.#slots[0]!;
+      for (let i = 1; slot.busy; i++) slot = this.#slots[i]!;
+      slot.busy = true;
+      slot.target = target;
+      slot.startedAt = performance.now();
+      this.#started = target;
+      this.#inFlight++;
+      let running: Promise<unknown>;
+      try {
+        running = this.#sync();
+      } catch (err) {
+        running = Promise.reject(err);
       }
-    } finally {
-      this.#running = false;
+      running.then(slot.done, slot.failed);
     }
+  }
+
+  /** An fsync ended: everything written before it started is durable. Acknowledges in this tick. */
+  #synced(slot: SyncSlot): void {
+    this.#stats?.fsyncSeconds.observe((performance.now() - slot.startedAt) / 1000);
+    this.#release(slot);
+    if (this.#failure !== null) {
+      this.#stopped();
+      return;
+    }
+    // fsyncs may end out of order; each covers what was written before it began, whatever the
+    // other does, so the flushed end is the highest target of any that ended.
+    if (slot.target > this.#flushed) {
+      this.#flushed = slot.target;
+      const waiting = this.#waiting;
+      let i = this.#head;
+      while (i < waiting.length && waiting[i]!.flushTarget <= this.#flushed) waiting[i++]!.acknowledge();
+      // An fsync no append waited for (the interval timer's) is no group commit.
+      if (i > this.#head) this.#stats?.groupCommitAppends.observe(i - this.#head);
+      if (i === waiting.length) {
+        this.#waiting = [];
+        this.#head = 0;
+      } else if (i > 1024 && i * 2 > waiting.length) {
+        this.#waiting = waiting.slice(i);
+        this.#head = 0;
+      } else {
+        this.#head = i;
+      }
+      this.#onFlushed(this.#flushed);
+    }
+    this.#startSyncs();
+    this.#stopped();
+  }
+
+  #syncFailed(slot: SyncSlot, err: unknown): void {
+    this.#release(slot);
+    if (this.#failure === null) this.#onError(err);
+    this.#stopped();
+  }
+
+  #release(slot: SyncSlot): void {
+    slot.busy = false;
+    this.#inFlight--;
+  }
+
+  #stopped(): void {
+    if (this.#inFlight > 0 || this.#idle === null) return;
+    const idle = this.#idle;
+    this.#idle = null;
+    idle.resolve();
   }
 }

@@ -76,6 +76,8 @@ export class LogWriter {
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
   readonly #roller: SegmentRoller;
   #failure: ConchError | null = null;
+  /** fdatasyncs of closed segments that an fsync has taken and that have not ended (never reject). */
+  #closing: Promise<unknown> | null = null;
 
   constructor(options: WriterOptions) {
     this.#o = options;
@@ -93,6 +95,7 @@ export class LogWriter {
     });
     this.#commit = new GroupCommit(
       this.#writtenOffset,
+      () => this.#writtenOffset,
       () => this.#syncWritten(),
       (offset) => options.events.flushed(offset),
       (err) => this.#fatal(storageError("fsync failed", err)),
@@ -232,13 +235,6 @@ export class LogWriter {
   #writeSome(): Promise<unknown> | null {
     const o = this.#o;
     const config = o.config();
-    if (this.#commit.running && o.ops.writevSync !== undefined && this.#onlyDurableQueued(config)) {
-      // No append queued can be acknowledged before the next fsync: the one running covers only
-      // what was written before it started. Writing now would go through the thread pool (a write
-      // may wait for the fsync); after it, the write is made on the event loop and joins everything
-      // that queued meanwhile, at no cost in latency to these appends.
-      return this.#commit.idle();
-    }
     const seg = o.segments.active;
     const first = this.#queue[this.#head]!;
     if (
@@ -258,10 +254,11 @@ export class LogWriter {
     }
     const file = seg.openFile!;
     this.#inFlightEnd = to;
-    if (o.ops.writevSync !== undefined && !this.#commit.running) {
-      // Written on the event loop while no fsync of this log runs: a write into the page cache
-      // costs less than handing it to the thread pool and back (measured in docs/performance.md,
-      // "Hot path, first round").
+    if (o.ops.writevSync !== undefined) {
+      // Written on the event loop, also while an fsync of this log runs: a write into the page
+      // cache costs less than handing it to the thread pool and back (docs/performance.md, "Hot
+      // path, first round"), and one made during an fsync lets the next fsync start at once
+      // ("Hot path, eighth round": such a write rarely waits for the running fsync).
       let written = 0;
       let error: unknown = null;
       try {
@@ -271,7 +268,6 @@ export class LogWriter {
       }
       return this.#afterWrite(queue, seg, config, from, to, written, error);
     }
-    // While an fsync runs a write may wait for it, so it goes to the thread pool then.
     return o.ops.writev(file, this.#writeVector(), seg.size).then(
       (written) => this.#afterWrite(queue, seg, config, from, to, written, null),
       (err: unknown) => this.#afterWrite(queue, seg, config, from, to, 0, err ?? new Error("write failed")),
@@ -422,14 +418,6 @@ export class LogWriter {
     extendReserve(seg, o.ops, config.segmentBytes);
   }
 
-  /** Whether every queued append waits for an fsync anyway (flush=sync, or acks=durable). */
-  #onlyDurableQueued(config: LogConfig): boolean {
-    if (config.flush === "sync") return true;
-    const queue = this.#queue;
-    for (let i = this.#head; i < this.#end; i++) if (!queue[i]!.durable) return false;
-    return true;
-  }
-
   #compactQueue(): void {
     if (this.#head === this.#end) {
       this.#head = 0;
@@ -500,16 +488,22 @@ export class LogWriter {
     return dropped;
   }
 
-  /** The group commit's fsync: the active file and any segment closed since the last one. */
-  async #syncWritten(): Promise<number> {
-    const target = this.#writtenOffset;
-    const file = this.#o.segments.active.openFile!;
+  /**
+   * The group commit's fsync of everything written: the active file, and the segments closed
+   * since an earlier fsync took their fdatasyncs. Those stay in `#closing` until they end, so that
+   * an fsync running beside the one that took them cannot end first and acknowledge their data.
+   */
+  #syncWritten(): Promise<unknown> {
+    const datasync = this.#o.ops.datasync(this.#o.segments.active.openFile!);
     const unsynced = this.#roller.takeUnsynced();
-    const startedAt = performance.now();
-    await Promise.all([this.#o.ops.datasync(file), ...unsynced]);
-    this.#o.stats.fsyncSeconds.observe((performance.now() - startedAt) / 1000);
-    if (this.#failure !== null) throw this.#failure;
-    return target;
+    if (unsynced.length > 0) {
+      const closing = Promise.all(this.#closing === null ? unsynced : [this.#closing, ...unsynced]);
+      this.#closing = closing;
+      void closing.then(() => {
+        if (this.#closing === closing) this.#closing = null;
+      });
+    }
+    return this.#closing === null ? datasync : Promise.all([datasync, this.#closing]);
   }
 
   /** The log cannot keep its promises any more: fail everything waiting, refuse new appends. */

@@ -1,12 +1,14 @@
 /**
- * Appends are written on the event loop (FileOps.writevSync) while no fsync of the log runs, and
- * through the thread pool (writev) while one does, since a write may then wait for the fsync. Both
- * paths keep the log's promises: offsets, visibility, a failed write failing its appends.
+ * Appends are written on the event loop (FileOps.writevSync), also while fsyncs of the log run,
+ * and the group commit keeps up to SYNCS_IN_FLIGHT fsyncs running: a durable append written during
+ * an fsync gets one of its own at once instead of waiting for the running one to end. Both keep the
+ * log's promises: offsets, visibility, a failed write failing its appends.
  */
 import assert from "node:assert/strict";
 import type { FileHandle } from "node:fs/promises";
 import { test } from "node:test";
 import { defaultFileOps } from "../../src/storage/file-ops.js";
+import { SYNCS_IN_FLIGHT } from "../../src/storage/flusher.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { gate, settle, TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
@@ -34,60 +36,84 @@ function openIntervalLog(dir: string, ops: SyncCapableOps): Promise<PartitionLog
   });
 }
 
-test("writes go out synchronously while no fsync runs, through the pool while one does", async () => {
+test("writes go out on the event loop, also while an fsync runs", async () => {
   await withTempDir(async (dir) => {
     const ops = new SyncCapableOps();
     const log = await openIntervalLog(dir, ops);
     await log.append(makeBatch("a", 3));
     assert.equal(ops.syncWrites, 1);
-    assert.equal(ops.writes.count, 0, "no thread-pool write");
 
     // A durable append starts an fsync; hold it, and append meanwhile.
     const held = gate();
     ops.syncGate = held.promise;
     const durable = log.append(makeBatch("d", 1), { durable: true });
     await ops.datasyncs.reached(1);
-    const during = log.append(makeBatch("b", 2));
-    await ops.writes.reached(1);
-    assert.equal(ops.syncWrites, 2, "the write during the fsync went to the pool");
-    assert.deepEqual(await during, { baseOffset: 4, lastOffset: 5 });
+    assert.deepEqual(await log.append(makeBatch("b", 2)), { baseOffset: 4, lastOffset: 5 });
+    assert.equal(ops.syncWrites, 3, "written on the event loop and acknowledged during the fsync");
+    assert.equal(ops.writes.count, 0, "no thread-pool write");
     held.open();
     ops.syncGate = null;
     assert.deepEqual(await durable, { baseOffset: 3, lastOffset: 3 });
-
-    await log.append(makeBatch("c", 1));
-    assert.equal(ops.syncWrites, 3, "back on the event loop once the fsync is over");
-    assert.deepEqual(offsetsOf(await readAll(log)), range(0, 7));
+    assert.deepEqual(offsetsOf(await readAll(log)), range(0, 6));
     await log.close();
   });
 });
 
-test("durable appends queued during an fsync are written after it, on the event loop, in one write", async () => {
+test("a durable append written during an fsync is acknowledged by an fsync of its own, without waiting for the running one", async () => {
   await withTempDir(async (dir) => {
     const ops = new SyncCapableOps();
     const log = await openIntervalLog(dir, ops);
     const held = gate();
     ops.syncGate = held.promise;
-    const first = log.append(makeBatch("d0", 1), { durable: true });
+    let firstDone = false;
+    const first = log.append(makeBatch("d0", 1), { durable: true }).then((r) => {
+      firstDone = true;
+      return r;
+    });
     await ops.datasyncs.reached(1);
-    assert.equal(ops.syncWrites, 1);
-    // Durable appends while the fsync runs: it cannot cover them, so nothing is written yet.
-    const later = [1, 2, 3].map((i) => log.append(makeBatch(`d${i}`, 1), { durable: true }));
+    ops.syncGate = null; // only the first fsync is held
+    assert.deepEqual(await log.append(makeBatch("d1", 1), { durable: true }), {
+      baseOffset: 1,
+      lastOffset: 1,
+    });
+    assert.equal(ops.datasyncs.count, 2, "a second fsync ran beside the held one");
+    // The second fsync began after d0 was written, so it covers d0 too.
     await settle();
-    assert.equal(ops.writes.count, 0, "no thread-pool write during the fsync");
-    assert.equal(ops.syncWrites, 1, "nor a synchronous one");
+    assert.equal(firstDone, true, "the held fsync's append is durable once a later fsync ended");
+    assert.deepEqual(await first, { baseOffset: 0, lastOffset: 0 });
+    held.open();
+    await log.flush();
+    assert.deepEqual(offsetsOf(await readAll(log)), range(0, 2));
+    await log.close();
+  });
+});
+
+test("with every fsync slot busy, the durable appends written meanwhile share one fsync", async () => {
+  await withTempDir(async (dir) => {
+    const ops = new SyncCapableOps();
+    const log = await openIntervalLog(dir, ops);
+    const held = gate();
+    ops.syncGate = held.promise;
+    const busy = [];
+    for (let i = 0; i < SYNCS_IN_FLIGHT; i++) {
+      busy.push(log.append(makeBatch(`busy${i}`, 1), { durable: true }));
+      await ops.datasyncs.reached(i + 1);
+    }
+    const writesBefore = ops.syncWrites;
+    let acked = 0;
+    const waiting = [];
+    for (let i = 0; i < 10; i++) {
+      waiting.push(log.append(makeBatch(`w${i}`, 1), { durable: true }).then(() => acked++));
+      await settle(1); // each in a pass of its own: ten writes, as from ten connections
+    }
+    await settle();
+    assert.equal(ops.syncWrites - writesBefore, 10, "written while the fsyncs run");
+    assert.equal(ops.datasyncs.count, SYNCS_IN_FLIGHT, "no fsync beyond the slots");
+    assert.equal(acked, 0, "none acknowledged before an fsync that began after it");
     held.open();
     ops.syncGate = null;
-    assert.deepEqual(await first, { baseOffset: 0, lastOffset: 0 });
-    assert.deepEqual(await Promise.all(later), [
-      { baseOffset: 1, lastOffset: 1 },
-      { baseOffset: 2, lastOffset: 2 },
-      { baseOffset: 3, lastOffset: 3 },
-    ]);
-    assert.equal(ops.syncWrites, 2, "the three went out together, synchronously, after the fsync");
-    assert.equal(ops.writes.count, 0);
-    assert.equal(ops.datasyncs.count, 2, "and one more fsync covered them");
-    assert.deepEqual(offsetsOf(await readAll(log)), range(0, 4));
+    await Promise.all([...busy, ...waiting]);
+    assert.equal(ops.datasyncs.count, SYNCS_IN_FLIGHT + 1, "the ten waiting appends took one fsync");
     await log.close();
   });
 });
