@@ -1,18 +1,8 @@
 /** Shared helpers of the security tests: temporary directories, a fake clock, file-op faults. */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ConchError } from "../../src/format/errors.js";
 import { type DurableFileOps, defaultDurableFileOps } from "../../src/security/durable-file.js";
 
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), "conch-security-"));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+export { withTempDir } from "../storage/helpers.js";
 
 export const isCode = (code: number) => (err: unknown) => err instanceof ConchError && err.code === code;
 
