@@ -8,24 +8,6 @@ function openssl(dir: string, args: string[]): void {
 
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
 
-/** A self-signed CA `<name>.pem` / `<name>.key` in `dir`; returns the certificate path. */
-export function makeCa(dir: string, name = "ca", subject = "/CN=conch-test-ca"): string {
-  openssl(dir, [
-    "req",
-    "-x509",
-    ...EC,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "30",
-    "-subj",
-    subject,
-  ]);
-  return join(dir, `${name}.pem`);
-}
-
 /**
  * A certificate `<name>.pem` with key `<name>.key`, issued by the CA `ca` made by makeCa (or
  * self-signed without one), valid for `days` days; `subject` in openssl's `/K=V/...` form.
@@ -89,4 +71,9 @@ export function makeCert(
 export function encryptKey(dir: string, key: string, name: string): string {
   openssl(dir, ["pkey", "-in", key, "-out", `${name}.key`, "-aes256", "-passout", "pass:secret"]);
   return join(dir, `${name}.key`);
+}
+
+/** A self-signed CA `<name>.pem` / `<name>.key` in `dir` (for makeCert's `ca`); returns the certificate path. */
+export function makeCa(dir: string, name = "ca", subject = "/CN=conch-test-ca"): string {
+  return makeCert(dir, name, subject).cert;
 }
