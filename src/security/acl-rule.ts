@@ -46,7 +46,7 @@ export const OPERATIONS_OF: Record<ResourceType, readonly Operation[]> = {
   cluster: ["create", "alter", "describe"],
 };
 
-const CONTROL = /[\0-\x1f\x7f]/;
+const CONTROL = /\p{Cc}/u;
 const TOPIC_PREFIX = /^[A-Za-z0-9._-]+$/;
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[]): value is T {

@@ -166,7 +166,7 @@ export class QuotaManager {
     const now = this.#now();
     const a = this.#take(this.#principals, kind, principal, amount, now);
     const b = this.#take(this.#clientIds, kind, clientId, amount, now);
-    return a > b ? a : b;
+    return Math.max(a, b);
   }
 
   #take(entities: EntityQuotas, kind: Kind, key: string, amount: number, now: number): number {
@@ -191,10 +191,9 @@ export class QuotaManager {
     }
     const full = b.rate * this.windowMs;
     const refilled = b.tokens + (now - b.last) * b.rate;
-    b.tokens = (refilled < full ? refilled : full) - amount;
+    b.tokens = Math.min(refilled, full) - amount;
     b.last = now;
     if (b.tokens >= 0) return 0;
-    const ms = Math.ceil(-b.tokens / b.rate);
-    return ms < this.maxThrottleMs ? ms : this.maxThrottleMs;
+    return Math.min(Math.ceil(-b.tokens / b.rate), this.maxThrottleMs);
   }
 }
