@@ -34,6 +34,17 @@ export const ErrorCode = {
   NOT_COORDINATOR: 34,
   UNKNOWN_GROUP: 35,
   INVALID_GROUP: 36,
+  // 40-49: security (docs/security.md).
+  /** Bad credentials, unknown user, or a SASL message that does not parse; one answer for all. */
+  AUTHENTICATION_FAILED: 40,
+  /** A request the connection's authentication state does not allow (anything before it is done). */
+  ILLEGAL_SASL_STATE: 41,
+  UNSUPPORTED_SASL_MECHANISM: 42,
+  TOPIC_AUTHORIZATION_FAILED: 43,
+  GROUP_AUTHORIZATION_FAILED: 44,
+  CLUSTER_AUTHORIZATION_FAILED: 45,
+  USER_ALREADY_EXISTS: 46,
+  UNKNOWN_USER: 47,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,
