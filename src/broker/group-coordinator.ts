@@ -17,6 +17,7 @@ import type { JoinResult } from "./group-member.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import type { TopicDescription } from "./topic.js";
 
+export type { AssignmentStrategy } from "./group-assignor.js";
 export type {
   GroupDescription,
   GroupKind,
@@ -26,7 +27,6 @@ export type {
   GroupStateName,
 } from "./group-description.js";
 export type { KafkaJoinResult } from "./group-kafka.js";
-export type { AssignmentStrategy } from "./group-assignor.js";
 export type { JoinResult, TopicPartitions } from "./group-member.js";
 export type { OffsetEntry } from "./offset-store.js";
 
@@ -223,7 +223,10 @@ export class GroupCoordinator {
   kafkaSync(req: KafkaSyncRequest, signal?: AbortSignal): Promise<Uint8Array> {
     try {
       this.#checkOpen();
-      const assignments = req.assignments.map((a) => ({ memberId: a.memberId, assignment: copy(a.assignment) }));
+      const assignments = req.assignments.map((a) => ({
+        memberId: a.memberId,
+        assignment: copy(a.assignment),
+      }));
       return this.#kafka(req.group, req.memberId).sync(
         req.memberId,
         req.generation,

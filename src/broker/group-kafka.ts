@@ -224,7 +224,9 @@ export class KafkaGroup {
       const pending = new GroupWait<Uint8Array>(resolve, reject, () => {
         if (member.pendingSync !== pending) return;
         member.pendingSync = null;
-        pending.reject(new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, "sync abandoned: the connection closed"));
+        pending.reject(
+          new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, "sync abandoned: the connection closed"),
+        );
       });
       member.pendingSync = pending;
       previous?.reject(
@@ -237,7 +239,10 @@ export class KafkaGroup {
       for (const a of assignments) given.set(a.memberId, a.assignment);
       for (const m of this.#members.values()) m.assignment = given.get(m.id) ?? EMPTY;
       this.#state = "Stable";
-      this.#logger.info({ group: this.name, generation: this.#generation }, "assignment received from the leader");
+      this.#logger.info(
+        { group: this.name, generation: this.#generation },
+        "assignment received from the leader",
+      );
       for (const m of this.#members.values()) {
         const pending = m.pendingSync;
         m.pendingSync = null;
@@ -320,7 +325,9 @@ export class KafkaGroup {
     }
     const others = [...this.#members.values()].filter((m) => m.id !== spec.memberId);
     if (others.length === 0) return;
-    const common = spec.protocols.some((p) => others.every((m) => m.protocols.some((q) => q.name === p.name)));
+    const common = spec.protocols.some((p) =>
+      others.every((m) => m.protocols.some((q) => q.name === p.name)),
+    );
     if (!common) {
       throw new ConchError(
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
