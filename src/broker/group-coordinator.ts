@@ -5,18 +5,28 @@
  * OffsetStore (`__consumer_offsets`).
  */
 import { type Logger, pino } from "pino";
-import { checkDurationMs } from "../format/duration.js";
+import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName } from "../format/topic-name.js";
 import type { OffsetSpec } from "./broker-requests.js";
-import { ConsumerGroup, type GroupStateName } from "./group.js";
+import { ConsumerGroup, unknownMember } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
-import type { JoinResult, TopicPartitions } from "./group-member.js";
+import { describe, type GroupDescription, type GroupKind, type GroupListing } from "./group-description.js";
+import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
+import type { JoinResult } from "./group-member.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import type { TopicDescription } from "./topic.js";
 
-export type { GroupStateName } from "./group.js";
 export type { AssignmentStrategy } from "./group-assignor.js";
+export type {
+  GroupDescription,
+  GroupKind,
+  GroupListing,
+  GroupMemberDescription,
+  GroupPartitionDescription,
+  GroupStateName,
+} from "./group-description.js";
+export type { KafkaJoinResult } from "./group-kafka.js";
 export type { JoinResult, TopicPartitions } from "./group-member.js";
 export type { OffsetEntry } from "./offset-store.js";
 
@@ -49,44 +59,33 @@ export interface JoinGroupRequest {
   rebalanceTimeoutMs: number;
 }
 
+/** A Kafka JoinGroup, in domain values (the Kafka handler maps the wire to these). */
+export interface KafkaJoinRequest {
+  group: string;
+  /** "" for a new member. */
+  memberId: string;
+  clientId: string;
+  protocolType: string;
+  protocols: readonly { name: string; metadata: Uint8Array }[];
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  /** A new member is given an id to join again with (JoinGroup v4+). */
+  requireKnownMemberId: boolean;
+}
+
+export interface KafkaSyncRequest {
+  group: string;
+  memberId: string;
+  generation: number;
+  /** The leader's: each member's assignment; empty from the others. */
+  assignments: readonly { memberId: string; assignment: Uint8Array }[];
+}
+
 export type ResetTarget =
   | { to: "earliest" }
   | { to: "latest" }
   | { to: "timestamp"; timestampMs: number }
   | { to: "offset"; offset: number };
-
-export interface GroupListing {
-  group: string;
-  state: GroupStateName;
-  members: number;
-}
-
-export interface GroupMemberDescription {
-  memberId: string;
-  clientId: string;
-  assignment: TopicPartitions[];
-}
-
-export interface GroupPartitionDescription {
-  topic: string;
-  partition: number;
-  /** "" when no member owns it. */
-  owner: string;
-  /** -1: none committed. */
-  committed: number;
-  highWatermark: number;
-  /** highWatermark - committed, or -1 when nothing is committed. */
-  lag: number;
-}
-
-export interface GroupDescription {
-  group: string;
-  state: GroupStateName;
-  generation: number;
-  strategy: string;
-  members: GroupMemberDescription[];
-  partitions: GroupPartitionDescription[];
-}
 
 export const MIN_GROUP_TIMEOUT_MS = 100;
 export const MAX_GROUP_TIMEOUT_MS = 60 * 60 * 1000;
@@ -96,7 +95,7 @@ export class GroupCoordinator {
   #host: GroupHost;
   #logger: Logger;
   #now: () => number;
-  #groups = new Map<string, ConsumerGroup>();
+  #groups = new Map<string, ConsumerGroup | KafkaGroup>();
   #offsets: OffsetStore;
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
@@ -148,6 +147,10 @@ export class GroupCoordinator {
         ),
       };
       let group = this.#groups.get(req.group);
+      if (group instanceof KafkaGroup) {
+        if (group.live) throw otherKind(req.group, "kafka");
+        group = undefined;
+      }
       if (group === undefined) {
         if (req.memberId !== "") {
           throw new ConchError(
@@ -166,12 +169,84 @@ export class GroupCoordinator {
 
   heartbeat(group: string, memberId: string, generation: number): void {
     this.#checkOpen();
-    this.#group(group, memberId).heartbeat(memberId, generation, this.#now());
+    this.#native(group, memberId).heartbeat(memberId, generation, this.#now());
   }
 
   leave(group: string, memberId: string): void {
     this.#checkOpen();
-    this.#group(group, memberId).leave(memberId, this.#now());
+    this.#native(group, memberId).leave(memberId, this.#now());
+  }
+
+  // ---- Kafka membership (group-kafka.ts) -----------------------------------------------------
+
+  /**
+   * A Kafka member joins: resolves once the rebalance completes, with every member's metadata for
+   * the leader; or at once with `memberIdRequired` for a new member that must join again with it.
+   */
+  kafkaJoin(req: KafkaJoinRequest, signal?: AbortSignal): Promise<KafkaJoinResult> {
+    try {
+      this.#checkOpen();
+      checkGroupName(req.group);
+      if (req.protocolType === "" || req.protocols.length === 0) {
+        throw new ConchError(
+          ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+          "a Kafka member must name a protocol type and at least one protocol",
+        );
+      }
+      const spec = {
+        memberId: req.memberId,
+        clientId: req.clientId,
+        protocolType: req.protocolType,
+        // Copied: the request's bytes are views of a frame that is reused once it is answered.
+        protocols: req.protocols.map((p) => ({ name: p.name, metadata: copy(p.metadata) })),
+        sessionTimeoutMs: checkTimeout("session", req.sessionTimeoutMs, MAX_GROUP_TIMEOUT_MS),
+        rebalanceTimeoutMs: checkTimeout("rebalance", req.rebalanceTimeoutMs, MAX_TIMER_MS),
+        requireKnownMemberId: req.requireKnownMemberId,
+      };
+      let group = this.#groups.get(req.group);
+      if (group instanceof ConsumerGroup) {
+        if (group.memberCount > 0) throw otherKind(req.group, "native");
+        group = undefined;
+      }
+      if (group === undefined) {
+        if (req.memberId !== "") throw unknownMember(req.group, req.memberId);
+        group = new KafkaGroup(req.group, this.#logger);
+        this.#groups.set(req.group, group);
+      }
+      return group.join(spec, this.#now(), signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A Kafka member's SyncGroup: resolves with its own assignment once the leader has sent them. */
+  kafkaSync(req: KafkaSyncRequest, signal?: AbortSignal): Promise<Uint8Array> {
+    try {
+      this.#checkOpen();
+      const assignments = req.assignments.map((a) => ({
+        memberId: a.memberId,
+        assignment: copy(a.assignment),
+      }));
+      return this.#kafka(req.group, req.memberId).sync(
+        req.memberId,
+        req.generation,
+        assignments,
+        this.#now(),
+        signal,
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  kafkaHeartbeat(group: string, memberId: string, generation: number): void {
+    this.#checkOpen();
+    this.#kafka(group, memberId).heartbeat(memberId, generation, this.#now());
+  }
+
+  kafkaLeave(group: string, memberId: string): void {
+    this.#checkOpen();
+    this.#kafka(group, memberId).leave(memberId, this.#now());
   }
 
   /**
@@ -179,7 +254,7 @@ export class GroupCoordinator {
    * the partition in that generation. On the fetch path: no allocation unless it throws.
    */
   checkOwner(group: string, memberId: string, generation: number, topic: string, partition: number): void {
-    this.#group(group, memberId).checkOwner(memberId, generation, topic, partition);
+    this.#native(group, memberId).checkOwner(memberId, generation, topic, partition);
   }
 
   /** Sessions and rebalance deadlines; the sweep timer calls it, tests may too. */
@@ -187,7 +262,7 @@ export class GroupCoordinator {
     if (this.#closed) return;
     const now = this.#now();
     for (const [name, group] of this.#groups) {
-      if (group.memberCount > 0) group.tick(now);
+      if (group instanceof KafkaGroup ? group.live : group.memberCount > 0) group.tick(now);
       // An empty group lives on only in its committed offsets: its ids and generation are no longer
       // needed, since member ids are never reused.
       else this.#groups.delete(name);
@@ -210,7 +285,8 @@ export class GroupCoordinator {
       this.#checkOpen();
       checkGroupName(group);
       const g = this.#groups.get(group);
-      if (g !== undefined) g.checkCommit(memberId, generation, offsets, this.#now());
+      if (g instanceof KafkaGroup) g.checkCommit(memberId, generation, this.#now());
+      else if (g !== undefined) g.checkCommit(memberId, generation, offsets, this.#now());
       else if (memberId !== "" || generation !== 0) {
         throw new ConchError(ErrorCode.UNKNOWN_MEMBER, `group "${group}" has no member "${memberId}"`);
       }
@@ -300,7 +376,13 @@ export class GroupCoordinator {
     const names = new Set([...this.#groups.keys(), ...this.#offsets.groups()]);
     return [...names].sort().map((name) => {
       const g = this.#groups.get(name);
-      return { group: name, state: g?.state ?? "Empty", members: g?.memberCount ?? 0 };
+      return {
+        group: name,
+        kind: g instanceof KafkaGroup ? "kafka" : "native",
+        state: g?.state ?? "Empty",
+        members: g?.memberCount ?? 0,
+        protocolType: g instanceof KafkaGroup ? g.protocolType : "",
+      };
     });
   }
 
@@ -309,47 +391,7 @@ export class GroupCoordinator {
     checkGroupName(group);
     const g = this.#groups.get(group);
     if (g === undefined && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
-    const members = g?.members() ?? [];
-    const owners = new Map<string, string>();
-    const topics = new Set<string>();
-    for (const m of members) {
-      for (const t of m.topics) topics.add(t);
-      for (const [topic, partitions] of m.owned)
-        for (const p of partitions) owners.set(`${topic}:${p}`, m.id);
-    }
-    const committed = this.#offsets.groupOffsets(group);
-    for (const c of committed) topics.add(c.topic);
-    const partitions: GroupPartitionDescription[] = [];
-    for (const topic of [...topics].sort()) {
-      let described: TopicDescription | null = null;
-      try {
-        described = this.#host.describeTopic(topic);
-      } catch {
-        // Deleted (or not created yet): only what was committed for it is left to show.
-      }
-      const rows =
-        described?.partitions ??
-        committed.filter((c) => c.topic === topic).map((c) => ({ partition: c.partition, highWatermark: 0 }));
-      for (const p of rows) {
-        const offset = this.#offsets.get(group, topic, p.partition);
-        partitions.push({
-          topic,
-          partition: p.partition,
-          owner: owners.get(`${topic}:${p.partition}`) ?? "",
-          committed: offset,
-          highWatermark: p.highWatermark,
-          lag: offset < 0 ? -1 : Math.max(0, p.highWatermark - offset),
-        });
-      }
-    }
-    return {
-      group,
-      state: g?.state ?? "Empty",
-      generation: g?.generation ?? 0,
-      strategy: g?.strategy ?? "",
-      members: members.map((m) => ({ memberId: m.id, clientId: m.clientId, assignment: m.assignment() })),
-      partitions,
-    };
+    return describe(group, g, this.#offsets, this.#host);
   }
 
   /** Stops the sweep and answers every waiting join with SHUTTING_DOWN. Later calls fail with it. */
@@ -358,7 +400,10 @@ export class GroupCoordinator {
     this.#closed = true;
     if (this.#sweep !== null) clearInterval(this.#sweep);
     const err = shuttingDown();
-    for (const g of this.#groups.values()) g.abortJoins(err);
+    for (const g of this.#groups.values()) {
+      if (g instanceof KafkaGroup) g.abortWaits(err);
+      else g.abortJoins(err);
+    }
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -367,11 +412,17 @@ export class GroupCoordinator {
     if (this.#closed) throw shuttingDown();
   }
 
-  #group(group: string, memberId: string): ConsumerGroup {
+  #native(group: string, memberId: string): ConsumerGroup {
     const g = this.#groups.get(group);
-    if (g === undefined) {
-      throw new ConchError(ErrorCode.UNKNOWN_MEMBER, `group "${group}" has no member "${memberId}"`);
-    }
+    if (g === undefined) throw unknownMember(group, memberId);
+    if (g instanceof KafkaGroup) throw otherKind(group, "kafka");
+    return g;
+  }
+
+  #kafka(group: string, memberId: string): KafkaGroup {
+    const g = this.#groups.get(group);
+    if (g === undefined) throw unknownMember(group, memberId);
+    if (g instanceof ConsumerGroup) throw otherKind(group, "native");
     return g;
   }
 
@@ -399,6 +450,28 @@ function checkGroupName(group: string): void {
   if (bytes === 0 || bytes > MAX_GROUP_NAME_BYTES) {
     throw new ConchError(ErrorCode.INVALID_GROUP, `group names are 1 to ${MAX_GROUP_NAME_BYTES} bytes long`);
   }
+}
+
+/** A Kafka timeout outside the range: INVALID_SESSION_TIMEOUT, as Kafka answers. */
+function checkTimeout(which: string, ms: number, max: number): number {
+  if (!Number.isInteger(ms) || ms < MIN_GROUP_TIMEOUT_MS || ms > max) {
+    throw new ConchError(
+      ErrorCode.INVALID_SESSION_TIMEOUT,
+      `the ${which} timeout must be from ${MIN_GROUP_TIMEOUT_MS} to ${max} ms, not ${ms}`,
+    );
+  }
+  return ms;
+}
+
+function otherKind(group: string, kind: GroupKind): ConchError {
+  return new ConchError(
+    ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+    `group "${group}" is a ${kind} group: ${kind === "kafka" ? "Kafka" : "Conch"} clients are its members`,
+  );
+}
+
+function copy(bytes: Uint8Array): Uint8Array {
+  return Uint8Array.prototype.slice.call(bytes);
 }
 
 function unknownGroup(group: string): ConchError {

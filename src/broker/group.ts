@@ -15,9 +15,9 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { AbortTarget, subscribe, unsubscribe } from "./abort-fanout.js";
 import { type AssignmentStrategy, assignPartitions } from "./group-assignor.js";
 import { GroupMember, type JoinResult, type PendingJoin } from "./group-member.js";
+import { GroupWait } from "./group-wait.js";
 
 export type GroupStateName = "Empty" | "PreparingRebalance" | "Stable";
 
@@ -116,15 +116,12 @@ export class ConsumerGroup {
     }
     const result = new Promise<JoinResult>((resolve, reject) => {
       const previous = member.pendingJoin;
-      const pending = new WaitingJoin(resolve, reject, () => this.#abandon(member, pending, now));
+      const pending = new GroupWait<JoinResult>(resolve, reject, () => this.#abandon(member, pending, now));
       member.pendingJoin = pending;
       previous?.reject(
         new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, "a newer join of the same member replaced this one"),
       );
-      // Through the fan-out (abort-fanout.ts): a listener per join on the connection's signal
-      // tripped MaxListenersExceededWarning once ten joins were pipelined.
-      if (signal?.aborted) queueMicrotask(() => pending.signalAborted());
-      else if (signal !== undefined) subscribe(signal, pending);
+      pending.watch(signal);
     });
     if (this.#state !== "PreparingRebalance") this.#prepareRebalance(now, `${member.id} joined`);
     this.#completeIfReady(now);
@@ -343,38 +340,6 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function unknownMember(group: string, memberId: string): ConchError {
+export function unknownMember(group: string, memberId: string): ConchError {
   return new ConchError(ErrorCode.UNKNOWN_MEMBER, `group "${group}" has no member "${memberId}": join again`);
-}
-
-/** A join waiting for its rebalance, told when the connection that sent it closes. */
-class WaitingJoin extends AbortTarget implements PendingJoin {
-  readonly #resolve: (result: JoinResult) => void;
-  readonly #reject: (err: ConchError) => void;
-  readonly #abandoned: () => void;
-
-  constructor(
-    resolve: (result: JoinResult) => void,
-    reject: (err: ConchError) => void,
-    abandoned: () => void,
-  ) {
-    super();
-    this.#resolve = resolve;
-    this.#reject = reject;
-    this.#abandoned = abandoned;
-  }
-
-  resolve(result: JoinResult): void {
-    unsubscribe(this);
-    this.#resolve(result);
-  }
-
-  reject(err: ConchError): void {
-    unsubscribe(this);
-    this.#reject(err);
-  }
-
-  signalAborted(): void {
-    this.#abandoned();
-  }
 }

@@ -34,6 +34,10 @@ export const ErrorCode = {
   NOT_COORDINATOR: 34,
   UNKNOWN_GROUP: 35,
   INVALID_GROUP: 36,
+  /** A member of one kind of group (native, Kafka) joins a group of the other, or shares no protocol with it. */
+  INCONSISTENT_GROUP_PROTOCOL: 37,
+  /** A Kafka member's session or rebalance timeout is outside the broker's range. */
+  INVALID_SESSION_TIMEOUT: 38,
   // 40-49: security (docs/security.md).
   /** Bad credentials, unknown user, or a SASL message that does not parse; one answer for all. */
   AUTHENTICATION_FAILED: 40,

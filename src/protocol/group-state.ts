@@ -11,10 +11,12 @@ export const GroupState = {
   PREPARING_REBALANCE: 1,
   /** Every member has its assignment for the current generation. */
   STABLE: 2,
+  /** A Kafka group whose members rejoined, waiting for its leader's assignment (SyncGroup). */
+  COMPLETING_REBALANCE: 3,
 } as const;
 export type GroupStateValue = (typeof GroupState)[keyof typeof GroupState];
 
-const NAMES = ["Empty", "PreparingRebalance", "Stable"] as const;
+const NAMES = ["Empty", "PreparingRebalance", "Stable", "CompletingRebalance"] as const;
 export type GroupStateName = (typeof NAMES)[number];
 
 export function groupStateName(state: GroupStateValue): GroupStateName {
@@ -23,7 +25,7 @@ export function groupStateName(state: GroupStateValue): GroupStateName {
 
 /** A state byte read from the wire; anything unknown is malformed. */
 export function groupStateFromWire(n: number): GroupStateValue {
-  if (n > GroupState.STABLE) {
+  if (n > GroupState.COMPLETING_REBALANCE) {
     throw new ConchError(ErrorCode.MALFORMED_REQUEST, `malformed response: group state ${n}`);
   }
   return n as GroupStateValue;

@@ -4,7 +4,7 @@
  *   request  body = (empty)
  *   response body = groups array<(group string | state u8 | members u32)>
  *
- * state: 0 = Empty, 1 = PreparingRebalance, 2 = Stable (group-state.ts).
+ * state: 0 = Empty, 1 = PreparingRebalance, 2 = Stable, 3 = CompletingRebalance (group-state.ts).
  */
 import { ApiKey } from "./api.js";
 import { responseBodyReader } from "./error-response.js";

@@ -25,6 +25,7 @@ const WIRE_STATE: Record<GroupStateName, GroupStateValue> = {
   Empty: GroupState.EMPTY,
   PreparingRebalance: GroupState.PREPARING_REBALANCE,
   Stable: GroupState.STABLE,
+  CompletingRebalance: GroupState.COMPLETING_REBALANCE,
 };
 
 export function joinGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {

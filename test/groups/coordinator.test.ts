@@ -193,7 +193,9 @@ test("leaving rebalances at once; the last member leaving empties the group", as
   assert.equal(d.state, "Empty");
   assert.equal(d.generation, 4);
   assert.deepEqual(d.members, []);
-  assert.deepEqual(groups.listGroups(), [{ group: "g", state: "Empty", members: 0 }]);
+  assert.deepEqual(groups.listGroups(), [
+    { group: "g", kind: "native", state: "Empty", members: 0, protocolType: "" },
+  ]);
 });
 
 test("a join whose connection closes forgets a new member; an old member stays for its session", async (t) => {
@@ -348,7 +350,13 @@ test("describe shows members, owners, committed offsets and lag; close answers w
   assert.equal(d.generation, 1);
   assert.equal(d.strategy, "range");
   assert.deepEqual(d.members, [
-    { memberId: a.memberId, clientId: "alpha", assignment: [{ topic: "orders", partitions: [0, 1] }] },
+    {
+      memberId: a.memberId,
+      clientId: "alpha",
+      assignment: [{ topic: "orders", partitions: [0, 1] }],
+      metadata: new Uint8Array(0),
+      assignmentBytes: new Uint8Array(0),
+    },
   ]);
   assert.deepEqual(d.partitions, [
     { topic: "orders", partition: 0, owner: a.memberId, committed: -1, highWatermark: 0, lag: -1 },
@@ -368,7 +376,9 @@ test("an empty group is forgotten at the next sweep unless it holds committed of
   groups.leave("g", a.memberId);
   groups.leave("kept", b.memberId);
   groups.tick();
-  assert.deepEqual(groups.listGroups(), [{ group: "kept", state: "Empty", members: 0 }]);
+  assert.deepEqual(groups.listGroups(), [
+    { group: "kept", kind: "native", state: "Empty", members: 0, protocolType: "" },
+  ]);
   assert.throws(() => groups.describeGroup("g"), conchError(ErrorCode.UNKNOWN_GROUP));
   assert.throws(() => groups.heartbeat("g", a.memberId, 1), conchError(ErrorCode.UNKNOWN_MEMBER));
   // A new member starts the group again from the first generation.

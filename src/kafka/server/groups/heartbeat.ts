@@ -1,0 +1,16 @@
+/** Heartbeat (12): REBALANCE_IN_PROGRESS tells a member to rejoin. */
+import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { decodeHeartbeatRequest, encodeHeartbeatResponse } from "../../protocol/heartbeat.js";
+import type { KafkaGroupHandler } from "./context.js";
+import { kafkaGroupError } from "./error-codes.js";
+
+export const heartbeat: KafkaGroupHandler = (ctx, h) => {
+  const req = decodeHeartbeatRequest(h);
+  let errorCode: number = KafkaErrorCode.NONE;
+  try {
+    ctx.broker.groups.kafkaHeartbeat(req.groupId, req.memberId, req.generationId);
+  } catch (err) {
+    errorCode = kafkaGroupError(err);
+  }
+  return encodeHeartbeatResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, errorCode });
+};

@@ -1,0 +1,50 @@
+/**
+ * JoinGroup (11): a member joins and waits for the rebalance; the leader's answer carries every
+ * member's metadata. From v4 a new member is first answered MEMBER_ID_REQUIRED with its id.
+ */
+
+import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { decodeJoinGroupRequest, encodeJoinGroupResponse } from "../../protocol/join-group.js";
+import type { KafkaGroupHandler } from "./context.js";
+import { kafkaGroupError } from "./error-codes.js";
+
+export const joinGroup: KafkaGroupHandler = async (ctx, h) => {
+  const req = decodeJoinGroupRequest(h);
+  const answer = (errorCode: number, memberId: string) =>
+    encodeJoinGroupResponse(h.correlationId, h.apiVersion, {
+      throttleTimeMs: 0,
+      errorCode,
+      generationId: -1,
+      protocolName: "",
+      leader: "",
+      memberId,
+      members: [],
+    });
+  try {
+    const r = await ctx.broker.groups.kafkaJoin(
+      {
+        group: req.groupId,
+        memberId: req.memberId,
+        clientId: h.clientId ?? "",
+        protocolType: req.protocolType,
+        protocols: req.protocols,
+        sessionTimeoutMs: req.sessionTimeoutMs,
+        rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+        requireKnownMemberId: h.apiVersion >= 4,
+      },
+      ctx.signal,
+    );
+    if (r.kind === "memberIdRequired") return answer(KafkaErrorCode.MEMBER_ID_REQUIRED, r.memberId);
+    return encodeJoinGroupResponse(h.correlationId, h.apiVersion, {
+      throttleTimeMs: 0,
+      errorCode: KafkaErrorCode.NONE,
+      generationId: r.generation,
+      protocolName: r.protocol,
+      leader: r.leader,
+      memberId: r.memberId,
+      members: r.members.map((m) => ({ memberId: m.memberId, groupInstanceId: null, metadata: m.metadata })),
+    });
+  } catch (err) {
+    return answer(kafkaGroupError(err), req.memberId);
+  }
+};

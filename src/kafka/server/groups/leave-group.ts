@@ -1,0 +1,23 @@
+/**
+ * LeaveGroup (13): members leave at once. v3 names several members and answers each; below, the one
+ * member's error is the response's.
+ */
+import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { decodeLeaveGroupRequest, encodeLeaveGroupResponse } from "../../protocol/leave-group.js";
+import type { KafkaGroupHandler } from "./context.js";
+import { kafkaGroupError } from "./error-codes.js";
+
+export const leaveGroup: KafkaGroupHandler = (ctx, h) => {
+  const req = decodeLeaveGroupRequest(h);
+  const members = req.members.map((m) => {
+    let errorCode: number = KafkaErrorCode.NONE;
+    try {
+      ctx.broker.groups.kafkaLeave(req.groupId, m.memberId);
+    } catch (err) {
+      errorCode = kafkaGroupError(err);
+    }
+    return { ...m, errorCode };
+  });
+  const errorCode = h.apiVersion >= 3 ? KafkaErrorCode.NONE : (members[0]?.errorCode ?? KafkaErrorCode.NONE);
+  return encodeLeaveGroupResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, errorCode, members });
+};

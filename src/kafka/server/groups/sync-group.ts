@@ -1,0 +1,27 @@
+/** SyncGroup (14): the leader hands out assignments; every member waits for and receives its own. */
+import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { decodeSyncGroupRequest, encodeSyncGroupResponse } from "../../protocol/sync-group.js";
+import type { KafkaGroupHandler } from "./context.js";
+import { kafkaGroupError } from "./error-codes.js";
+
+const NO_ASSIGNMENT: Uint8Array = new Uint8Array(0);
+
+export const syncGroup: KafkaGroupHandler = async (ctx, h) => {
+  const req = decodeSyncGroupRequest(h);
+  let errorCode: number = KafkaErrorCode.NONE;
+  let assignment = NO_ASSIGNMENT;
+  try {
+    assignment = await ctx.broker.groups.kafkaSync(
+      {
+        group: req.groupId,
+        memberId: req.memberId,
+        generation: req.generationId,
+        assignments: req.assignments,
+      },
+      ctx.signal,
+    );
+  } catch (err) {
+    errorCode = kafkaGroupError(err);
+  }
+  return encodeSyncGroupResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, errorCode, assignment });
+};
