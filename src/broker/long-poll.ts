@@ -39,7 +39,7 @@ export function fetchWithWait(
   closed: AbortSignal,
   listener: FetchListener,
   firstRead?: ReadResult,
-  startedAt: number = performance.now(),
+  startedAt: number = log.stats.counting ? performance.now() : 0,
 ): void {
   // A reader keeping up is served from the tail cache without a promise (readNow); otherwise the
   // file is read, and this is called again with what it returned.

@@ -96,7 +96,7 @@ export class LogWriter {
       () => this.#syncWritten(),
       (offset) => options.events.flushed(offset),
       (err) => this.#fatal(storageError("fsync failed", err)),
-      options.stats,
+      options.stats.counting ? options.stats : null,
     );
   }
 
@@ -143,7 +143,8 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
-    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, this.#o.stats);
+    const stats = this.#o.stats.counting ? this.#o.stats : null;
+    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, stats);
     this.#nextOffset = offset;
     this.#enqueue(pending);
     return pending;
@@ -505,9 +506,10 @@ export class LogWriter {
     const target = this.#writtenOffset;
     const file = this.#o.segments.active.openFile!;
     const unsynced = this.#roller.takeUnsynced();
-    const startedAt = performance.now();
+    const stats = this.#o.stats;
+    const startedAt = stats.counting ? performance.now() : 0;
     await Promise.all([this.#o.ops.datasync(file), ...unsynced]);
-    this.#o.stats.fsyncSeconds.observe((performance.now() - startedAt) / 1000);
+    if (stats.counting) stats.fsyncSeconds.observe((performance.now() - startedAt) / 1000);
     if (this.#failure !== null) throw this.#failure;
     return target;
   }
