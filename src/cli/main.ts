@@ -12,6 +12,7 @@ import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import { registerGroupCommands } from "./group-commands.js";
 import { registerLogCommands } from "./log-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
+import { registerTopCommand } from "./top-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
 
 function packageVersion(): string {
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerGroupCommands(program);
   registerBenchCommands(program);
   registerLogCommands(program);
+  registerTopCommand(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;
 }
