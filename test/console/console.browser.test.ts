@@ -37,9 +37,13 @@ after(async () => {
   await browser?.close();
 });
 
-async function screenshot(name: string): Promise<void> {
-  const dir = process.env.CONCH_SCREENSHOTS;
-  if (dir !== undefined && dir !== "") await page.screenshot({ path: join(dir, `console-${name}.png`) });
+const SCREENSHOTS = process.env.CONCH_SCREENSHOTS ?? "";
+
+/** With CONCH_SCREENSHOTS, saves the page; `settleMs` lets a live chart gather some history first. */
+async function screenshot(name: string, settleMs = 0): Promise<void> {
+  if (SCREENSHOTS === "") return;
+  if (settleMs > 0) await page.waitForTimeout(settleMs);
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`) });
 }
 
 /** The number in an element's text ("1,234" -> 1234), or NaN. */
@@ -96,7 +100,7 @@ test("the overview and a topic's message count rise while a producer runs", asyn
     await screenshot("topic");
     await page.goto(`${base}/#/`);
     await eventually("the overview to show messages coming in", async () => (await numberIn("#rate-in")) > 0);
-    await screenshot("overview");
+    await screenshot("overview", 8000);
   } finally {
     running = false;
     await producing;
