@@ -22,6 +22,7 @@ test("conch top --once prints the topics with their rates and the groups with th
   await producer.close();
   const reset = await fetch(`${base}/api/v1/groups/ledger/reset-offsets`, {
     method: "POST",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify({ topic: "payments", to: "offset", offset: 5 }),
   });
   assert.equal(reset.status, 200);

@@ -128,6 +128,7 @@ test("a group's lag shows, then falls to zero as its consumer catches up", async
   // The group starts with offsets at the beginning: all 1000 messages are its lag.
   const reset = await fetch(`${base}/api/v1/groups/invoicing/reset-offsets`, {
     method: "POST",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify({ topic: "billing", to: "earliest" }),
   });
   assert.equal(reset.status, 200);
