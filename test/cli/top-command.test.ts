@@ -4,11 +4,12 @@
  * docs/cli.md.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import { buildProgram } from "../../src/cli/main.js";
 import { useLiveBroker } from "../console/helpers.js";
-import { collect, runConch, spawnConch } from "./cli-harness.js";
+import { CONCH, collect, runConch, spawnConch } from "./cli-harness.js";
 
 const live = useLiveBroker();
 
@@ -59,6 +60,31 @@ test("conch top without --once prints a view per interval until stopped", async 
   assert.equal(r.code, 0, `SIGINT ends it cleanly: ${r.stderr}`);
   const stamps = [...r.stdout.matchAll(/^# (\S+)/gm)].map((m) => m[1]!);
   assert.notEqual(stamps[0], stamps[1], "each view is a new snapshot");
+});
+
+test("on a terminal, conch top redraws the screen in place", async (t) => {
+  // util-linux's script(1) gives the command a pseudo-terminal.
+  if (!existsSync("/usr/bin/script")) return t.skip("script(1) is not installed");
+  const { http } = live();
+  const command = `${process.execPath} ${CONCH} top --http ${http} --interval-ms 200`;
+  const child = spawn("/usr/bin/script", ["-qfec", command, "/dev/null"], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let done = false;
+  child.stdout!.on("data", (b: Buffer) => {
+    out += b.toString();
+    if (!done && out.split("\x1b[H\x1b[2J").length > 2) {
+      done = true;
+      child.kill("SIGTERM");
+    }
+  });
+  const r = await collect(child, 20_000);
+  const screens = out.split("\x1b[H\x1b[2J").slice(1);
+  assert.ok(screens.length >= 2, `two redraws: ${JSON.stringify(out)} ${r.stderr}`);
+  assert.match(screens[0]!, /^conch top {2}127\.0\.0\.1:\d+ {2}\S+ {2}\(Ctrl-C to quit\)\r?\n/);
+  assert.match(screens[0]!, /TOPIC +PARTITIONS/);
+  assert.doesNotMatch(out, /^# /m, "no plain-text headers on a terminal");
 });
 
 test("conch top fails clearly when nothing answers on the HTTP port, and checks its options", async () => {

@@ -135,13 +135,21 @@ test("a group's lag shows, then falls to zero as its consumer catches up", async
 
   await page.goto(`${base}/#/groups/invoicing`);
   await eventually("the lag of 1000", async () => (await numberIn("#group-lag")) === 1000);
+  // More messages and no consumer yet: the lag grows, and the page marks it.
+  const more = client.producer();
+  await Promise.all(
+    Array.from({ length: 100 }, (_, i) => more.send("billing", { value: `late ${i}`, partition: 0 })),
+  );
+  await more.close();
+  await page.locator('tr[data-partition="billing/0"] td.lag.growing').waitFor({ timeout: 10_000 });
+  await eventually("the lag of 1100", async () => (await numberIn("#group-lag")) === 1100);
   await screenshot("group");
 
   const consumer = client.consumer({ group: "invoicing", topics: ["billing"], autoCommitIntervalMs: 100 });
   let read = 0;
   try {
     for await (const m of consumer) {
-      if (++read < 1000) continue;
+      if (++read < 1100) continue;
       // The message in hand when the loop ends counts once committed; the rest go by autoCommit.
       await consumer.commit(m);
       break;
@@ -180,4 +188,69 @@ test("the message browser finds a message by key", async (t) => {
   );
   await screenshot("messages");
   assert.deepEqual(pageErrors, []);
+});
+
+test("topics are created and deleted with the console's forms, and bad input is told", async (t) => {
+  if (skipped !== "") return t.skip(skipped);
+  const { base } = live();
+  await page.goto(`${base}/#/topics`);
+  await page.fill("#create-name", "from-form");
+  await page.fill("#create-partitions", "4");
+  await page.selectOption("#create-retention", "3600000");
+  await page.click('#create-topic button[type="submit"]');
+  const row = page.locator('tr[data-topic="from-form"]');
+  await row.waitFor({ timeout: 10_000 });
+  assert.deepEqual((await row.locator("td").allTextContents()).slice(0, 5), [
+    "from-form",
+    "4",
+    "0",
+    "0 B",
+    "1 h",
+  ]);
+  const described = (await (await fetch(`${base}/api/v1/topics/from-form`)).json()) as {
+    configs: Record<string, string>;
+  };
+  assert.equal(described.configs["retention.ms"], "3600000");
+
+  // The same name again: the broker's error is shown, nothing else changes.
+  await page.fill("#create-name", "from-form");
+  await page.click('#create-topic button[type="submit"]');
+  await page.locator(".message.error", { hasText: "TOPIC_ALREADY_EXISTS" }).waitFor({ timeout: 10_000 });
+
+  await page.goto(`${base}/#/topics/from-form`);
+  page.once("dialog", (d) => void d.accept());
+  await page.click("#delete-topic");
+  await page.waitForURL(/#\/topics$/, { timeout: 10_000 });
+  await eventually(
+    "the topic to be gone",
+    async () => (await fetch(`${base}/api/v1/topics/from-form`)).status === 404,
+  );
+  await page.locator('tr[data-topic="orders"]').waitFor({ timeout: 10_000 });
+  assert.equal(await page.locator('tr[data-topic="from-form"]').count(), 0);
+  assert.deepEqual(
+    pageErrors.filter((e) => !e.includes("409")),
+    [],
+  );
+});
+
+test("the message browser pages from an offset", async (t) => {
+  if (skipped !== "") return t.skip(skipped);
+  const { base } = live();
+  await page.goto(`${base}/#/messages?topic=billing&partition=1`);
+  await page.locator("tr[data-offset]").first().waitFor({ timeout: 10_000 });
+  await page.selectOption("#browse-mode", "offset");
+  await page.fill("#browse-offset", "10");
+  await page.selectOption("#browse-limit", "20");
+  await page.click('#browse button[type="submit"]');
+  await page.locator('tr[data-offset="1/10"]').waitFor({ timeout: 10_000 });
+  const first = await page
+    .locator("tr[data-offset]")
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-offset")));
+  assert.deepEqual(
+    first,
+    Array.from({ length: 20 }, (_, i) => `1/${10 + i}`),
+  );
+  await page.click("#browse-more");
+  await page.locator('tr[data-offset="1/30"]').waitFor({ timeout: 10_000 });
+  assert.equal(await page.locator("tr[data-offset]").count(), 20);
 });
