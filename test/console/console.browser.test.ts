@@ -97,7 +97,9 @@ test("the overview and a topic's message count rise while a producer runs", asyn
       "the count to rise while the producer runs",
       async () => (await numberIn("#topic-messages")) > first,
     );
-    await screenshot("topic");
+    // The rate chart draws a line once the feed has sent rates (its second snapshot on).
+    await page.locator("svg.chart path").first().waitFor({ timeout: 10_000 });
+    await screenshot("topic", 8000);
     await page.goto(`${base}/#/`);
     await eventually("the overview to show messages coming in", async () => (await numberIn("#rate-in")) > 0);
     await screenshot("overview", 8000);
