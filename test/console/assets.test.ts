@@ -33,6 +33,12 @@ test("GET / serves the console page, its modules and styles, with types and reva
     const again = await fetch(base + path, { headers: { "if-none-match": etag } });
     assert.equal(again.status, 304, `${path} unchanged is answered 304`);
   }
+  // Every module is preloaded by the page, so the browser fetches them all in one round.
+  for (const name of assets.keys()) {
+    if (name.endsWith(".js") && name !== "main.js") {
+      assert.ok(html.includes(`<link rel="modulepreload" href="/console/${name}">`), `${name} is preloaded`);
+    }
+  }
   // Every module the console imports is there (a missing one would break the page in a browser).
   for (const [name, asset] of assets) {
     if (!name.endsWith(".js")) continue;
