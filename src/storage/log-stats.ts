@@ -8,7 +8,7 @@ import { BucketCounts, GROUP_COMMIT_BOUNDS, LATENCY_SECONDS_BOUNDS } from "./buc
 import { ErrorCounts } from "./error-counts.js";
 
 export class LogStats {
-  /** False when the broker runs with metrics off: nothing below is counted. */
+  /** False when the broker runs with metrics off: nothing below is counted but `errors`. */
   readonly counting: boolean;
   /** Appends accepted (one per produce of this partition), their bytes and records. */
   appends = 0;

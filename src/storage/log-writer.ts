@@ -143,8 +143,7 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
-    const stats = this.#o.stats.counting ? this.#o.stats : null;
-    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, stats);
+    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, this.#o.stats);
     this.#nextOffset = offset;
     this.#enqueue(pending);
     return pending;
