@@ -60,7 +60,7 @@ export class PendingAppend implements AppendResult {
     this.#listener = listener;
     this.#stats = stats;
     // With metrics off the clock is not read: errors are still counted, latency is not.
-    this.#startedAt = stats === null || !stats.counting ? 0 : performance.now();
+    this.#startedAt = stats?.counting ? performance.now() : 0;
     if (listener === null) {
       this.#promise = new Promise<AppendResult>((resolve, reject) => {
         this.#resolve = resolve;
@@ -86,8 +86,7 @@ export class PendingAppend implements AppendResult {
 
   acknowledge(): void {
     const stats = this.#stats;
-    if (stats !== null && stats.counting)
-      stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
+    if (stats?.counting) stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
     if (this.#listener !== null) this.#listener.appended(this);
     else this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
   }
