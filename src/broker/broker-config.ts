@@ -43,6 +43,8 @@ export interface BrokerConfig {
   http: boolean;
   httpHost: string;
   httpPort: number;
+  /** Count traffic for /metrics and the event feed (docs/performance.md, metrics cost). */
+  metrics: boolean;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -202,6 +202,16 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     7421,
     integerValue(0, 65535),
   ),
+  {
+    ...setting(
+      "metrics",
+      null,
+      "count appends, fetches and fsyncs for /metrics and the console; --no-metrics turns counting off",
+      true,
+      booleanValue(),
+    ),
+    negation: "--no-metrics",
+  },
 ];
 
 /** The flag and environment variable that name a JSON config file. */

@@ -48,7 +48,7 @@ export function fetchWithWait(
   closed: AbortSignal,
   listener: FetchListener,
   firstRead?: ReadResult,
-  startedAt: number = performance.now(),
+  startedAt: number = log.stats.counting ? performance.now() : 0,
 ): void {
   const { offset, maxBytes, maxWaitMs, minBytes, signal } = request;
   // A reader keeping up is served from the tail cache without a promise (readNow); otherwise the

@@ -54,6 +54,7 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
     compactionDelayMs: broker.compactionDelayMs,
     compactionBytesPerSec: broker.compactionBytesPerSec,
     corruptData: topic.corruptData,
+    metrics: broker.metrics,
   };
 }
 

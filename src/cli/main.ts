@@ -13,6 +13,7 @@ import { registerGroupCommands } from "./group-commands.js";
 import { registerLogCommands } from "./log-commands.js";
 import { registerProduceCommand } from "./produce-command.js";
 import { stdoutClosureClaimed } from "./reader-watch.js";
+import { registerTopCommand } from "./top-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
 import { UsageError } from "./usage-error.js";
 
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerGroupCommands(program);
   registerBenchCommands(program);
   registerLogCommands(program);
+  registerTopCommand(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;
 }

@@ -1,6 +1,6 @@
 /**
- * The broker's HTTP port, put together: metrics, health, the admin API and the event feed on one
- * listener (docs/http-api.md). It starts before the broker is open, so /healthz answers during
+ * The broker's HTTP port, put together: metrics, health, the admin API, the event feed and the web
+ * console on one listener (docs/http-api.md, docs/console.md). It starts before the broker is open, so /healthz answers during
  * recovery; `attach` hands it the broker, `stopping` takes it away at shutdown (so /readyz turns
  * 503 while connections drain).
  *
@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Broker } from "../broker/broker.js";
 import { createMetricsRegistry } from "./broker-metrics.js";
+import { consoleRoutes } from "./console-routes.js";
 import { EventFeed } from "./event-feed.js";
 import { groupRoutes } from "./group-routes.js";
 import { HttpContext, type ListenerProbe } from "./http-context.js";
@@ -47,6 +48,7 @@ export class BrokerHttp {
       ...systemRoutes(this.context, readiness, this.registry, this.events),
       ...topicRoutes(this.context),
       ...groupRoutes(this.context),
+      ...consoleRoutes(),
     ]);
     this.context.listeners.set("http", {
       listening: () => this.#server.listening,

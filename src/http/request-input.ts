@@ -1,6 +1,7 @@
 /**
  * Reading what a client sends: a JSON body read to a size limit (counted as it arrives, before it
- * is kept) and query and path parameters checked into numbers and strings. Everything that fails
+ * is kept), sent as application/json, and query and path parameters checked into numbers and
+ * strings. Everything that fails
  * is a ConchError, answered as a 4xx by the server.
  */
 import type { IncomingMessage } from "node:http";
@@ -25,6 +26,16 @@ export async function readJsonObject(
     chunks.push(chunk);
   }
   if (size === 0) return {};
+  // A page on any other site can make a browser send a POST with a text/plain or form body and no
+  // preflight; a JSON content type cannot be sent cross-site without one, which this port never
+  // grants. So a body counts only when it says it is JSON.
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new ConchError(
+      ErrorCode.MALFORMED_REQUEST,
+      `the request body must be sent with content-type: application/json, got ${JSON.stringify(type || "none")}`,
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks, size).toString("utf8"));

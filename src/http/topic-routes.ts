@@ -8,6 +8,8 @@ import { configsField, integerField, integerParam, readJsonObject, stringField }
 import type { Route } from "./router.js";
 
 const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+/** A key to search for; longer keys exist, but nobody types them into a search box. */
+const MAX_KEY_BYTES = 4096;
 
 function partitionRows(broker: Broker, name: string) {
   const description = broker.describeTopic(name);
@@ -34,7 +36,17 @@ function topicSummary(broker: Broker, name: string) {
     sizeBytes += log.sizeBytes;
     messages += p.highWatermark - p.logStartOffset;
   }
-  return { name, internal: d.internal, partitions: d.partitions.length, sizeBytes, messages };
+  return {
+    name,
+    internal: d.internal,
+    partitions: d.partitions.length,
+    sizeBytes,
+    messages,
+    // What a list of topics is read for besides sizes: how long data stays.
+    retentionMs: Number(d.configs["retention.ms"]),
+    retentionBytes: Number(d.configs["retention.bytes"]),
+    cleanupPolicy: d.configs["cleanup.policy"] ?? "delete",
+  };
 }
 
 function topicDetail(broker: Broker, name: string) {
@@ -109,6 +121,10 @@ export function topicRoutes(context: HttpContext): Route[] {
         const topic = params.topic!;
         const partition = integerParam("partition", params.partition, 0, MAX_PARTITIONS - 1);
         const limit = integerParam("limit", query.get("limit"), 1, MAX_MESSAGES, 20);
+        const key = query.get("key");
+        if (key !== null && Buffer.byteLength(key) > MAX_KEY_BYTES) {
+          throw badRequest(`key must be at most ${MAX_KEY_BYTES} bytes`);
+        }
         const timestamp = query.get("timestamp");
         let from: number;
         if (timestamp !== null) {
@@ -119,7 +135,7 @@ export function topicRoutes(context: HttpContext): Route[] {
           broker.partition(topic, partition);
           from = integerParam("offset", query.get("offset"), 0, MAX_OFFSET, 0);
         }
-        return { status: 200, body: await browse(broker, topic, partition, from, limit) };
+        return { status: 200, body: await browse(broker, topic, partition, from, limit, key) };
       },
     },
   ];

@@ -43,6 +43,11 @@ export interface LogConfig {
   compactionBytesPerSec: number;
   /** A read of a quarantined range fails with CORRUPT_DATA ("fail", default) or skips past it. */
   corruptData: CorruptDataPolicy;
+  /**
+   * Count appends, fetches and fsyncs for metrics (default true). Read when the log opens; off,
+   * the hot path skips the counters and the clock reads (docs/performance.md, metrics cost).
+   */
+  metrics: boolean;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -62,6 +67,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   compactionDelayMs: 30_000,
   compactionBytesPerSec: -1,
   corruptData: "fail",
+  metrics: true,
 });
 
 /**
@@ -118,6 +124,7 @@ export function validateLogConfig(config: LogConfig): LogConfig {
     compactionDelayMs: config.compactionDelayMs,
     compactionBytesPerSec: config.compactionBytesPerSec,
     corruptData: config.corruptData,
+    metrics: config.metrics !== false,
   };
 }
 

@@ -147,7 +147,7 @@ export class GroupCommit {
       for (let i = 1; slot.busy; i++) slot = this.#slots[i]!;
       slot.busy = true;
       slot.target = target;
-      slot.startedAt = performance.now();
+      slot.startedAt = this.#stats?.counting === true ? performance.now() : 0;
       this.#started = target;
       this.#inFlight++;
       let running: Promise<unknown>;
@@ -162,7 +162,8 @@ export class GroupCommit {
 
   /** An fsync ended: everything written before it started is durable. Acknowledges in this tick. */
   #synced(slot: SyncSlot): void {
-    this.#stats?.fsyncSeconds.observe((performance.now() - slot.startedAt) / 1000);
+    const stats = this.#stats;
+    if (stats?.counting === true) stats.fsyncSeconds.observe((performance.now() - slot.startedAt) / 1000);
     this.#release(slot);
     if (this.#failure !== null) {
       this.#stopped();
@@ -176,7 +177,7 @@ export class GroupCommit {
       let i = this.#head;
       while (i < waiting.length && waiting[i]!.flushTarget <= this.#flushed) waiting[i++]!.acknowledge();
       // An fsync no append waited for (the interval timer's) is no group commit.
-      if (i > this.#head) this.#stats?.groupCommitAppends.observe(i - this.#head);
+      if (i > this.#head && stats?.counting === true) stats.groupCommitAppends.observe(i - this.#head);
       if (i === waiting.length) {
         this.#waiting = [];
         this.#head = 0;

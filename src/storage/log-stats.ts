@@ -8,6 +8,8 @@ import { BucketCounts, GROUP_COMMIT_BOUNDS, LATENCY_SECONDS_BOUNDS } from "./buc
 import { ErrorCounts } from "./error-counts.js";
 
 export class LogStats {
+  /** False when the broker runs with metrics off: nothing below is counted but `errors`. */
+  readonly counting: boolean;
   /** Appends accepted (one per produce of this partition), their bytes and records. */
   appends = 0;
   bytesIn = 0;
@@ -32,12 +34,17 @@ export class LogStats {
   compactionRecordsRemoved = 0;
   compactionBytesRemoved = 0;
 
+  constructor(counting = true) {
+    this.counting = counting;
+  }
+
   /**
    * Counts a fetch answered with `records` (whole batches) for `offset`, which arrived at
    * `startedAt` (performance.now()). Messages are the offsets delivered from `offset` on: a walk
    * over the batch headers, not the records.
    */
   fetched(offset: number, records: Uint8Array, startedAt: number): void {
+    if (!this.counting) return;
     this.fetches++;
     this.fetchSeconds.observe((performance.now() - startedAt) / 1000);
     const n = records.length;

@@ -99,7 +99,7 @@ export class LogWriter {
       () => this.#syncWritten(),
       (offset) => options.events.flushed(offset),
       (err) => this.#fatal(storageError("fsync failed", err)),
-      options.stats,
+      options.stats.counting ? options.stats : null,
     );
   }
 

@@ -77,7 +77,7 @@ const TAIL_IDLE_TICKS = 3;
 export class PartitionLog {
   readonly dir: string;
   /** Counters and histograms for metrics, read at scrape time (log-stats.ts). */
-  readonly stats = new LogStats();
+  readonly stats: LogStats;
   #config: LogConfig;
   readonly #logger: Logger | undefined;
   readonly #ops: FileOps;
@@ -111,6 +111,7 @@ export class PartitionLog {
   ) {
     this.dir = dir;
     this.#config = config;
+    this.stats = new LogStats(config.metrics);
     this.#logger = logger;
     this.#ops = options.fileOps ?? defaultFileOps;
     this.#segments = segments;
@@ -286,9 +287,11 @@ export class PartitionLog {
     if (this.#requireKeys) rejectKeylessRecords(batches);
     const pending = this.#writer.append(batches, durable, listener);
     const stats = this.stats;
-    stats.appends++;
-    stats.bytesIn += pending.byteLength;
-    stats.messagesIn += pending.nextOffset - pending.baseOffset;
+    if (stats.counting) {
+      stats.appends++;
+      stats.bytesIn += pending.byteLength;
+      stats.messagesIn += pending.nextOffset - pending.baseOffset;
+    }
     return pending;
   }
 

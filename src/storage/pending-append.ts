@@ -59,7 +59,8 @@ export class PendingAppend implements AppendResult {
     this.durable = durable;
     this.#listener = listener;
     this.#stats = stats;
-    this.#startedAt = stats === null ? 0 : performance.now();
+    // With metrics off the clock is not read: errors are still counted, latency is not.
+    this.#startedAt = stats?.counting ? performance.now() : 0;
     if (listener === null) {
       this.#promise = new Promise<AppendResult>((resolve, reject) => {
         this.#resolve = resolve;
@@ -84,7 +85,8 @@ export class PendingAppend implements AppendResult {
   }
 
   acknowledge(): void {
-    if (this.#stats !== null) this.#stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
+    const stats = this.#stats;
+    if (stats?.counting) stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
     if (this.#listener !== null) this.#listener.appended(this);
     else this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
   }

@@ -52,6 +52,7 @@ test("defaults when nothing is given", () => {
     http: true,
     httpHost: "127.0.0.1",
     httpPort: 7421,
+    metrics: true,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -112,6 +113,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     http: ["false", false],
     httpHost: ["::1", "::1"],
     httpPort: ["0", 0],
+    metrics: ["false", false],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

@@ -111,6 +111,7 @@ test("alter updates overrides, the logs' config, and survives reopen", async (t)
     compactionDelayMs: 30_000,
     compactionBytesPerSec: -1,
     corruptData: "fail",
+    metrics: true,
   });
   await assert.rejects(
     broker.alterTopic("t", { flush: "never" }),

@@ -79,7 +79,9 @@ test("committed offsets survive a restart; the topic is compacted and internal",
   const third = await openBroker(t, dir);
   assert.deepEqual(third.groups.fetchOffsets("billing", []), []);
   assert.deepEqual(third.groups.fetchOffsets("audit", []), [{ topic: "orders", partition: 1, offset: 1 }]);
-  assert.deepEqual(third.groups.listGroups(), [{ group: "audit", kind: "native", protocolType: "", state: "Empty", members: 0 }]);
+  assert.deepEqual(third.groups.listGroups(), [
+    { group: "audit", kind: "native", protocolType: "", state: "Empty", members: 0 },
+  ]);
 });
 
 test("after compaction of __consumer_offsets a restart still finds the latest offsets, and no deleted group", async (t) => {

@@ -178,7 +178,9 @@ test("groups: list, describe with lag, reset offsets and its errors; broker info
   });
   assert.equal(reset.status, 200);
   const list = await call(base, "GET", "/api/v1/groups");
-  assert.deepEqual(list.json.groups, [{ group: "readers", kind: "native", protocolType: "", state: "Empty", members: 0 }]);
+  assert.deepEqual(list.json.groups, [
+    { group: "readers", kind: "native", protocolType: "", state: "Empty", members: 0 },
+  ]);
   const described = await call(base, "GET", "/api/v1/groups/readers");
   const row = (described.json.partitions as Record<string, unknown>[])[0]!;
   assert.equal(row.committed, 1);

@@ -1,10 +1,11 @@
 import type { TestContext } from "node:test";
+import type { BrokerConfig } from "../../src/broker/broker-config.js";
 import { BrokerHttp } from "../../src/http/broker-http.js";
 import { openBroker } from "../broker/helpers.js";
 
 /** A broker and its HTTP port on 127.0.0.1 port 0, both closed when the test ends. */
-export async function startHttp(t: TestContext, eventIntervalMs = 50) {
-  const { broker, dataDir } = await openBroker(t);
+export async function startHttp(t: TestContext, eventIntervalMs = 50, config: Partial<BrokerConfig> = {}) {
+  const { broker, dataDir } = await openBroker(t, config);
   const http = new BrokerHttp({ eventIntervalMs });
   const { port } = await http.listen(0, "127.0.0.1");
   http.attach(broker);

@@ -86,3 +86,27 @@ test("consumer group lag and committed offsets per partition", async (t) => {
   assert.equal(m.get('conch_group_committed_offset{group="readers",topic="g",partition="0"}'), 1);
   assert.equal(m.get('conch_group_members{group="readers"}'), 0);
 });
+
+test("with metrics off (--no-metrics) appends, fetches and fsyncs are not counted", async (t) => {
+  const { broker, base } = await startHttp(t, 50, { metrics: false });
+  await broker.createTopic("quiet", 1);
+  await broker.produce("quiet", 0, batchOf(["a", "b"]), "durable");
+  await broker.fetch({
+    topic: "quiet",
+    partition: 0,
+    offset: 0,
+    maxBytes: 1 << 20,
+    minBytes: 0,
+    maxWaitMs: 0,
+  });
+  const m = await scrape(base);
+  const labels = '{topic="quiet",partition="0"}';
+  assert.equal(m.get(`conch_partition_log_end_offset${labels}`), 2, "the gauges still answer");
+  assert.equal(m.get(`conch_partition_messages_in_total${labels}`), 0);
+  assert.equal(m.get(`conch_partition_produce_requests_total${labels}`), 0);
+  assert.equal(m.get(`conch_partition_messages_out_total${labels}`), 0);
+  assert.equal(m.get("conch_produce_latency_seconds_count"), 0);
+  assert.equal(m.get("conch_fetch_latency_seconds_count"), 0);
+  assert.equal(m.get("conch_fsync_duration_seconds_count"), 0);
+  assert.equal(m.get("conch_group_commit_appends_count"), 0);
+});
