@@ -21,6 +21,8 @@ test("conch top --once prints the topics with their rates and the groups with th
     Array.from({ length: 50 }, (_, i) => producer.send("payments", { value: `p${i}`, partition: i % 2 })),
   );
   await producer.close();
+  // A group exists once it has committed; a reset never creates one.
+  await client.groups().commitOffsets("ledger", [{ topic: "payments", partition: 0, offset: 0 }]);
   const reset = await fetch(`${base}/api/v1/groups/ledger/reset-offsets`, {
     method: "POST",
     headers: { "content-type": "application/json" },

@@ -129,7 +129,12 @@ test("a group's lag shows, then falls to zero as its consumer catches up", async
     sends.push(producer.send("billing", { key: `c${i % 10}`, value: `invoice ${i}` }));
   await Promise.all(sends);
   await producer.close();
-  // The group starts with offsets at the beginning: all 1000 messages are its lag.
+  // The group starts with offsets at the beginning: all 1000 messages are its lag. (A group exists
+  // once it has committed; a reset never creates one.)
+  await client.groups().commitOffsets("invoicing", [
+    { topic: "billing", partition: 0, offset: 0 },
+    { topic: "billing", partition: 1, offset: 0 },
+  ]);
   const reset = await fetch(`${base}/api/v1/groups/invoicing/reset-offsets`, {
     method: "POST",
     headers: { "content-type": "application/json" },

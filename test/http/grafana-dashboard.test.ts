@@ -18,6 +18,7 @@ test("every metric name the Grafana dashboard uses exists in /metrics", async (t
     minBytes: 0,
     maxWaitMs: 0,
   });
+  await broker.groups.commit("billing", "", 0, [{ topic: "orders", partition: 0, offset: 0 }]);
   await broker.groups.resetOffsets("billing", "orders", { to: "earliest" });
   await broker
     .fetch({ topic: "missing", partition: 0, offset: 0, maxBytes: 1 << 20, minBytes: 0, maxWaitMs: 0 })

@@ -99,6 +99,7 @@ test("Prometheus scrapes the broker: conch metrics arrive, and the dashboard's q
   const { broker, http } = await startHttp(t);
   await broker.createTopic("orders", 2);
   await broker.produce("orders", 1, batchOf(["a", "b", "c"]), "durable");
+  await broker.groups.commit("billing", "", 0, [{ topic: "orders", partition: 0, offset: 0 }]);
   await broker.groups.resetOffsets("billing", "orders", { to: "earliest" });
   const { port } = http.address();
   const api = await startPrometheus(t, `127.0.0.1:${port}`);

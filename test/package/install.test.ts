@@ -6,9 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -37,19 +46,17 @@ function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: str
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), "conch-pack-"));
-  // A clone as git gives it: the sources, no dist/ (its node_modules shared, as `npm ci` would make it).
+  // A clone as git gives it: every file git tracks (and any new one it does not ignore), no dist/
+  // (its node_modules shared, as `npm ci` would make it).
   const clone = join(dir, "clone");
-  await run("mkdir", [clone]);
-  for (const entry of [
-    "src",
-    "bin",
-    "docs",
-    "package.json",
-    "package-lock.json",
-    "tsconfig.json",
-    "README.md",
-  ]) {
-    await run("cp", ["-r", join(ROOT, entry), join(clone, entry)]);
+  const listed = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+    cwd: ROOT,
+    maxBuffer: 64 << 20,
+  });
+  for (const file of listed.stdout.split("\0")) {
+    if (file === "" || !existsSync(join(ROOT, file))) continue;
+    mkdirSync(dirname(join(clone, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(clone, file));
   }
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
   const packed = await npm(["pack", "--json", "--pack-destination", dir], clone);
