@@ -20,6 +20,7 @@ export {
   type IterateOptions,
   type PartitionAssignment,
   type PartitionPosition,
+  type RecordHeader,
   type ResetPolicy,
   type StartPosition,
   type TopicPartition,
@@ -53,6 +54,7 @@ export {
   Producer,
   type ProducerMessage,
   type ProducerOptions,
+  type RecordHeaders,
   type RecordMetadata,
   type SendBatchResult,
 } from "./client/producer.js";
