@@ -111,37 +111,91 @@ export class BatchBuilder {
     if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
       throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
     }
+    if (this.#handedOut) this.#begin();
+    // The v1 layout, kept small so that it stays the fast path; anything else takes #addExtended.
+    if (headers !== null || value === null || this.#extended) {
+      this.#addExtended(value, key, timestampMs, headers);
+      return;
+    }
+    const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
+    const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
+    // v1 reads key size 0 as no key and a key with an empty value as a tombstone.
+    if (key !== null && (keyLen === 0 || valueLen === 0)) {
+      this.#addExtended(value, key, timestampMs, null);
+      return;
+    }
+    this.#ensure(HEADER_SIZE + keyLen + valueLen);
+    const slab = this.#slab;
+    const p = this.#pos;
+    // Written here rather than with #writeHeader: measured, the call cost the fast path ~10%.
+    slab[p] = MAGIC;
+    writeTimestampMs(slab, p + 1, timestampMs);
+    writeU32(slab, p + OFFSET_AT, 0);
+    writeU32(slab, p + OFFSET_AT + 4, this.#count);
+    writeU32(slab, p + KEY_SIZE_AT, keyLen);
+    writeU32(slab, p + PAYLOAD_SIZE_AT, valueLen);
+    writeU32(slab, p + COUNT_AT, 1);
+    let q = p + HEADER_SIZE;
+    if (key !== null) q += typeof key === "string" ? writeString(slab, key, q) : copyInto(slab, key, q);
+    q += typeof value === "string" ? writeString(slab, value, q) : copyInto(slab, value, q);
+    if (timestampMs > this.#maxTimestampMs) this.#maxTimestampMs = timestampMs;
+    this.#pos = q;
+    this.#count++;
+  }
+
+  /** `add` for a record in the extended layout: switches the batch to it first if need be. */
+  #addExtended(
+    value: Bytes | null,
+    key: Bytes | null,
+    timestampMs: number,
+    headers: RecordHeaders | null,
+  ): void {
     const headersLen = headers === null ? 0 : headersBlockSize(headers);
     if (headersLen < 0) throw new TypeError("headers must map string keys to strings, bytes or null");
-    if (this.#handedOut) this.#begin();
     const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
     const valueLen = value === null ? 0 : typeof value === "string" ? Buffer.byteLength(value) : value.length;
-    // v1 reads key size 0 as no key and a key with an empty value as a tombstone: anything else
-    // with those sizes, and headers, need the extended layout.
-    if (
-      !this.#extended &&
-      (headersLen !== 0 || value === null || (key !== null && (keyLen === 0 || valueLen === 0)))
-    ) {
+    if (!this.#extended) {
+      // No headers after all (`{}` or `[]`) on a record v1 can hold: it stays a v1 record.
+      if (headersLen === 0 && value !== null && (key === null || (keyLen !== 0 && valueLen !== 0))) {
+        this.add(value, key, timestampMs, null);
+        return;
+      }
       this.#extend();
     }
     this.#ensure(HEADER_SIZE + keyLen + valueLen + headersLen);
     const slab = this.#slab;
     const p = this.#pos;
-    const extended = this.#extended;
-    slab[p] = MAGIC;
-    writeTimestampMs(slab, p + 1, timestampMs);
-    writeU32(slab, p + OFFSET_AT, 0);
-    writeU32(slab, p + OFFSET_AT + 4, this.#count);
-    writeU32(slab, p + KEY_SIZE_AT, extended && key === null ? NULL_SIZE : keyLen);
-    writeU32(slab, p + PAYLOAD_SIZE_AT, value === null ? NULL_SIZE : valueLen);
-    writeU32(slab, p + COUNT_AT, extended ? headersLen : 1);
+    this.#writeHeader(
+      p,
+      timestampMs,
+      key === null ? NULL_SIZE : keyLen,
+      value === null ? NULL_SIZE : valueLen,
+      headersLen,
+    );
     let q = p + HEADER_SIZE;
     if (key !== null) q += typeof key === "string" ? writeString(slab, key, q) : copyInto(slab, key, q);
     if (value !== null)
       q += typeof value === "string" ? writeString(slab, value, q) : copyInto(slab, value, q);
     if (headersLen !== 0) q += writeHeadersBlock(slab, q, headers!);
+    this.#added(q, timestampMs);
+  }
+
+  /** Writes an inner record's 29-byte header at `p`: the count field is 1 (v1) or the headers size. */
+  #writeHeader(p: number, timestampMs: number, keySize: number, valueSize: number, count: number): void {
+    const slab = this.#slab;
+    slab[p] = MAGIC;
+    writeTimestampMs(slab, p + 1, timestampMs);
+    writeU32(slab, p + OFFSET_AT, 0);
+    writeU32(slab, p + OFFSET_AT + 4, this.#count);
+    writeU32(slab, p + KEY_SIZE_AT, keySize);
+    writeU32(slab, p + PAYLOAD_SIZE_AT, valueSize);
+    writeU32(slab, p + COUNT_AT, count);
+  }
+
+  /** Ends the record that was written up to `end`. */
+  #added(end: number, timestampMs: number): void {
     if (timestampMs > this.#maxTimestampMs) this.#maxTimestampMs = timestampMs;
-    this.#pos = q;
+    this.#pos = end;
     this.#count++;
   }
 

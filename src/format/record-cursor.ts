@@ -59,13 +59,9 @@ export class RecordCursor {
   keyEnd = 0;
   valueStart = 0;
   valueEnd = 0;
-  /** The headers block (empty when the record has none); it ends where the record does. */
-  headersStart = 0;
-  headersEnd = 0;
-  /** The key is null (keyStart = keyEnd); an empty key is not. */
-  keyNull = true;
-  /** The value is null (valueStart = valueEnd): with a key, the record is a tombstone. */
-  valueNull = false;
+  // An extended record's null flags; a v1 record's follow from its sizes (see keyNull, valueNull).
+  #keyNull = false;
+  #valueNull = false;
 
   constructor(buf?: Buffer, start = 0, end?: number) {
     if (buf) this.reset(buf, start, end);
@@ -142,20 +138,14 @@ export class RecordCursor {
     }
     let keySize = readU32(buf, p + KEY_SIZE_AT);
     let valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
-    let headersSize = 0;
+    let end = p + HEADER_SIZE + keySize + valueSize;
     if (extended) {
-      this.keyNull = keySize === NULL_SIZE;
-      if (this.keyNull) keySize = 0;
-      this.valueNull = valueSize === NULL_SIZE;
-      if (this.valueNull) valueSize = 0;
-      headersSize = innerCount;
-    } else {
-      // v1: key size 0 is no key, and a key with an empty value is the tombstone.
-      this.keyNull = keySize === 0;
-      this.valueNull = keySize !== 0 && valueSize === 0;
+      this.#keyNull = keySize === NULL_SIZE;
+      if (this.#keyNull) keySize = 0;
+      this.#valueNull = valueSize === NULL_SIZE;
+      if (this.#valueNull) valueSize = 0;
+      end = p + HEADER_SIZE + keySize + valueSize + innerCount;
     }
-    const valueEnd = p + HEADER_SIZE + keySize + valueSize;
-    const end = valueEnd + headersSize;
     if (end > this.#batchEnd) throw malformed(p);
     this.recordStart = p;
     this.offset = this.baseOffset + this.#delta;
@@ -164,16 +154,37 @@ export class RecordCursor {
     this.keyStart = p + HEADER_SIZE;
     this.keyEnd = this.keyStart + keySize;
     this.valueStart = this.keyEnd;
-    this.valueEnd = valueEnd;
-    this.headersStart = valueEnd;
-    this.headersEnd = end;
+    this.valueEnd = this.keyEnd + valueSize;
     this.#next = end;
     return true;
   }
 
-  /** The end of the current record (its headers block's end, or its value's). */
+  // Derived when asked, so that the walk itself sets no more fields than it did for v1 records.
+
+  /** The key is null (keyStart = keyEnd); an empty key is not. v1: key size 0 is no key. */
+  get keyNull(): boolean {
+    return this.#extended ? this.#keyNull : this.keyEnd === this.keyStart;
+  }
+
+  /** The value is null (valueStart = valueEnd). v1: a key with an empty value, the tombstone. */
+  get valueNull(): boolean {
+    return this.#extended
+      ? this.#valueNull
+      : this.keyEnd !== this.keyStart && this.valueEnd === this.valueStart;
+  }
+
+  /** The current record's headers block (empty when it has none): after the value, to its end. */
+  get headersStart(): number {
+    return this.valueEnd;
+  }
+
+  get headersEnd(): number {
+    return this.#next;
+  }
+
+  /** The end of the current record. */
   get recordEnd(): number {
-    return this.headersEnd;
+    return this.#next;
   }
 
   /** The current record's timestamp in milliseconds (valid once `next()` has returned true). */
