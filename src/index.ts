@@ -19,6 +19,7 @@ export {
   type IterateOptions,
   type PartitionAssignment,
   type PartitionPosition,
+  type RecordHeader,
   type ResetPolicy,
   type StartPosition,
   type TopicPartition,
@@ -51,6 +52,7 @@ export {
   Producer,
   type ProducerMessage,
   type ProducerOptions,
+  type RecordHeaders,
   type RecordMetadata,
   type SendBatchResult,
 } from "./client/producer.js";

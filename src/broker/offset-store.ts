@@ -131,8 +131,8 @@ export class OffsetStore {
     const entries = this.groupOffsets(group);
     if (entries.length === 0) return Promise.resolve();
     const b = this.#builder;
-    for (const e of entries)
-      b.add(Buffer.alloc(0), encodeOffsetKey(group, e.topic, e.partition), timestampMs);
+    // A null value: the tombstone compaction removes (an empty value would be kept as a value).
+    for (const e of entries) b.add(null, encodeOffsetKey(group, e.topic, e.partition), timestampMs);
     const batch = b.finish();
     return this.#append(batch, () => {
       for (const e of entries) this.#delete(group, e.topic, e.partition);

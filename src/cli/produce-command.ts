@@ -4,7 +4,7 @@
  * in bounded memory; each chunk's lines go out as one `sendBatch` call whose values are views of
  * the chunk (no copy, no string per line).
  */
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { Producer, ProducerMessage } from "../client/producer.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
@@ -16,6 +16,10 @@ import { checkTopic } from "./topic-check.js";
 interface ProduceFlags {
   broker: string;
   keySeparator?: Buffer;
+  /** `--header k=v`, in the order given, repeats kept. */
+  header?: [string, string][];
+  /** `--null-empty`: an empty value is sent as null. */
+  nullEmpty?: boolean;
   partition?: number;
   acks: AcksName;
   lingerMs: number;
@@ -34,6 +38,17 @@ export function registerProduceCommand(program: Command): void {
         ).argParser(parseSeparator),
       )
       .addOption(
+        new Option("-H, --header <key=value>", "add this header to every message (repeatable)").argParser(
+          collectHeader,
+        ),
+      )
+      .addOption(
+        new Option(
+          "-Z, --null-empty",
+          "send an empty value as null: with a key, a tombstone that compaction deletes the key by",
+        ),
+      )
+      .addOption(
         new Option(
           "-p, --partition <n>",
           "send every message to this partition (default: by key, or spread)",
@@ -50,7 +65,8 @@ export function registerProduceCommand(program: Command): void {
       .addHelpText(
         "after",
         "\nA line ends at \\n (a \\r before it is dropped); an empty line is an empty message.\n" +
-          "Without --key-separator messages have no key. With it, a line that lacks SEP has no key.\n\n" +
+          "Without --key-separator messages have no key. With it, a line that lacks SEP, or has nothing\n" +
+          "before it, has no key.\n\n" +
           "Examples:\n  seq 1 1000 | conch produce numbers\n  printf 'user1\\tlogin\\n' | conch produce events --key-separator '\\t'",
       ),
   ).action(async (topic: string, o: ProduceFlags) => {
@@ -77,12 +93,15 @@ export async function produceLines(
   producer: Producer,
   topic: string,
   input: AsyncIterable<Buffer>,
-  o: Pick<ProduceFlags, "keySeparator" | "partition">,
+  o: Pick<ProduceFlags, "keySeparator" | "partition" | "header" | "nullEmpty">,
   interrupted: () => boolean = () => false,
 ): Promise<number> {
   const splitter = new LineSplitter();
   const sep = o.keySeparator;
   const partition = o.partition;
+  // One list for every message: the producer only reads it.
+  const headers = o.header ?? null;
+  const nullEmpty = o.nullEmpty === true;
   let batch: ProducerMessage[] = [];
   let acknowledged = 0;
   let failure: unknown = null;
@@ -94,11 +113,13 @@ export async function produceLines(
     if (sep !== undefined) {
       const at = indexOfIn(buf, sep, start, end);
       if (at >= 0) {
-        key = buf.subarray(start, at);
+        // Nothing before SEP is no key, as before the format could hold an empty one.
+        if (at > start) key = buf.subarray(start, at);
         valueStart = at + sep.length;
       }
     }
-    batch.push({ key, value: buf.subarray(valueStart, end), partition });
+    const value = nullEmpty && valueStart === end ? null : buf.subarray(valueStart, end);
+    batch.push({ key, value, partition, headers });
   };
   const send = (): void => {
     if (batch.length === 0) return;
@@ -134,4 +155,11 @@ export async function produceLines(
   await Promise.all(inFlight);
   if (failure !== null) throw failure;
   return acknowledged;
+}
+
+/** Accumulates repeated `--header key=value` options, in order (a key may repeat; the value may be empty). */
+function collectHeader(text: string, previous: [string, string][] = []): [string, string][] {
+  const eq = text.indexOf("=");
+  if (eq <= 0) throw new InvalidArgumentError(`expected key=value, got "${text}"`);
+  return [...previous, [text.slice(0, eq), text.slice(eq + 1)]];
 }

@@ -152,13 +152,4 @@ function damage(
   return null;
 }
 
-/** One record as the message iterator hands it out; key and value are views of the fetched bytes. */
-export interface ConsumerMessage {
-  topic: string;
-  partition: number;
-  offset: number;
-  key: Buffer | null;
-  value: Buffer;
-  /** Milliseconds since the epoch. */
-  timestamp: number;
-}
+export type { ConsumerMessage } from "./consumer-message.js";

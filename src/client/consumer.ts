@@ -17,7 +17,8 @@ import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../prot
 import { abortable, eitherSignal } from "./abort.js";
 import { BatchQueue } from "./batch-queue.js";
 import { ConnectionManager } from "./connection-manager.js";
-import { BatchCursor, type ConsumerBatch, type ConsumerMessage } from "./consumer-batch.js";
+import { BatchCursor, type ConsumerBatch } from "./consumer-batch.js";
+import { type ConsumerMessage, FetchedMessage } from "./consumer-message.js";
 import { abortedError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import {
@@ -28,7 +29,8 @@ import {
   type StartPosition,
 } from "./partition-fetcher.js";
 
-export type { ConsumerBatch, ConsumerMessage } from "./consumer-batch.js";
+export type { ConsumerBatch } from "./consumer-batch.js";
+export type { ConsumerMessage, RecordHeader } from "./consumer-message.js";
 export { CorruptBatchError } from "./corrupt-batch-error.js";
 export type { ResetPolicy, StartPosition } from "./partition-fetcher.js";
 
@@ -427,13 +429,6 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
       return null;
     }
     batch.source.position = c.offset + 1;
-    return {
-      topic: batch.topic,
-      partition: batch.partition,
-      offset: c.offset,
-      key: c.key(),
-      value: c.value(),
-      timestamp: c.timestampMs,
-    };
+    return new FetchedMessage(batch.topic, batch.partition, c);
   }
 }

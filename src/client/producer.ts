@@ -18,6 +18,10 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { HEADER_SIZE } from "../format/layout.js";
+import { headersBlockSize, type RecordHeaders } from "../format/record-headers.js";
+
+export type { RecordHeaders } from "../format/record-headers.js";
+
 import { checkTopicName } from "../format/topic-name.js";
 import { Acks, type AcksValue } from "../protocol/api.js";
 import {
@@ -93,8 +97,15 @@ interface ParkedAbort {
 }
 
 export interface ProducerMessage {
+  /** Null or absent: no key. An empty key is a key (as in Kafka). */
   key?: Uint8Array | string | null | undefined;
-  value: Uint8Array | string;
+  /** Null: a null value; with a key, a tombstone, which compaction reads as "delete this key". */
+  value: Uint8Array | string | null;
+  /**
+   * Headers: an object (`{ "trace-id": "abc" }`, in its key order) or a list of `[key, value]`
+   * pairs (for an order of your own and repeated keys). Values are strings, bytes or null.
+   */
+  headers?: RecordHeaders | null | undefined;
   /** Milliseconds since the epoch; default now. */
   timestamp?: number | undefined;
   /** Overrides the partitioner. */
@@ -440,15 +451,24 @@ export class Producer {
   ): boolean {
     const value = m.value;
     const key = m.key ?? null;
+    const headers = m.headers ?? null;
     const ts = m.timestamp ?? now;
-    const valueBytes = byteLength(value);
+    const valueBytes = value === null ? 0 : byteLength(value);
     const keyBytes = key === null ? 0 : byteLength(key);
     if (valueBytes < 0 || keyBytes < 0)
-      return fail(a, b, invalid("value must be a string or bytes; key also, or null"));
+      return fail(a, b, invalid("value must be a string, bytes or null; key also"));
+    const headersBytes = headers === null ? 0 : headersBlockSize(headers);
+    if (headersBytes < 0) {
+      return fail(
+        a,
+        b,
+        invalid("headers must be an object or a list of [key, value] pairs; values strings, bytes or null"),
+      );
+    }
     if (ts !== undefined && !(Number.isSafeInteger(ts) && ts >= 0)) {
       return fail(a, b, invalid(`timestamp must be a non-negative integer of ms, not ${ts}`));
     }
-    const bytes = HEADER_SIZE + keyBytes + valueBytes;
+    const bytes = HEADER_SIZE + keyBytes + valueBytes + headersBytes;
     if (!this.#acc.fitsInBatch(bytes)) {
       const max = this.#acc.maxBatchBytes;
       return fail(
@@ -484,7 +504,7 @@ export class Producer {
       this.#blockedOnMemory = true;
       return false;
     }
-    const batch = this.#acc.append(topic, partition, value, key, ts, bytes, a, b);
+    const batch = this.#acc.append(topic, partition, value, key, ts, bytes, a, b, headers);
     sticky?.stick(batch);
     if (sentAt !== undefined && sentAt + this.#deliveryTimeoutMs < batch.deadline)
       batch.deadline = sentAt + this.#deliveryTimeoutMs;
@@ -735,7 +755,12 @@ export class Producer {
 /** What a message will take in a batch (0 for an invalid one: it fails when it is appended). */
 function recordBytes(m: ProducerMessage): number {
   const key = m.key ?? null;
-  const bytes = HEADER_SIZE + byteLength(m.value) + (key === null ? 0 : byteLength(key));
+  const headers = m.headers ?? null;
+  const bytes =
+    HEADER_SIZE +
+    (m.value === null ? 0 : byteLength(m.value)) +
+    (key === null ? 0 : byteLength(key)) +
+    (headers === null ? 0 : headersBlockSize(headers));
   return Math.max(bytes, HEADER_SIZE);
 }
 

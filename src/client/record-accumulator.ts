@@ -17,6 +17,7 @@
 import { BatchBuilder } from "../format/batch-builder.js";
 import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
+import type { RecordHeaders } from "../format/record-headers.js";
 import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
 import { microtask } from "./microtask.js";
 import { ProducerBatch, type Reject, type Resolve, type SendGroup } from "./producer-batch.js";
@@ -156,18 +157,19 @@ export class RecordAccumulator {
   }
 
   /**
-   * Appends one record of `bytes` encoded bytes (header + key + value) with its completion pair
-   * (see ProducerBatch) and returns the batch it went into.
+   * Appends one record of `bytes` encoded bytes (header, key, value and headers block) with its
+   * completion pair (see ProducerBatch) and returns the batch it went into.
    */
   append(
     topic: string,
     partition: number,
-    value: Uint8Array | string,
+    value: Uint8Array | string | null,
     key: Uint8Array | string | null,
     timestampMs: number | undefined,
     bytes: number,
     sinkA: Resolve | SendGroup,
     sinkB: Reject | number,
+    headers: RecordHeaders | null = null,
   ): ProducerBatch {
     const q = this.#queue(topic, partition);
     const limit = Math.min(this.#batchBytes, this.#maxBatchBytes);
@@ -178,7 +180,7 @@ export class RecordAccumulator {
     }
     const batch = q.open ?? this.#openBatch(q);
     const builder = q.builder!;
-    builder.add(value, key, timestampMs);
+    builder.add(value, key, timestampMs, headers);
     batch.addSink(sinkA, sinkB);
     batch.bytes += bytes;
     this.#usedBytes += bytes;

@@ -4,6 +4,7 @@ export * from "./crc.js";
 export * from "./errors.js";
 export * from "./layout.js";
 export * from "./record-cursor.js";
+export * from "./record-headers.js";
 export * from "./timestamp.js";
 export * from "./topic-name.js";
 export * from "./u64.js";

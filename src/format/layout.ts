@@ -1,5 +1,5 @@
 /**
- * Byte layout of format version 1 (docs/format.md). Every record, a batch or an inner record,
+ * Byte layout of format version 1 and its extended records (docs/format.md). Every record, a batch or an inner record,
  * starts with the same fixed 29-byte big-endian header.
  */
 
@@ -14,7 +14,7 @@ export const TIMESTAMP_AT = 1; // u64, nanoseconds since the Unix epoch
 export const OFFSET_AT = 9; // u64: base offset (batch) or offset delta (inner record)
 export const KEY_SIZE_AT = 17; // u32
 export const PAYLOAD_SIZE_AT = 21; // u32
-export const COUNT_AT = 25; // u32: N >= 1 for a batch, 1 for an inner record
+export const COUNT_AT = 25; // u32: N >= 1 for a batch; 1 for a v1 inner record, its headers size for an extended one
 
 /** A batch's key is its metadata block; version 1 metadata is exactly this long. */
 export const BATCH_META_SIZE = 20;
@@ -32,6 +32,23 @@ export const MIN_BATCH_SIZE = BATCH_RECORDS_AT + HEADER_SIZE;
 /** Attribute bits 0-2: the compression codec of the inner records. Only 0 (none) exists so far. */
 export const COMPRESSION_MASK = 0x0007;
 export const COMPRESSION_NONE = 0;
+
+/**
+ * Attribute bit 3: every inner record of the batch has the extended layout (docs/format.md): key
+ * and payload sizes of all ones mean null, and the count field is the size of a headers block that
+ * follows the value. A reader that predates it refuses the batch (reserved bits must be 0).
+ */
+export const EXTENDED_RECORDS = 0x0008;
+/**
+ * Attribute bit 4, kept for "the payload is a Kafka RecordBatch v2, stored as is". Not written or
+ * accepted yet: it is rejected like the other reserved bits.
+ */
+export const KAFKA_RECORD_BATCH_PAYLOAD = 0x0010;
+/** The attribute bits a reader of this version accepts: the codec and the extended layout. */
+export const KNOWN_ATTRIBUTES = COMPRESSION_MASK | EXTENDED_RECORDS;
+
+/** An extended record's key, payload or header value size meaning null (no bytes follow). */
+export const NULL_SIZE = 0xffffffff;
 
 /** u32 value meaning "no producer id" in both halves of the producer id field. */
 export const NO_PRODUCER_ID_HALF = 0xffffffff;

@@ -1,7 +1,8 @@
 /**
  * Walks the inner records of stored batches without creating an object per record: after `next()`
  * returns true, the cursor's fields describe the current record, read in place. `key()` and
- * `value()` return views only when asked for.
+ * `value()` return views only when asked for, and `headers()` a HeaderCursor over its headers.
+ * Both layouts (v1 and extended, docs/format.md) read with one meaning: `keyNull`, `valueNull`.
  *
  *   const c = new RecordCursor(fetched);
  *   while (c.next()) use(c.offset, c.timestampMs, c.value());
@@ -12,19 +13,23 @@
  */
 import { ConchError, ErrorCode } from "./errors.js";
 import {
+  ATTRIBUTES_AT,
   BATCH_META_SIZE,
   BATCH_RECORDS_AT,
   COUNT_AT,
+  EXTENDED_RECORDS,
   HEADER_SIZE,
   KEY_SIZE_AT,
   MAGIC,
   MAX_OFFSET,
+  NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
+import { HeaderCursor } from "./record-headers.js";
 import { readTimestampMs } from "./timestamp.js";
-import { readU32, readU64Safe } from "./u64.js";
+import { readU16, readU32, readU64Safe } from "./u64.js";
 
 export class RecordCursor {
   #buf: Buffer = Buffer.alloc(0);
@@ -41,16 +46,22 @@ export class RecordCursor {
   #remaining = 0;
   /** The offset delta the next inner record must carry. */
   #delta = 0;
-  #recordAt = -1;
+  /** Whether the current batch's inner records have the extended layout. */
+  #extended = false;
 
   /** Base offset of the current record's batch. */
   baseOffset = 0;
   /** Absolute offset of the current record. */
   offset = -1;
+  /** The current record's first byte; key, value and headers block follow its 29-byte header. */
+  recordStart = -1;
   keyStart = 0;
   keyEnd = 0;
   valueStart = 0;
   valueEnd = 0;
+  // An extended record's null flags; a v1 record's follow from its sizes (see keyNull, valueNull).
+  #keyNull = false;
+  #valueNull = false;
 
   constructor(buf?: Buffer, start = 0, end?: number) {
     if (buf) this.reset(buf, start, end);
@@ -66,7 +77,7 @@ export class RecordCursor {
     this.#next = start;
     this.#remaining = 0;
     this.#delta = 0;
-    this.#recordAt = -1;
+    this.recordStart = -1;
     this.baseOffset = 0;
     this.offset = -1;
     return this;
@@ -94,9 +105,17 @@ export class RecordCursor {
       const size = BATCH_RECORDS_AT + readU32(buf, at + PAYLOAD_SIZE_AT);
       const count = readU32(buf, at + COUNT_AT);
       const baseOffset = readU64Safe(buf, at + OFFSET_AT);
-      if (size > this.#end - at || count === 0 || baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) {
+      const attributes = readU16(buf, at + ATTRIBUTES_AT);
+      if (
+        size > this.#end - at ||
+        count === 0 ||
+        baseOffset < 0 ||
+        baseOffset > MAX_OFFSET - (count - 1) ||
+        (attributes !== 0 && attributes !== EXTENDED_RECORDS)
+      ) {
         throw malformed(at);
       }
+      this.#extended = attributes !== 0;
       this.baseOffset = baseOffset;
       this.#batchAt = at;
       this.#remaining = count;
@@ -106,40 +125,86 @@ export class RecordCursor {
       this.#nextBatch = at + size;
     }
     const p = this.#next;
+    if (this.#remaining === 0 || this.#batchEnd - p < HEADER_SIZE) throw malformed(p); // more records than its count
+    const extended = this.#extended;
+    const innerCount = readU32(buf, p + COUNT_AT);
     if (
-      this.#remaining === 0 || // more inner records than its count
-      this.#batchEnd - p < HEADER_SIZE ||
       buf[p] !== MAGIC ||
-      readU32(buf, p + COUNT_AT) !== 1 ||
+      (!extended && innerCount !== 1) ||
       readU32(buf, p + OFFSET_AT) !== 0 ||
       readU32(buf, p + OFFSET_AT + 4) !== this.#delta
     ) {
       throw malformed(p);
     }
-    const keySize = readU32(buf, p + KEY_SIZE_AT);
-    const valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
-    const end = p + HEADER_SIZE + keySize + valueSize;
+    let keySize = readU32(buf, p + KEY_SIZE_AT);
+    let valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
+    let end = p + HEADER_SIZE + keySize + valueSize;
+    if (extended) {
+      this.#keyNull = keySize === NULL_SIZE;
+      if (this.#keyNull) keySize = 0;
+      this.#valueNull = valueSize === NULL_SIZE;
+      if (this.#valueNull) valueSize = 0;
+      end = p + HEADER_SIZE + keySize + valueSize + innerCount;
+    }
     if (end > this.#batchEnd) throw malformed(p);
-    this.#recordAt = p;
+    this.recordStart = p;
     this.offset = this.baseOffset + this.#delta;
     this.#delta++;
     this.#remaining--;
     this.keyStart = p + HEADER_SIZE;
     this.keyEnd = this.keyStart + keySize;
     this.valueStart = this.keyEnd;
-    this.valueEnd = end;
+    this.valueEnd = this.keyEnd + valueSize;
     this.#next = end;
     return true;
   }
 
-  /** The current record's timestamp in milliseconds (valid once `next()` has returned true). */
-  get timestampMs(): number {
-    return readTimestampMs(this.#buf, this.#recordAt + TIMESTAMP_AT);
+  // Derived when asked, so that the walk itself sets no more fields than it did for v1 records.
+
+  /** The key is null (keyStart = keyEnd); an empty key is not. v1: key size 0 is no key. */
+  get keyNull(): boolean {
+    return this.#extended ? this.#keyNull : this.keyEnd === this.keyStart;
   }
 
-  /** Whether the current record is a tombstone: it has a key and an empty value. */
+  /** The value is null (valueStart = valueEnd). v1: a key with an empty value, the tombstone. */
+  get valueNull(): boolean {
+    return this.#extended
+      ? this.#valueNull
+      : this.keyEnd !== this.keyStart && this.valueEnd === this.valueStart;
+  }
+
+  /** The current record's headers block (empty when it has none): after the value, to its end. */
+  get headersStart(): number {
+    return this.valueEnd;
+  }
+
+  get headersEnd(): number {
+    return this.#next;
+  }
+
+  /** The end of the current record. */
+  get recordEnd(): number {
+    return this.#next;
+  }
+
+  /** The current record's timestamp in milliseconds (valid once `next()` has returned true). */
+  get timestampMs(): number {
+    return readTimestampMs(this.#buf, this.recordStart + TIMESTAMP_AT);
+  }
+
+  /** Whether the current record is a tombstone: it has a key and a null value. */
   get isTombstone(): boolean {
-    return this.keyEnd !== this.keyStart && this.valueEnd === this.valueStart;
+    return !this.keyNull && this.valueNull;
+  }
+
+  /** Whether the current record has headers. */
+  get hasHeaders(): boolean {
+    return this.headersEnd !== this.headersStart;
+  }
+
+  /** A HeaderCursor over the current record's headers; pass one to reuse it. */
+  headers(into: HeaderCursor = new HeaderCursor()): HeaderCursor {
+    return into.reset(this.#buf, this.headersStart, this.headersEnd);
   }
 
   /** The buffer the cursor reads; with keyStart..valueEnd, for callers that copy bytes themselves. */
@@ -147,12 +212,12 @@ export class RecordCursor {
     return this.#buf;
   }
 
-  /** A view of the current record's key, or null when it has none (key size 0). */
+  /** A view of the current record's key, or null when it has none. */
   key(): Buffer | null {
-    return this.keyEnd === this.keyStart ? null : this.#buf.subarray(this.keyStart, this.keyEnd);
+    return this.keyNull ? null : this.#buf.subarray(this.keyStart, this.keyEnd);
   }
 
-  /** A view of the current record's value. */
+  /** A view of the current record's value; empty when the value is null (see `valueNull`). */
   value(): Buffer {
     return this.#buf.subarray(this.valueStart, this.valueEnd);
   }

@@ -13,15 +13,19 @@ import {
   COMPRESSION_MASK,
   COMPRESSION_NONE,
   COUNT_AT,
+  EXTENDED_RECORDS,
   HEADER_SIZE,
   KEY_SIZE_AT,
+  KNOWN_ATTRIBUTES,
   MAGIC,
   MAX_OFFSET,
+  NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
   RESERVED_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
+import { headersBlockValid } from "./record-headers.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
 
 /** Outcomes of `checkBatch` other than success (which returns the batch's size, > 0). */
@@ -33,7 +37,7 @@ export const BatchStatus = {
   BAD_METADATA: -3,
   /** Record count 0, or the inner records do not add up to it. */
   BAD_COUNT: -4,
-  /** An inner record's framing is wrong: magic, count, offset delta or sizes. */
+  /** An inner record's framing is wrong: magic, count, offset delta, sizes or headers block. */
   BAD_RECORD: -5,
   BAD_CRC: -6,
   UNSUPPORTED_COMPRESSION: -7,
@@ -67,8 +71,8 @@ export function batchStatusMessage(status: number): string {
  * bytes when it is whole and valid, else a negative `BatchStatus`. Checks, in order: enough bytes
  * for a header, magic, metadata size, size limit, enough bytes for the claimed size, count not 0,
  * base and last offset within 2^53 - 1, attributes and reserved field, compression, every inner
- * record's framing (magic, count 1, offset delta i, timestamp not above the batch's, sizes inside
- * the payload), that they fill the payload exactly and number `count`, that the batch timestamp
+ * record's framing (magic, count 1 in the v1 layout, offset delta i, timestamp not above the
+ * batch's, sizes inside the payload, an extended record's headers block), that they fill the payload exactly and number `count`, that the batch timestamp
  * is one of theirs, and last the CRC. It reads nothing outside buf[at, end).
  */
 export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchBytes: number): number {
@@ -86,7 +90,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   const baseOffset = readU64Safe(buf, at + OFFSET_AT);
   if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
-  if ((attributes & ~COMPRESSION_MASK) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
+  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
     return BatchStatus.BAD_METADATA;
   }
   if ((attributes & COMPRESSION_MASK) !== COMPRESSION_NONE) return BatchStatus.UNSUPPORTED_COMPRESSION;
@@ -95,13 +99,16 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   // The batch timestamp, read once: every record's is compared with it as two u32 halves.
   const batchTsHigh = readU32(buf, at + TIMESTAMP_AT);
   const batchTsLow = readU32(buf, at + TIMESTAMP_AT + 4);
+  // Extended records: all-ones sizes are null (no bytes), and the count field is the headers size.
+  const extended = (attributes & EXTENDED_RECORDS) !== 0;
   let p = at + BATCH_RECORDS_AT;
   let sawMaxTimestamp = false;
   for (let i = 0; i < count; i++) {
     if (payloadEnd - p < HEADER_SIZE) return BatchStatus.BAD_COUNT;
+    const innerCount = readU32(buf, p + COUNT_AT);
     if (
       buf[p] !== MAGIC ||
-      readU32(buf, p + COUNT_AT) !== 1 ||
+      (!extended && innerCount !== 1) ||
       readU32(buf, p + OFFSET_AT) !== 0 ||
       readU32(buf, p + OFFSET_AT + 4) !== i
     ) {
@@ -114,9 +121,17 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
       if (tsLow > batchTsLow) return BatchStatus.BAD_TIMESTAMP;
       if (tsLow === batchTsLow) sawMaxTimestamp = true;
     }
-    const recordSize = HEADER_SIZE + readU32(buf, p + KEY_SIZE_AT) + readU32(buf, p + PAYLOAD_SIZE_AT);
+    let keySize = readU32(buf, p + KEY_SIZE_AT);
+    let valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
+    if (extended) {
+      if (keySize === NULL_SIZE) keySize = 0;
+      if (valueSize === NULL_SIZE) valueSize = 0;
+    }
+    const headersSize = extended ? innerCount : 0;
+    const recordSize = HEADER_SIZE + keySize + valueSize + headersSize;
     if (recordSize > payloadEnd - p) return BatchStatus.BAD_RECORD;
     p += recordSize;
+    if (headersSize !== 0 && !headersBlockValid(buf, p - headersSize, p)) return BatchStatus.BAD_RECORD;
   }
   if (p !== payloadEnd) return BatchStatus.BAD_COUNT;
   if (!sawMaxTimestamp) return BatchStatus.BAD_TIMESTAMP;

@@ -110,6 +110,7 @@ test("a long-polling consumer wakes when data arrives", { timeout: 20_000 }, asy
       offset: sent.offset,
       key: "k",
       value: "wake up",
+      valueIsNull: false,
       timestamp: 1_700_000_000_123,
     },
   );

@@ -42,9 +42,9 @@ export interface Put {
 
 const builder = new BatchBuilder({ slabBytes: 64 * 1024 });
 
-/** A batch of keyed records (a null value is written as an empty one: a tombstone). */
+/** A batch of keyed records (a null value is a tombstone). */
 export function keyedBatch(records: readonly Put[]): Buffer {
-  for (const r of records) builder.add(r.value ?? "", r.key, r.timestampMs);
+  for (const r of records) builder.add(r.value, r.key, r.timestampMs);
   return Buffer.from(builder.finish());
 }
 

@@ -1,7 +1,9 @@
 /**
- * Golden byte fixtures of format version 1, the same ones docs/format.md shows. Each is written out
- * field by field from the byte tables (its CRC computed by the bitwise reference in helpers.ts, not
- * by src/format), decoded field by field, and must be exactly what BatchBuilder writes.
+ * Golden byte fixtures of format version 1 and of its extended records, the same ones
+ * docs/format.md shows. Each is written out field by field from the byte tables (its CRC computed
+ * by the bitwise reference in helpers.ts, not by src/format), decoded field by field, and must be
+ * exactly what BatchBuilder writes (but for the v1 tombstone, which the builder now writes in the
+ * extended layout: the v1 bytes must still read back as one).
  * If one of these changes, the on-disk and wire format has changed: that needs a new magic byte.
  */
 import assert from "node:assert/strict";
@@ -16,6 +18,8 @@ import {
   batchTimestampMs,
   checkBatch,
   RecordCursor,
+  type RecordHeader,
+  readHeaders,
   recordSize,
   stampBaseOffset,
   validateBatches,
@@ -63,6 +67,8 @@ const fixtures: {
   records: Expected[];
   batchTimestampMs: number;
   crc: number;
+  /** Written by BatchBuilder before the extended layout; now decoded only. */
+  legacy?: boolean;
 }[] = [
   {
     name: "one record without a key",
@@ -81,6 +87,7 @@ const fixtures: {
     ],
     batchTimestampMs: T + 1,
     crc: 0xfee72169,
+    legacy: true,
   },
   {
     name: "the largest timestamp",
@@ -131,7 +138,7 @@ for (const f of fixtures) {
     assert.equal(p, b.length, "the inner records fill the payload exactly");
   });
 
-  test(`golden: ${f.name} is exactly what BatchBuilder writes`, () => {
+  test(`golden: ${f.name} is exactly what BatchBuilder writes`, { skip: f.legacy === true }, () => {
     const builder = new BatchBuilder();
     builder.add("some record that is cleared", "x", 1);
     builder.clear();
@@ -174,7 +181,10 @@ for (const f of fixtures) {
       assert.equal(c.timestampMs, r.timestampMs);
       assert.equal(c.key()?.toString("utf8") ?? null, r.key);
       assert.deepEqual(c.value(), r.value);
+      // A v1 record with a key and an empty value is the v1 tombstone: it reads as a null value.
       assert.equal(c.isTombstone, r.key !== null && r.value.length === 0);
+      assert.equal(c.valueNull, c.isTombstone);
+      assert.equal(c.hasHeaders, false);
     });
     assert.equal(c.next(), false);
   });
@@ -183,6 +193,168 @@ for (const f of fixtures) {
 /** Bytes of keys and values, for the length check. */
 function tail(f: { records: Expected[] }): number {
   return f.records.reduce((n, r) => n + (r.key === null ? 0 : Buffer.byteLength(r.key)) + r.value.length, 0);
+}
+
+/**
+ * Extended layout: key "k1" value "v1" at T with headers trace-id=abc, flag=null, trace-id=""
+ * (in that order, the key repeated); no key with an empty value at T+1; key "k2" with a null value
+ * (a tombstone) at T-1; an empty key with value "x" at T.
+ */
+const EXTENDED = hex(`
+  c1 | 17979cfe36394240 | 0000000000000000 | 00000014 | 000000ae | 00000004
+  d2bc5e12 | 0008 | 0000 | ffffffffffffffff | 00000000
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000002 | 00000002 | 00000033 | 6b31 | 7631
+     00000003 | 00000008 74726163652d6964 | 00000003 616263 | 00000004 666c6167 | ffffffff
+     00000008 74726163652d6964 | 00000000
+  c1 | 17979cfe36394240 | 0000000000000001 | ffffffff | 00000000 | 00000000
+  c1 | 17979cfe361abdc0 | 0000000000000002 | 00000002 | ffffffff | 00000000 | 6b32
+  c1 | 17979cfe362a0000 | 0000000000000003 | 00000000 | 00000001 | 00000000 | 78
+`);
+
+/**
+ * Two plain records (key "a" value "1", no key value "2") then key "a" with a null value, all at T:
+ * the builder starts in the v1 layout and switches the batch when the tombstone comes, so the
+ * first two records say the same in the extended one (a null key is all ones, count 1 becomes 0).
+ */
+const SWITCHED = hex(`
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000014 | 0000005b | 00000003
+  8d7f711a | 0008 | 0000 | ffffffffffffffff | 00000000
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000001 | 00000001 | 00000000 | 61 | 31
+  c1 | 17979cfe362a0000 | 0000000000000001 | ffffffff | 00000001 | 00000000 | 32
+  c1 | 17979cfe362a0000 | 0000000000000002 | 00000001 | ffffffff | 00000000 | 61
+`);
+
+interface ExpectedExtended {
+  key: string | null;
+  value: string | null;
+  timestampMs: number;
+  headers: [string, string | null][];
+}
+
+const extendedFixtures: {
+  name: string;
+  bytes: Buffer;
+  records: ExpectedExtended[];
+  batchTimestampMs: number;
+  crc: number;
+}[] = [
+  {
+    name: "extended: headers, null and empty keys, a null value",
+    bytes: EXTENDED,
+    records: [
+      {
+        key: "k1",
+        value: "v1",
+        timestampMs: T,
+        headers: [
+          ["trace-id", "abc"],
+          ["flag", null],
+          ["trace-id", ""],
+        ],
+      },
+      { key: null, value: "", timestampMs: T + 1, headers: [] },
+      { key: "k2", value: null, timestampMs: T - 1, headers: [] },
+      { key: "", value: "x", timestampMs: T, headers: [] },
+    ],
+    batchTimestampMs: T + 1,
+    crc: 0xd2bc5e12,
+  },
+  {
+    name: "extended: a batch switched to the extended layout by a tombstone",
+    bytes: SWITCHED,
+    records: [
+      { key: "a", value: "1", timestampMs: T, headers: [] },
+      { key: null, value: "2", timestampMs: T, headers: [] },
+      { key: "a", value: null, timestampMs: T, headers: [] },
+    ],
+    batchTimestampMs: T,
+    crc: 0x8d7f711a,
+  },
+];
+
+/** A size field's bytes: the all-ones null marker for null. */
+function sized(b: Buffer | null): Buffer {
+  const size = Buffer.alloc(4);
+  size.writeUInt32BE(b === null ? 0xffffffff : b.length);
+  return b === null ? size : Buffer.concat([size, b]);
+}
+
+/** The headers block as docs/format.md describes it, built with Node's own writers. */
+function headersBlock(headers: [string, string | null][]): Buffer {
+  if (headers.length === 0) return Buffer.alloc(0);
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(headers.length);
+  return Buffer.concat([
+    count,
+    ...headers.flatMap(([k, v]) => [sized(Buffer.from(k)), sized(v === null ? null : Buffer.from(v))]),
+  ]);
+}
+
+for (const f of extendedFixtures) {
+  const bytesOrNull = (s: string | null) => (s === null ? null : Buffer.from(s));
+
+  test(`golden: ${f.name} decodes field by field`, () => {
+    const b = f.bytes;
+    assert.equal(b[0], 0xc1, "magic");
+    assert.equal(b.readBigUInt64BE(1), BigInt(f.batchTimestampMs) * 1_000_000n, "timestamp");
+    assert.equal(b.readUInt32BE(17), 20, "key size: the metadata block");
+    assert.equal(b.readUInt32BE(21), b.length - 49, "payload size");
+    assert.equal(b.readUInt32BE(25), f.records.length, "record count");
+    assert.equal(b.readUInt32BE(29), f.crc, "crc");
+    assert.equal(refBatchCrc(b), f.crc, "the fixture's CRC is the reference CRC32C of the covered bytes");
+    assert.equal(b.readUInt16BE(33), 0x0008, "attributes: bit 3, the extended layout");
+    let p = 49;
+    f.records.forEach((r, i) => {
+      const key = bytesOrNull(r.key);
+      const value = bytesOrNull(r.value);
+      const block = headersBlock(r.headers);
+      assert.equal(b[p], 0xc1, `record ${i}: magic`);
+      assert.equal(b.readBigUInt64BE(p + 1), BigInt(r.timestampMs) * 1_000_000n, `record ${i}: timestamp`);
+      assert.equal(b.readBigUInt64BE(p + 9), BigInt(i), `record ${i}: offset delta`);
+      assert.equal(b.readUInt32BE(p + 17), key === null ? 0xffffffff : key.length, `record ${i}: key size`);
+      assert.equal(
+        b.readUInt32BE(p + 21),
+        value === null ? 0xffffffff : value.length,
+        `record ${i}: value size`,
+      );
+      assert.equal(b.readUInt32BE(p + 25), block.length, `record ${i}: count is the headers block size`);
+      p += 29;
+      const body = Buffer.concat([key ?? Buffer.alloc(0), value ?? Buffer.alloc(0), block]);
+      assert.deepEqual(b.subarray(p, p + body.length), body, `record ${i}: key, value, headers`);
+      p += body.length;
+    });
+    assert.equal(p, b.length, "the inner records fill the payload exactly");
+  });
+
+  test(`golden: ${f.name} is exactly what BatchBuilder writes`, () => {
+    const builder = new BatchBuilder();
+    for (const r of f.records) {
+      builder.add(bytesOrNull(r.value), r.key, r.timestampMs, r.headers.length === 0 ? null : r.headers);
+    }
+    assert.equal(builder.finish().toString("hex"), f.bytes.toString("hex"));
+  });
+
+  test(`golden: ${f.name} passes the checks and reads back through src/format`, () => {
+    const b = Buffer.from(f.bytes);
+    assert.equal(checkBatch(b, 0, b.length, b.length), b.length);
+    stampBaseOffset(b, 0, 42);
+    assert.equal(checkBatch(b, 0, b.length, b.length), b.length, "the CRC still holds after stamping");
+    const c = new RecordCursor(b);
+    f.records.forEach((r, i) => {
+      assert.ok(c.next());
+      assert.equal(c.offset, 42 + i);
+      assert.equal(c.timestampMs, r.timestampMs);
+      assert.equal(c.keyNull, r.key === null);
+      assert.equal(c.key()?.toString("utf8") ?? null, r.key);
+      assert.equal(c.valueNull, r.value === null);
+      assert.equal(c.value().toString("utf8"), r.value ?? "");
+      assert.equal(c.isTombstone, r.key !== null && r.value === null);
+      const expected: RecordHeader[] = r.headers.map(([k, v]) => ({ key: k, value: bytesOrNull(v) }));
+      assert.deepEqual(readHeaders(c.buffer, c.headersStart, c.headersEnd), expected);
+      assert.equal(c.recordEnd, c.headersEnd);
+    });
+    assert.equal(c.next(), false);
+  });
 }
 
 test("docs/format.md shows exactly these fixtures, in this order", () => {
@@ -200,6 +372,6 @@ test("docs/format.md shows exactly these fixtures, in this order", () => {
   );
   assert.deepEqual(
     blocks,
-    fixtures.map((f) => f.bytes.toString("hex")),
+    [...fixtures, ...extendedFixtures].map((f) => f.bytes.toString("hex")),
   );
 });

@@ -3,7 +3,7 @@
  * after tampering with it (so that the check under test, not the CRC, has to catch the change), and
  * a bounds-checking view that records every read outside an allowed range.
  */
-import { BatchBuilder, type Bytes } from "../../src/format/index.js";
+import { BatchBuilder, BatchStatus, type Bytes, type RecordHeaders } from "../../src/format/index.js";
 
 /** Bytes from hex written with spaces, newlines or `|` between fields for readability. */
 export function hex(text: string): Buffer {
@@ -37,15 +37,16 @@ export function reseal(batch: Buffer): Buffer {
 }
 
 export interface TestRecord {
-  value: Bytes;
+  value: Bytes | null;
   key: Bytes | null;
   timestampMs: number;
+  headers?: RecordHeaders | null;
 }
 
 /** One batch of `records`, copied out of the builder's slab so that tests may change it freely. */
 export function buildBatch(records: readonly TestRecord[], slabBytes?: number): Buffer {
   const builder = new BatchBuilder(slabBytes === undefined ? {} : { slabBytes });
-  for (const r of records) builder.add(r.value, r.key, r.timestampMs);
+  for (const r of records) builder.add(r.value, r.key, r.timestampMs, r.headers ?? null);
   return Buffer.from(builder.finish());
 }
 
@@ -54,19 +55,46 @@ export function bytesOf(b: Bytes): Buffer {
   return typeof b === "string" ? Buffer.from(b, "utf8") : Buffer.from(b);
 }
 
-/** A small valid batch of three records (keys, an empty value, a non-ASCII key) used by many tests. */
+/** A small valid v1 batch of three records (keys, an empty value, a non-ASCII key) used by many tests. */
 export function smallBatch(): Buffer {
   return buildBatch([
     { value: "v1", key: "k1", timestampMs: 1_700_000_000_000 },
-    { value: "", key: "k2", timestampMs: 1_700_000_000_001 },
+    { value: "", key: null, timestampMs: 1_700_000_000_001 },
     { value: "value", key: "ключ", timestampMs: 1_699_999_999_999 },
   ]);
 }
 
-/** Where inner record `i` of `batch` starts. */
+/**
+ * A small valid extended batch of three records: headers (a null value, a repeated key), a null
+ * key and an empty value, and a tombstone (a null value).
+ */
+export function smallExtendedBatch(): Buffer {
+  return buildBatch([
+    {
+      value: "v1",
+      key: "k1",
+      timestampMs: 1_700_000_000_000,
+      headers: [
+        ["a", "1"],
+        ["b", null],
+        ["a", ""],
+      ],
+    },
+    { value: "", key: null, timestampMs: 1_700_000_000_001 },
+    { value: null, key: "ключ", timestampMs: 1_699_999_999_999 },
+  ]);
+}
+
+/** Where inner record `i` of `batch` starts, in either layout. */
 export function innerRecordAt(batch: Buffer, i: number): number {
+  const extended = (batch.readUInt16BE(33) & 0x0008) !== 0;
+  const size = (at: number) => {
+    const n = batch.readUInt32BE(at);
+    return extended && n === 0xffffffff ? 0 : n;
+  };
   let p = 49;
-  for (let k = 0; k < i; k++) p += 29 + batch.readUInt32BE(p + 17) + batch.readUInt32BE(p + 21);
+  for (let k = 0; k < i; k++)
+    p += 29 + size(p + 17) + size(p + 21) + (extended ? batch.readUInt32BE(p + 25) : 0);
   return p;
 }
 
@@ -95,4 +123,10 @@ export function boundedView(buf: Buffer, lo: number, hi: number): { view: Buffer
     },
   });
   return { view, violations };
+}
+
+/** A checkBatch result by name: a BatchStatus, or the size it returned. */
+export function statusName(status: number): string {
+  const entry = Object.entries(BatchStatus).find(([, v]) => v === status);
+  return entry ? entry[0] : status > 0 ? `size ${status}` : `status ${status}`;
 }

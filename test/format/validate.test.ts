@@ -16,14 +16,17 @@ import {
   MAX_OFFSET,
   validateBatches,
 } from "../../src/format/index.js";
-import { boundedView, buildBatch, innerRecordAt, refBatchCrc, reseal, smallBatch } from "./helpers.js";
+import {
+  boundedView,
+  buildBatch,
+  innerRecordAt,
+  refBatchCrc,
+  reseal,
+  smallBatch,
+  statusName,
+} from "./helpers.js";
 
 const MAX = 1 << 20;
-
-function statusName(status: number): string {
-  const entry = Object.entries(BatchStatus).find(([, v]) => v === status);
-  return entry ? entry[0] : status > 0 ? `size ${status}` : `status ${status}`;
-}
 
 /** checkBatch's result on a copy of `batch` changed by `mutate` and re-sealed. */
 function checkTampered(
@@ -204,8 +207,8 @@ test("inner record count other than 1", () => {
   }
 });
 
-test("reserved bits: attributes bits 3-15 and the reserved u16", () => {
-  for (let bit = 3; bit < 16; bit++) {
+test("reserved bits: attributes bits 4-15 (bit 4 is kept for Kafka batches) and the reserved u16", () => {
+  for (let bit = 4; bit < 16; bit++) {
     expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(1 << bit, 33), `attribute bit ${bit}`);
   }
   for (const v of [1, 0x8000, 0xffff]) {

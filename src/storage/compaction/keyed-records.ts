@@ -6,13 +6,16 @@
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import {
+  ATTRIBUTES_AT,
   BATCH_RECORDS_AT,
   COUNT_AT,
+  EXTENDED_RECORDS,
   HEADER_SIZE,
   KEY_SIZE_AT,
+  NULL_SIZE,
   PAYLOAD_SIZE_AT,
 } from "../../format/layout.js";
-import { readU32 } from "../../format/u64.js";
+import { readU16, readU32 } from "../../format/u64.js";
 
 /** Throws INVALID_BATCH if an inner record of the batches in `buf` has no key. */
 export function rejectKeylessRecords(buf: Uint8Array): void {
@@ -22,16 +25,22 @@ export function rejectKeylessRecords(buf: Uint8Array): void {
     const end = at + HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
     if (end > buf.length) return;
     const count = readU32(buf, at + COUNT_AT);
+    // v1: key size 0 is no key. Extended: all ones is no key (0 is an empty key, still a key), and
+    // a null value takes no bytes and the headers block follows it.
+    const extended = (readU16(buf, at + ATTRIBUTES_AT) & EXTENDED_RECORDS) !== 0;
+    const noKey = extended ? NULL_SIZE : 0;
     let p = at + BATCH_RECORDS_AT;
     for (let i = 0; i < count && p + HEADER_SIZE <= end; i++) {
       const keySize = readU32(buf, p + KEY_SIZE_AT);
-      if (keySize === 0) {
+      if (keySize === noKey) {
         throw new ConchError(
           ErrorCode.INVALID_BATCH,
           `record ${i} of batch ${batch} has no key; records of a compacted topic need a key`,
         );
       }
-      p += HEADER_SIZE + keySize + readU32(buf, p + PAYLOAD_SIZE_AT);
+      const valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
+      const headersSize = extended ? readU32(buf, p + COUNT_AT) : 0;
+      p += HEADER_SIZE + keySize + (extended && valueSize === NULL_SIZE ? 0 : valueSize) + headersSize;
     }
     at = end;
     batch++;

@@ -356,7 +356,7 @@ export class LogCleaner {
         const o = cursor.offset;
         if (o >= hw) break;
         while (seg + 1 < all.length && all[seg + 1]!.baseOffset <= o) seg++;
-        if (cursor.keyEnd === cursor.keyStart) continue;
+        if (cursor.keyNull) continue;
         keyDigest(records, cursor.keyStart, cursor.keyEnd, digest, 0);
         if (!map.put(digest, 0, o)) return seg;
       }

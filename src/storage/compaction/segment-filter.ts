@@ -1,9 +1,10 @@
 /**
  * Deciding, record by record, what of a closed segment survives compaction, and handing the
  * survivors to the writer of the new segment. A record stays when no newer record has its key (the
- * key map says which offset is the newest), unless it is a tombstone older than deleteRetentionMs;
- * records without a key go. Every batch is checked in full (CRC included) first: a damaged batch
- * is reported (DamageFound) instead of coming out with a fresh, valid-looking CRC.
+ * key map says which offset is the newest), unless it is a tombstone (a key with a null value)
+ * older than deleteRetentionMs; records without a key go (an empty key is a key). Every batch is
+ * checked in full (CRC included) first: a damaged batch is reported (DamageFound) instead of
+ * coming out with a fresh, valid-looking CRC. Records are copied whole, headers and all.
  */
 import { batchCount, recordSize } from "../../format/batch-header.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
@@ -103,14 +104,15 @@ export class SegmentFilter {
     const retention = config.deleteRetentionMs;
     let kept = 0;
     for (let i = 0; cursor.next(); i++) {
-      positions[i] = cursor.keyStart - HEADER_SIZE;
-      ends[i] = cursor.valueEnd;
-      let stays = cursor.keyEnd !== cursor.keyStart;
+      // The whole record, headers included (they follow the value in the extended layout).
+      positions[i] = cursor.recordStart;
+      ends[i] = cursor.recordEnd;
+      let stays = !cursor.keyNull;
       if (stays) {
         keyDigest(buf, cursor.keyStart, cursor.keyEnd, digest, 0);
         stays = map.get(digest, 0) <= cursor.offset;
       }
-      if (stays && cursor.valueEnd === cursor.valueStart) {
+      if (stays && cursor.isTombstone) {
         const ts = cursor.timestampMs;
         if (nowMs - ts > retention) stays = false;
         else if (ts + retention < out.due) out.due = ts + retention;
