@@ -92,12 +92,40 @@ export class BatchBuilder {
    * Strings are written as UTF-8.
    */
   add(value: Bytes, key: Bytes | null = null, timestampMs: number = Date.now()): void {
+    const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
+    const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
+    const slab = this.#startRecord(keyLen, valueLen, timestampMs);
+    let q = this.#pos + HEADER_SIZE;
+    if (key !== null) q += typeof key === "string" ? writeString(slab, key, q) : copyInto(slab, key, q);
+    q += typeof value === "string" ? writeString(slab, value, q) : copyInto(slab, value, q);
+    this.#endRecord(q, timestampMs);
+  }
+
+  /**
+   * `add` from byte ranges of `src` (key `src[keyStart, keyEnd)`, empty for no key), with no view
+   * made per record: for converters that walk another format in place (the Kafka front-end).
+   */
+  addFrom(
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    timestampMs: number,
+  ): void {
+    const slab = this.#startRecord(keyEnd - keyStart, valueEnd - valueStart, timestampMs);
+    let q = this.#pos + HEADER_SIZE;
+    q += src.copy(slab, q, keyStart, keyEnd);
+    q += src.copy(slab, q, valueStart, valueEnd);
+    this.#endRecord(q, timestampMs);
+  }
+
+  /** Checks the timestamp, makes room and writes a record's header at #pos; returns the slab. */
+  #startRecord(keyLen: number, valueLen: number, timestampMs: number): Buffer {
     if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
       throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
     }
     if (this.#handedOut) this.#begin();
-    const keyLen = key === null ? 0 : typeof key === "string" ? Buffer.byteLength(key) : key.length;
-    const valueLen = typeof value === "string" ? Buffer.byteLength(value) : value.length;
     this.#ensure(HEADER_SIZE + keyLen + valueLen);
     const slab = this.#slab;
     const p = this.#pos;
@@ -108,11 +136,12 @@ export class BatchBuilder {
     writeU32(slab, p + KEY_SIZE_AT, keyLen);
     writeU32(slab, p + PAYLOAD_SIZE_AT, valueLen);
     writeU32(slab, p + COUNT_AT, 1);
-    let q = p + HEADER_SIZE;
-    if (key !== null) q += typeof key === "string" ? writeString(slab, key, q) : copyInto(slab, key, q);
-    q += typeof value === "string" ? writeString(slab, value, q) : copyInto(slab, value, q);
+    return slab;
+  }
+
+  #endRecord(end: number, timestampMs: number): void {
     if (timestampMs > this.#maxTimestampMs) this.#maxTimestampMs = timestampMs;
-    this.#pos = q;
+    this.#pos = end;
     this.#count++;
   }
 

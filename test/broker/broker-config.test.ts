@@ -52,6 +52,9 @@ test("defaults when nothing is given", () => {
     http: true,
     httpHost: "127.0.0.1",
     httpPort: 7421,
+    kafka: true,
+    kafkaPort: 9092,
+    kafkaAdvertisedHost: "",
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -112,6 +115,9 @@ test("every setting is reachable by its flag key, its environment variable and t
     http: ["false", false],
     httpHost: ["::1", "::1"],
     httpPort: ["0", 0],
+    kafka: ["false", false],
+    kafkaPort: ["0", 0],
+    kafkaAdvertisedHost: ["kafka.example", "kafka.example"],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {
