@@ -8,6 +8,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
+import type { Logger } from "pino";
 import { Broker } from "../../../src/broker/broker.js";
 import type { BrokerConfig } from "../../../src/broker/broker-config.js";
 import { KafkaReader } from "../../../src/kafka/protocol/kafka-reader.js";
@@ -28,16 +29,26 @@ export interface KafkaFixture {
   client(): Promise<RawKafkaClient>;
 }
 
-export async function startKafka(t: TestContext, config: Partial<BrokerConfig> = {}): Promise<KafkaFixture> {
+export async function startKafka(
+  t: TestContext,
+  config: Partial<BrokerConfig> = {},
+  logger?: Logger,
+): Promise<KafkaFixture> {
   const dataDir = await mkdtemp(join(tmpdir(), "conch-kafka-"));
-  const broker = await Broker.open({
-    segmentBytes: 1024 * 1024,
-    flush: "none",
-    autoCreateTopics: true,
-    ...config,
-    dataDir,
-  });
-  const server = new ConchServer(broker, { shutdownTimeoutMs: 2000 });
+  const broker = await Broker.open(
+    {
+      segmentBytes: 1024 * 1024,
+      flush: "none",
+      autoCreateTopics: true,
+      ...config,
+      dataDir,
+    },
+    logger,
+  );
+  const server = new ConchServer(
+    broker,
+    logger === undefined ? { shutdownTimeoutMs: 2000 } : { shutdownTimeoutMs: 2000, logger },
+  );
   const kafka = new KafkaFrontEnd(server, broker);
   const native = await server.listen(0, "127.0.0.1");
   const { port } = await kafka.listen(0, "127.0.0.1");
