@@ -24,7 +24,7 @@ import { ApiKey, supportedApi } from "../protocol/api-keys.js";
 import { decodeUnsizedRequestHeader, type KafkaRequestHeader, MIN_REQUEST_FRAME } from "../protocol/frame.js";
 import { refuseApiVersion } from "./handlers/api-versions.js";
 import type { KafkaContext, KafkaHandlerTable, KafkaNode, KafkaReply } from "./kafka-handler.js";
-import { type ResponseQueue as Queue, ResponseQueue, type ResponseSlot } from "./response-queue.js";
+import { ResponseQueue, type ResponseSlot } from "./response-queue.js";
 
 /** What a session needs of its front-end, shared by every connection of the listener. */
 export interface KafkaSessionDeps {
@@ -38,12 +38,14 @@ export interface KafkaSessionDeps {
 
 /** Where the api key is in a request frame (the transport hands frames without their size field). */
 const API_KEY_AT = 0;
+/** The shortest request header, without the size field the transport has already taken. */
+const MIN_HEADER_BYTES = MIN_REQUEST_FRAME - 4;
 
 export class KafkaSession implements Session {
   readonly #conn: FramedConnection;
   readonly #deps: KafkaSessionDeps;
   readonly #abort = new AbortController();
-  readonly #queue: Queue;
+  readonly #queue: ResponseQueue;
   readonly #ctx: KafkaContext;
   #failed = false;
 
@@ -77,7 +79,7 @@ export class KafkaSession implements Session {
 
   frame(frame: Buffer, borrowed: boolean): boolean {
     if (this.#failed) return true;
-    if (frame.length < MIN_REQUEST_FRAME - 4) {
+    if (frame.length < MIN_HEADER_BYTES) {
       this.#close("malformed", { bytes: frame.length }, "a frame too short for a request header");
       return true;
     }
@@ -108,7 +110,7 @@ export class KafkaSession implements Session {
     try {
       reply = entry.handle(ctx, h);
     } catch (err) {
-      this.#requestFailed(h, err);
+      this.#unanswerable(err, h);
       return !keep;
     }
     this.#answer(reply, request.length);

@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
@@ -14,8 +14,8 @@ import type { BrokerConfig } from "../../../src/broker/broker-config.js";
 import { KafkaReader } from "../../../src/kafka/protocol/kafka-reader.js";
 import { type KafkaSink, KafkaSizer, KafkaWriter } from "../../../src/kafka/protocol/kafka-writer.js";
 import { KafkaFrontEnd } from "../../../src/kafka/server/kafka-front-end.js";
-import { FrameParser } from "../../../src/net/frame-parser.js";
 import { ConchServer } from "../../../src/server/conch-server.js";
+import { TestClient } from "../../server/helpers.js";
 
 export interface KafkaFixture {
   broker: Broker;
@@ -98,66 +98,48 @@ export function kafkaRequest(
   return w.finish();
 }
 
-/** Writes request bytes and collects response frames (without their size field) in arrival order. */
+/**
+ * A Kafka client of bare bytes: the native tests' TestClient (its responses also start with the
+ * correlation id), with pipelined sends and responses taken in arrival order.
+ */
 export class RawKafkaClient {
-  readonly socket: Socket;
-  readonly closed: Promise<void>;
-  #parser = new FrameParser({ maxFrameBytes: 64 * 1024 * 1024 });
-  #frames: Buffer[] = [];
-  #waiters: (() => void)[] = [];
-  #isClosed = false;
+  readonly #conn: TestClient;
 
-  private constructor(socket: Socket) {
-    this.socket = socket;
-    this.closed = new Promise((resolve) =>
-      socket.once("close", () => {
-        this.#isClosed = true;
-        resolve();
-        this.#wake();
-      }),
-    );
-    socket.on("data", (chunk: Buffer) => {
-      this.#parser.push(chunk);
-      for (let f = this.#parser.next(); f !== null; f = this.#parser.next())
-        this.#frames.push(Buffer.from(f));
-      this.#wake();
-    });
-    socket.on("error", () => {});
+  private constructor(conn: TestClient) {
+    this.#conn = conn;
   }
 
-  static connect(port: number): Promise<RawKafkaClient> {
-    return new Promise((resolve, reject) => {
-      const s = connect(port, "127.0.0.1", () => resolve(new RawKafkaClient(s)));
-      s.once("error", reject);
-    });
+  static async connect(port: number): Promise<RawKafkaClient> {
+    return new RawKafkaClient(await TestClient.connect(port));
   }
 
-  send(...frames: Buffer[]): void {
-    this.socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  get socket(): Socket {
+    return this.#conn.socket;
   }
 
-  /** The next response frame; rejects if the connection closes first. */
-  async next(): Promise<Buffer> {
-    while (this.#frames.length === 0) {
-      if (this.#isClosed) throw new Error("the connection closed before a response");
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-    return this.#frames.shift()!;
+  get closed(): Promise<void> {
+    return this.#conn.closed;
   }
 
   /** Responses received and not yet taken. */
   get pending(): number {
-    return this.#frames.length;
+    return this.#conn.received;
+  }
+
+  /** Writes the frames in one write, as a client pipelining them. */
+  send(...frames: Buffer[]): void {
+    this.#conn.send(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  }
+
+  /** The next response frame (without its size field); rejects if the connection closes first. */
+  async next(): Promise<Buffer> {
+    const frame = await this.#conn.next();
+    if (frame === null) throw new Error("the connection closed before a response");
+    return frame;
   }
 
   destroy(): void {
-    this.socket.destroy();
-  }
-
-  #wake(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const f of w) f();
+    this.#conn.destroy();
   }
 }
 

@@ -19,15 +19,9 @@ for (const mod of FIXTURE_MODULES.values()) {
   for (const [name, frame] of parseKafkaFixtures(mod.TEXT)) if (name.endsWith("-request")) golden.push(frame);
 }
 
-/** A frame with a right size field around `body`, for an API and version. */
+/** A frame around `body` for an API and version (header v1, client id "test"). */
 function frameOf(apiKey: number, version: number, body: Uint8Array): Buffer {
-  const head = Buffer.alloc(14);
-  head.writeInt32BE(10 + body.length, 0);
-  head.writeInt16BE(apiKey, 4);
-  head.writeInt16BE(version, 6);
-  head.writeInt32BE(1, 8);
-  head.writeInt16BE(-1, 12);
-  return Buffer.concat([head, body]);
+  return sized(Buffer.concat([kafkaRequest(apiKey, version, 1, () => {}), body]));
 }
 
 /** `frame` with its size field made to agree with its length again. */
