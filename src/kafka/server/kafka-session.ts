@@ -159,11 +159,11 @@ export class KafkaSession implements Session {
     this.#queue.complete(slot, null);
   }
 
-  #requestFailed(h: KafkaRequestHeader, err: unknown): void {
-    this.#unanswerable(err, h);
-  }
-
-  /** A request with no answer to give: the connection closes once those before it are answered. */
+  /**
+   * A request with no answer to give: the connection closes once those before it are answered. A
+   * typed refusal (a body that does not decode) is the client's doing and logged as such; anything
+   * else is a bug of ours, logged as an error.
+   */
   #unanswerable(err: unknown, h?: KafkaRequestHeader): void {
     const fields = h === undefined ? { err } : { err, apiKey: h.apiKey, apiVersion: h.apiVersion };
     if (
