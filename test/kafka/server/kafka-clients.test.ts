@@ -169,14 +169,15 @@ print(sorted(a.list_topics()))
   assert.equal(f.broker.partition("py-topic", 0).highWatermark, 2);
 });
 
-test("confluent-kafka: produce and metadata", async (t) => {
+test("confluent-kafka: an idempotent producer's produce, and metadata", async (t) => {
   if (!hasPythonModule(t, "confluent_kafka", "apt-get install -y python3-confluent-kafka")) return;
   const f = await startKafka(t);
   const script = `
 import sys
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
-p = Producer({"bootstrap.servers": sys.argv[1]})
+# Idempotent: librdkafka asks InitProducerId for a producer id first.
+p = Producer({"bootstrap.servers": sys.argv[1], "enable.idempotence": True})
 got = []
 for v in (b"a", b"b"):
     p.produce("ck-topic", key=b"k", value=v, on_delivery=lambda e, m: got.append((str(e), m.offset())))
