@@ -185,3 +185,48 @@ test("kafka Produce to several partitions of a request answers each", async (t) 
     [0, 0, 0],
   ]);
 });
+
+test("kafka Fetch: max_bytes is kept across partitions; those past it answer their offsets only", async (t) => {
+  const f = await startKafka(t);
+  await f.broker.createTopic("full", 3);
+  const c = await f.client();
+  for (const p of [0, 1, 2]) {
+    c.send(produceRequest(p, "full", p, batchAt(1, `in ${p}`)));
+    await c.next();
+  }
+  c.send(
+    kafkaRequest(1, 4, 9, (w) => {
+      w.int32(-1);
+      w.int32(0);
+      w.int32(1);
+      w.int32(1); // max_bytes 1: the first partition's first batch, whole, and nothing more
+      w.int8(0);
+      w.arrayCount(1);
+      w.string("full");
+      w.arrayCount(3);
+      for (const p of [2, 0, 1]) {
+        w.int32(p);
+        w.int64(0);
+        w.int32(1 << 20);
+      }
+    }),
+  );
+  const r = responseBody(await c.next()).body;
+  r.int32();
+  r.arrayCount(1);
+  r.string();
+  const got: [number, number, number][] = [];
+  for (let i = r.arrayCount(1); i > 0; i--) {
+    const partition = r.int32();
+    assert.equal(r.int16(), 0);
+    const hw = r.int64();
+    r.int64();
+    r.nullableArrayCount(16);
+    got.push([partition, hw, r.nullableBytes()!.length > 0 ? 1 : 0]);
+  }
+  assert.deepEqual(got, [
+    [2, 1, 1],
+    [0, 1, 0],
+    [1, 1, 0],
+  ]);
+});
