@@ -230,3 +230,45 @@ test("kafka Fetch: max_bytes is kept across partitions; those past it answer the
     [1, 1, 0],
   ]);
 });
+
+test("kafka Fetch: an offset past the end is OFFSET_OUT_OF_RANGE, an unknown partition UNKNOWN_TOPIC_OR_PARTITION", async (t) => {
+  const f = await startKafka(t);
+  await f.broker.createTopic("edge", 1);
+  const c = await f.client();
+  c.send(produceRequest(1, "edge", 0, batchAt(1, "only")));
+  await c.next();
+  c.send(
+    kafkaRequest(1, 4, 2, (w) => {
+      w.int32(-1);
+      w.int32(100);
+      w.int32(1);
+      w.int32(1 << 20);
+      w.int8(0);
+      w.arrayCount(1);
+      w.string("edge");
+      w.arrayCount(2);
+      for (const [p, offset] of [
+        [0, 50],
+        [7, 0],
+      ] as const) {
+        w.int32(p);
+        w.int64(offset);
+        w.int32(1 << 20);
+      }
+    }),
+  );
+  const r = responseBody(await c.next()).body;
+  r.int32();
+  r.arrayCount(1);
+  r.string();
+  const codes: number[] = [];
+  for (let i = r.arrayCount(1); i > 0; i--) {
+    r.int32();
+    codes.push(r.int16());
+    r.int64();
+    r.int64();
+    r.nullableArrayCount(16);
+    r.nullableBytes();
+  }
+  assert.deepEqual(codes, [KafkaErrorCode.OFFSET_OUT_OF_RANGE, KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+});
