@@ -211,3 +211,16 @@ test("kafka session: a frame shorter than a request header closes the connection
   c.send(Buffer.from([0, 0, 0, 3, 0, 18, 0]));
   await c.closed;
 });
+
+test("kafka session: a connection over the broker's connection limit is closed unanswered; the others go on", async (t) => {
+  const f = await startKafka(t, { maxConnections: 1 });
+  const first = await f.client();
+  first.send(kafkaRequest(18, 0, 1, () => {}));
+  assert.equal(responseBody(await first.next()).correlationId, 1);
+  const over = await f.client();
+  over.send(kafkaRequest(18, 0, 2, () => {}));
+  await over.closed;
+  assert.equal(over.pending, 0);
+  first.send(kafkaRequest(18, 0, 3, () => {}));
+  assert.equal(responseBody(await first.next()).correlationId, 3);
+});
