@@ -1,10 +1,11 @@
 /**
  * The Kafka APIs this front-end serves, by API key. The consumer-group APIs (FindCoordinator,
  * JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups,
- * ListGroups) are added by `registerGroupHandlers`, a hook their module fills in; until it does,
- * they are not in the table and so not advertised by ApiVersions.
+ * ListGroups) come from their own module as a map of bare handler functions, passed in as
+ * `groupHandlers`; until they are, they are not in the table and so not advertised by ApiVersions.
  */
 import { ApiKey } from "../protocol/api-keys.js";
+import type { KafkaRequestHeader } from "../protocol/frame.js";
 import { apiVersionsHandler } from "./handlers/api-versions.js";
 import { createPartitionsHandler } from "./handlers/create-partitions.js";
 import { createTopicsHandler } from "./handlers/create-topics.js";
@@ -15,13 +16,19 @@ import { initProducerIdHandler } from "./handlers/init-producer-id.js";
 import { listOffsetsHandler } from "./handlers/list-offsets.js";
 import { metadataHandler } from "./handlers/metadata.js";
 import { produceHandler } from "./handlers/produce.js";
-import type { KafkaHandlerTable } from "./kafka-handler.js";
+import type { KafkaContext, KafkaHandlerTable, KafkaReply } from "./kafka-handler.js";
 
-/** Adds the consumer-group handlers to a table. */
-export type GroupHandlerRegistration = (table: KafkaHandlerTable) => void;
+/**
+ * A handler as a bare function: the request's header in (its body not yet read), the whole
+ * response frame out. It may keep views of the frame (a JoinGroup's protocol metadata while it
+ * waits), so the session hands it a frame of its own.
+ */
+export type KafkaHandleFunction = (ctx: KafkaContext, h: KafkaRequestHeader) => KafkaReply;
 
-/** Every handler of the Kafka front-end; `registerGroupHandlers` adds the group APIs. */
-export function defaultKafkaHandlers(registerGroupHandlers?: GroupHandlerRegistration): KafkaHandlerTable {
+/** Every handler of the Kafka front-end, with the group handlers when given. */
+export function defaultKafkaHandlers(
+  groupHandlers: ReadonlyMap<number, KafkaHandleFunction> = new Map(),
+): KafkaHandlerTable {
   const table: KafkaHandlerTable = new Map();
   table.set(ApiKey.API_VERSIONS, apiVersionsHandler(table));
   table.set(ApiKey.METADATA, metadataHandler);
@@ -33,6 +40,6 @@ export function defaultKafkaHandlers(registerGroupHandlers?: GroupHandlerRegistr
   table.set(ApiKey.CREATE_PARTITIONS, createPartitionsHandler);
   table.set(ApiKey.DESCRIBE_CONFIGS, describeConfigsHandler);
   table.set(ApiKey.INIT_PRODUCER_ID, initProducerIdHandler);
-  registerGroupHandlers?.(table);
+  for (const [apiKey, handle] of groupHandlers) table.set(apiKey, { handle });
   return table;
 }

@@ -28,6 +28,7 @@ export interface KafkaFrontEndOptions {
   advertisedHost?: string;
   /** The broker's node id in Metadata. Default 0. */
   nodeId?: number;
+  /** Default: defaultKafkaHandlers() (no group handlers). */
   handlers?: KafkaHandlerTable;
 }
 
