@@ -54,8 +54,10 @@ export const conchServer: ServerSpec = {
         "127.0.0.1",
         "--port",
         String(port),
-        // The HTTP port runs as in any broker, on a free port so that runs never clash.
+        // The HTTP and Kafka ports run as in any broker, on free ports so that runs never clash.
         "--http-port",
+        "0",
+        "--kafka-port",
         "0",
         "--flush",
         "interval",

@@ -45,6 +45,11 @@ export interface BrokerConfig {
   httpPort: number;
   /** Count traffic for /metrics and the event feed (docs/performance.md, metrics cost). */
   metrics: boolean;
+  /** Serve the Kafka wire protocol (docs/kafka.md) on kafkaPort, at the same host. */
+  kafka: boolean;
+  kafkaPort: number;
+  /** What Metadata tells Kafka clients to connect to; "" means the listen host. */
+  kafkaAdvertisedHost: string;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -212,6 +212,30 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     ),
     negation: "--no-metrics",
   },
+  {
+    ...setting(
+      "kafka",
+      null,
+      "serve the Kafka wire protocol on --kafka-port (docs/kafka.md); --no-kafka turns it off",
+      true,
+      booleanValue(),
+    ),
+    negation: "--no-kafka",
+  },
+  setting(
+    "kafkaPort",
+    "number",
+    "TCP port of the Kafka listener, on --host (0 picks a free one)",
+    9092,
+    integerValue(0, 65535),
+  ),
+  setting(
+    "kafkaAdvertisedHost",
+    "host",
+    "the host Kafka clients are told to connect to (Metadata); empty means --host",
+    "",
+    textValue(true),
+  ),
 ];
 
 /** The flag and environment variable that name a JSON config file. */

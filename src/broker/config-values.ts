@@ -53,10 +53,13 @@ export function booleanValue(): ValueParser<boolean> {
   };
 }
 
-/** A non-empty string with no NUL byte (every string here ends up as a path or a host name). */
-export function textValue(): ValueParser<string> {
+/**
+ * A non-empty string with no NUL byte (every string here ends up as a path or a host name); with
+ * `emptyAllowed`, "" too, for a setting whose empty value means "as another setting".
+ */
+export function textValue(emptyAllowed = false): ValueParser<string> {
   return (raw) => {
-    if (typeof raw !== "string" || raw.length === 0 || raw.includes("\0")) {
+    if (typeof raw !== "string" || (raw.length === 0 && !emptyAllowed) || raw.includes("\0")) {
       throw new Error(`expected a non-empty string, got ${shown(raw)}`);
     }
     return raw;

@@ -7,6 +7,7 @@ import pino from "pino";
 import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, configFileValues, loadBrokerConfig } from "../broker/broker-config.js";
 import { BrokerHttp } from "../http/broker-http.js";
+import { KafkaFrontEnd } from "../kafka/server/kafka-front-end.js";
 import { ConchServer } from "../server/conch-server.js";
 import { EXIT_ERROR } from "./exit-codes.js";
 import { LOG_OPTION_KEYS, type LogOptions, resolveLogOptions } from "./log-options.js";
@@ -53,6 +54,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
   await checkAddressFree(config.host, config.port);
+  if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
   const http = config.http ? new BrokerHttp({ logger }) : null;
   if (http !== null) {
@@ -72,10 +74,22 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   // Memory that clients which held many responses left behind is returned at once.
   const server = new ConchServer(broker, { logger, releaseMemory: settleHeap });
   settleHeap();
+  const kafka = config.kafka
+    ? new KafkaFrontEnd(server, broker, { advertisedHost: config.kafkaAdvertisedHost })
+    : null;
   let address: { address: string; port: number };
   try {
     address = await server.listen(config.port, config.host);
+    if (kafka !== null) {
+      const at = await kafka.listen(config.kafkaPort, config.host);
+      const node = kafka.node;
+      logger.info(
+        { host: at.address, port: at.port, advertised: `${node.host}:${node.port}` },
+        `conch Kafka protocol on ${hostPort(at.address, at.port)} (advertised as ${hostPort(node.host, node.port)})`,
+      );
+    }
   } catch (err) {
+    await server.close().catch(() => {});
     await http?.close();
     await broker.close().catch(() => {});
     throw err;
@@ -83,6 +97,10 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   let closing = false;
   if (http !== null) {
     http.addListener("conch", { listening: () => !closing, connections: () => server.connectionCount });
+    if (kafka !== null) {
+      const listener = kafka.listener;
+      http.addListener("kafka", { listening: () => !closing, connections: () => listener.connectionCount });
+    }
     http.attach(broker);
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -143,6 +143,42 @@ export class BatchBuilder {
     this.#count++;
   }
 
+  /**
+   * `add` from byte ranges of `src` (key `src[keyStart, keyEnd)`, empty for no key), with no view
+   * made per record on the v1 layout: for converters that walk another format in place (the Kafka
+   * front-end). A record the v1 layout cannot hold goes through `add`.
+   */
+  addFrom(
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    timestampMs: number,
+  ): void {
+    const keyLen = keyEnd - keyStart;
+    const valueLen = valueEnd - valueStart;
+    if (this.#extended || (keyLen !== 0 && valueLen === 0)) {
+      this.add(
+        src.subarray(valueStart, valueEnd),
+        keyLen === 0 ? null : src.subarray(keyStart, keyEnd),
+        timestampMs,
+      );
+      return;
+    }
+    if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
+      throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
+    }
+    if (this.#handedOut) this.#begin();
+    this.#ensure(HEADER_SIZE + keyLen + valueLen);
+    const p = this.#pos;
+    this.#writeHeader(p, timestampMs, keyLen, valueLen, 1);
+    let q = p + HEADER_SIZE;
+    q += src.copy(this.#slab, q, keyStart, keyEnd);
+    q += src.copy(this.#slab, q, valueStart, valueEnd);
+    this.#added(q, timestampMs);
+  }
+
   /** `add` for a record in the extended layout: switches the batch to it first if need be. */
   #addExtended(
     value: Bytes | null,

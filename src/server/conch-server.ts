@@ -54,12 +54,13 @@ export class ConchServer {
   }
 
   /**
-   * A listener of the native protocol named `name`, not yet listening; with `tls`, it serves TLS.
-   * Throws when the name is taken.
+   * A listener named `name`, not yet listening; with `tls`, it serves TLS. Its connections speak the
+   * native protocol unless `openSession` gives another protocol's session (the Kafka front-end's),
+   * under the same bounds and shutdown. Throws when the name is taken.
    */
-  addListener(name: string, tls?: TlsOptions): Listener {
+  addListener(name: string, tls?: TlsOptions, openSession: SessionFactory = this.#openSession): Listener {
     if (this.#listeners.has(name)) throw new Error(`a listener named ${name} exists already`);
-    const options = { name, openSession: this.#openSession };
+    const options = { name, openSession };
     const listener = new Listener(this.transport, tls === undefined ? options : { ...options, tls });
     this.#listeners.set(name, listener);
     return listener;

@@ -53,6 +53,9 @@ test("defaults when nothing is given", () => {
     httpHost: "127.0.0.1",
     httpPort: 7421,
     metrics: true,
+    kafka: true,
+    kafkaPort: 9092,
+    kafkaAdvertisedHost: "",
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
 });
@@ -114,6 +117,9 @@ test("every setting is reachable by its flag key, its environment variable and t
     httpHost: ["::1", "::1"],
     httpPort: ["0", 0],
     metrics: ["false", false],
+    kafka: ["false", false],
+    kafkaPort: ["0", 0],
+    kafkaAdvertisedHost: ["kafka.example", "kafka.example"],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

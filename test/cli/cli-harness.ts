@@ -123,6 +123,8 @@ export class BrokerProcess {
         "0",
         "--http-port",
         "0",
+        "--kafka-port",
+        "0",
         "--data-dir",
         dataDir,
         "--log-format",

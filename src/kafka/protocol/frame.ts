@@ -40,6 +40,18 @@ export function decodeRequestHeader(frame: Buffer): KafkaRequestHeader {
   const size = r.int32();
   if (size !== frame.length - 4)
     throw r.malformed(`size ${size} disagrees with a ${frame.length}-byte frame`);
+  return readRequestHeader(r);
+}
+
+/**
+ * `decodeRequestHeader` for a frame without its size field, as a transport's frame parser hands
+ * it over (src/net/frame-parser.ts): the parser has already bounded the frame by its size.
+ */
+export function decodeUnsizedRequestHeader(frame: Buffer): KafkaRequestHeader {
+  return readRequestHeader(new KafkaReader(frame));
+}
+
+function readRequestHeader(r: KafkaReader): KafkaRequestHeader {
   const apiKey = r.int16();
   const apiVersion = r.int16();
   const correlationId = r.int32();

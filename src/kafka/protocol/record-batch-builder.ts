@@ -57,6 +57,11 @@ function lengthSize(b: Uint8Array | null): number {
   return b === null ? 1 : uvarintSize(zigzag(b.length)) + b.length;
 }
 
+/** The bytes a length-prefixed range takes; a start of -1 is null. */
+function rangeSize(start: number, end: number): number {
+  return start < 0 ? 1 : uvarintSize(zigzag(end - start)) + end - start;
+}
+
 export class RecordBatchBuilder {
   #buf: Buffer;
   #pos = RECORDS_AT;
@@ -79,16 +84,7 @@ export class RecordBatchBuilder {
     value: Uint8Array | null,
     headers?: readonly (Uint8Array | null)[],
   ): this {
-    if (!Number.isSafeInteger(timestampMs)) {
-      throw new ConchError(ErrorCode.INVALID_REQUEST, `timestamp ${timestampMs} is not an integer`);
-    }
-    if (this.#count === 0) {
-      this.#baseTimestamp = timestampMs;
-      this.#maxTimestamp = timestampMs;
-    } else if (timestampMs > this.#maxTimestamp) {
-      this.#maxTimestamp = timestampMs;
-    }
-    const timestampDelta = zigzag(timestampMs - this.#baseTimestamp);
+    const timestampDelta = this.#timestampDelta(timestampMs);
     const offsetDelta = zigzag(this.#count);
     const headerCount = headers === undefined ? 0 : headers.length / 2;
     if (!Number.isInteger(headerCount)) {
@@ -107,16 +103,41 @@ export class RecordBatchBuilder {
         throw new ConchError(ErrorCode.INVALID_REQUEST, "a header key is null");
       size += lengthSize(part);
     }
-    this.#ensure(uvarintSize(zigzag(size)) + size);
-    const buf = this.#buf;
-    let p = writeUVarintAt(buf, this.#pos, zigzag(size));
-    buf[p++] = 0; // record attributes: none defined
-    p = writeUVarintAt(buf, p, timestampDelta);
-    p = writeUVarintAt(buf, p, offsetDelta);
+    let p = this.#startRecord(size, timestampDelta, offsetDelta);
     p = this.#writeBytes(p, key);
     p = this.#writeBytes(p, value);
-    p = writeUVarintAt(buf, p, zigzag(headerCount));
+    p = writeUVarintAt(this.#buf, p, zigzag(headerCount));
     for (let i = 0; i < headerCount * 2; i++) p = this.#writeBytes(p, headers![i]!);
+    this.#pos = p;
+    this.#count++;
+    return this;
+  }
+
+  /**
+   * Appends a record with no headers from byte ranges of `src` (a start of -1 for a null key or
+   * value), with no view made per record: for converters that walk another format in place.
+   */
+  addFrom(
+    timestampMs: number,
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+  ): this {
+    const timestampDelta = this.#timestampDelta(timestampMs);
+    const offsetDelta = zigzag(this.#count);
+    const size =
+      1 +
+      uvarintSize(timestampDelta) +
+      uvarintSize(offsetDelta) +
+      rangeSize(keyStart, keyEnd) +
+      rangeSize(valueStart, valueEnd) +
+      1; // header count 0
+    let p = this.#startRecord(size, timestampDelta, offsetDelta);
+    p = this.#copyRange(p, src, keyStart, keyEnd);
+    p = this.#copyRange(p, src, valueStart, valueEnd);
+    this.#buf[p++] = 0; // zigzag(0) headers
     this.#pos = p;
     this.#count++;
     return this;
@@ -148,6 +169,39 @@ export class RecordBatchBuilder {
     this.#pos = RECORDS_AT;
     this.#count = 0;
     return out;
+  }
+
+  /** Makes room for a record of `size` bytes and writes its length, attributes and deltas. */
+  #startRecord(size: number, timestampDelta: number, offsetDelta: number): number {
+    this.#ensure(uvarintSize(zigzag(size)) + size);
+    const buf = this.#buf;
+    let p = writeUVarintAt(buf, this.#pos, zigzag(size));
+    buf[p++] = 0; // record attributes: none defined
+    p = writeUVarintAt(buf, p, timestampDelta);
+    return writeUVarintAt(buf, p, offsetDelta);
+  }
+
+  /** Takes a record's timestamp into the batch's base and max; returns its zigzagged delta. */
+  #timestampDelta(timestampMs: number): number {
+    if (!Number.isSafeInteger(timestampMs)) {
+      throw new ConchError(ErrorCode.INVALID_REQUEST, `timestamp ${timestampMs} is not an integer`);
+    }
+    if (this.#count === 0) {
+      this.#baseTimestamp = timestampMs;
+      this.#maxTimestamp = timestampMs;
+    } else if (timestampMs > this.#maxTimestamp) {
+      this.#maxTimestamp = timestampMs;
+    }
+    return zigzag(timestampMs - this.#baseTimestamp);
+  }
+
+  #copyRange(p: number, src: Buffer, start: number, end: number): number {
+    if (start < 0) {
+      this.#buf[p] = 1; // zigzag(-1)
+      return p + 1;
+    }
+    p = writeUVarintAt(this.#buf, p, zigzag(end - start));
+    return p + src.copy(this.#buf, p, start, end);
   }
 
   #writeBytes(p: number, b: Uint8Array | null): number {

@@ -1,0 +1,14 @@
+/**
+ * A Kafka request refused for a reason Conch's own codes cannot say (a record with headers, a
+ * compressed batch), carrying the Kafka error code to answer with (server/kafka-errors.ts).
+ */
+import { ConchError, ErrorCode } from "../../format/errors.js";
+
+export class KafkaRefusal extends ConchError {
+  readonly kafkaCode: number;
+
+  constructor(kafkaCode: number, message: string, code: number = ErrorCode.INVALID_BATCH) {
+    super(code, message);
+    this.kafkaCode = kafkaCode;
+  }
+}

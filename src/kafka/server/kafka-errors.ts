@@ -1,0 +1,55 @@
+/**
+ * Conch's errors as Kafka error codes, at the Kafka front-end's edge: one table, so every handler
+ * answers the same failure with the same code, one a Kafka client knows how to act on (retry,
+ * refresh metadata, give up).
+ *
+ * What Conch's codes cannot say (a record with headers, a compressed batch: refused until the
+ * stored format can keep them) is thrown as a KafkaRefusal, which carries its Kafka code itself.
+ */
+import { ConchError, ErrorCode } from "../../format/errors.js";
+import { KafkaRefusal } from "../convert/kafka-refusal.js";
+import { KafkaErrorCode } from "../protocol/error-codes.js";
+
+export { KafkaRefusal };
+
+const BY_CONCH_CODE = new Map<number, number>([
+  [ErrorCode.NONE, KafkaErrorCode.NONE],
+  [ErrorCode.MALFORMED_REQUEST, KafkaErrorCode.INVALID_REQUEST],
+  [ErrorCode.UNSUPPORTED_VERSION, KafkaErrorCode.UNSUPPORTED_VERSION],
+  [ErrorCode.INVALID_TOPIC_NAME, KafkaErrorCode.INVALID_TOPIC_EXCEPTION],
+  [ErrorCode.TOPIC_ALREADY_EXISTS, KafkaErrorCode.TOPIC_ALREADY_EXISTS],
+  [ErrorCode.UNKNOWN_TOPIC, KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+  [ErrorCode.UNKNOWN_PARTITION, KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+  [ErrorCode.INVALID_PARTITIONS, KafkaErrorCode.INVALID_PARTITIONS],
+  [ErrorCode.INVALID_CONFIG, KafkaErrorCode.INVALID_CONFIG],
+  [ErrorCode.OFFSET_OUT_OF_RANGE, KafkaErrorCode.OFFSET_OUT_OF_RANGE],
+  [ErrorCode.CORRUPT_BATCH, KafkaErrorCode.CORRUPT_MESSAGE],
+  [ErrorCode.INVALID_BATCH, KafkaErrorCode.CORRUPT_MESSAGE],
+  [ErrorCode.CORRUPT_DATA, KafkaErrorCode.CORRUPT_MESSAGE],
+  [ErrorCode.BATCH_TOO_LARGE, KafkaErrorCode.MESSAGE_TOO_LARGE],
+  [ErrorCode.FRAME_TOO_LARGE, KafkaErrorCode.MESSAGE_TOO_LARGE],
+  [ErrorCode.TIMEOUT, KafkaErrorCode.REQUEST_TIMED_OUT],
+  [ErrorCode.STORAGE_ERROR, KafkaErrorCode.KAFKA_STORAGE_ERROR],
+  // A client told "not the leader" refreshes its metadata and retries: what a restart needs.
+  [ErrorCode.SHUTTING_DOWN, KafkaErrorCode.NOT_LEADER_OR_FOLLOWER],
+  [ErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST],
+  [ErrorCode.UNKNOWN_MEMBER, KafkaErrorCode.UNKNOWN_MEMBER_ID],
+  [ErrorCode.ILLEGAL_GENERATION, KafkaErrorCode.ILLEGAL_GENERATION],
+  [ErrorCode.REBALANCE_IN_PROGRESS, KafkaErrorCode.REBALANCE_IN_PROGRESS],
+  [ErrorCode.GROUP_NOT_EMPTY, KafkaErrorCode.NON_EMPTY_GROUP],
+  [ErrorCode.NOT_COORDINATOR, KafkaErrorCode.NOT_COORDINATOR],
+  [ErrorCode.UNKNOWN_GROUP, KafkaErrorCode.GROUP_ID_NOT_FOUND],
+  [ErrorCode.INVALID_GROUP, KafkaErrorCode.INVALID_GROUP_ID],
+]);
+
+/** The Kafka error code for `err`: UNKNOWN_SERVER_ERROR for anything that is not a ConchError. */
+export function kafkaErrorCode(err: unknown): number {
+  if (err instanceof KafkaRefusal) return err.kafkaCode;
+  if (err instanceof ConchError) return BY_CONCH_CODE.get(err.code) ?? KafkaErrorCode.UNKNOWN_SERVER_ERROR;
+  return KafkaErrorCode.UNKNOWN_SERVER_ERROR;
+}
+
+/** A message for a Kafka response's error_message field: a ConchError's own, else a generic one. */
+export function kafkaErrorMessage(err: unknown): string {
+  return err instanceof ConchError ? err.message : "internal broker error";
+}

@@ -1,0 +1,76 @@
+/**
+ * The Kafka front-end of a broker: a listener named "kafka" on the ConchServer's transport (so
+ * Kafka connections count against the same connection limits, response budget and shutdown as
+ * native ones), each connection with a KafkaSession.
+ *
+ *   const server = new ConchServer(broker, { logger });
+ *   const kafka = new KafkaFrontEnd(server, broker, { advertisedHost: "" });
+ *   await server.listen(7420, "127.0.0.1");
+ *   await kafka.listen(9092, "127.0.0.1");
+ *   ...
+ *   await server.close(); // closes the Kafka listener too
+ */
+import type { AddressInfo } from "node:net";
+import type { Broker } from "../../broker/broker.js";
+import type { Listener } from "../../net/listener.js";
+import type { ConchServer } from "../../server/conch-server.js";
+import type { BatchConversion } from "../convert/batch-conversion.js";
+import { ConvertingBatches } from "../convert/converting-store.js";
+import { defaultKafkaHandlers } from "./handler-table.js";
+import type { KafkaHandlerTable, KafkaNode } from "./kafka-handler.js";
+import { KafkaSession } from "./kafka-session.js";
+
+/** The name of the Kafka listener, for logs and metrics. */
+export const KAFKA_LISTENER = "kafka";
+
+export interface KafkaFrontEndOptions {
+  /** What Metadata tells clients to connect to; "" or absent: the address listened on. */
+  advertisedHost?: string;
+  /** The broker's node id in Metadata. Default 0. */
+  nodeId?: number;
+  /** Default: defaultKafkaHandlers(), every API the front-end serves. */
+  handlers?: KafkaHandlerTable;
+}
+
+export class KafkaFrontEnd {
+  readonly listener: Listener;
+  #node: KafkaNode | null = null;
+  #advertisedHost: string;
+  #nodeId: number;
+
+  constructor(server: ConchServer, broker: Broker, options: KafkaFrontEndOptions = {}) {
+    this.#advertisedHost = options.advertisedHost ?? "";
+    this.#nodeId = options.nodeId ?? 0;
+    // One conversion for every connection: it is used synchronously, and reuses its buffers.
+    const batches: BatchConversion = new ConvertingBatches();
+    const deps = {
+      broker,
+      handlers: options.handlers ?? defaultKafkaHandlers(),
+      limits: server.limits,
+      batches,
+      node: () => this.node,
+    };
+    this.listener = server.addListener(KAFKA_LISTENER, undefined, (conn) => new KafkaSession(conn, deps));
+  }
+
+  /** Starts listening; port 0 picks a free port. */
+  async listen(port: number, host: string): Promise<AddressInfo> {
+    const address = await this.listener.listen(port, host);
+    this.#node = {
+      nodeId: this.#nodeId,
+      host: this.#advertisedHost === "" ? address.address : this.#advertisedHost,
+      port: address.port,
+    };
+    return address;
+  }
+
+  /** The node Metadata describes. Throws before listen() has completed. */
+  get node(): KafkaNode {
+    if (this.#node === null) throw new Error("the kafka listener is not listening");
+    return this.#node;
+  }
+
+  address(): AddressInfo {
+    return this.listener.address();
+  }
+}
