@@ -7,6 +7,7 @@ import pino from "pino";
 import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, configFileValues, loadBrokerConfig } from "../broker/broker-config.js";
 import { BrokerHttp } from "../http/broker-http.js";
+import { BrokerSecurity } from "../server/broker-security.js";
 import { ConchServer } from "../server/conch-server.js";
 import { EXIT_ERROR } from "./exit-codes.js";
 import { LOG_OPTION_KEYS, type LogOptions, resolveLogOptions } from "./log-options.js";
@@ -39,6 +40,29 @@ function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** Addresses only this host can reach: no warning for them. */
+const LOOPBACK = /^(127\.|::1$|localhost$|::ffff:127\.)/;
+
+/**
+ * Lines for the start-up log when the broker is reachable from other hosts without protection:
+ * the plain listener on a non-loopback address without required logins, or without TLS.
+ */
+export function exposureWarnings(config: BrokerConfig): string[] {
+  if (LOOPBACK.test(config.host)) return [];
+  const warnings: string[] = [];
+  if (config.authentication !== "required") {
+    warnings.push(
+      `the plain listener on ${config.host} accepts connections without a login from any host that reaches it: ` +
+        "use --authentication required (and --authorization on), or bind --host 127.0.0.1",
+    );
+  }
+  warnings.push(
+    `the plain listener on ${config.host} sends data and credentials unencrypted: ` +
+      "serve remote clients on the TLS listener (--tls-cert, --tls-key, --tls-port) and keep --host on loopback",
+  );
+  return warnings;
+}
+
 /**
  * Opens the broker, serves it until SIGINT or SIGTERM, then shuts down in order: the server stops
  * accepting and lets requests in flight finish, then the broker flushes and closes its files.
@@ -69,17 +93,41 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     await http?.close();
     throw err;
   }
-  // Memory that clients which held many responses left behind is returned at once.
-  const server = new ConchServer(broker, { logger, releaseMemory: settleHeap });
-  settleHeap();
-  let address: { address: string; port: number };
+  let security: BrokerSecurity;
   try {
-    address = await server.listen(config.port, config.host);
+    security = await BrokerSecurity.open(config, logger);
   } catch (err) {
     await http?.close();
     await broker.close().catch(() => {});
     throw err;
   }
+  // Memory that clients which held many responses left behind is returned at once.
+  const server = new ConchServer(broker, { logger, releaseMemory: settleHeap, security });
+  settleHeap();
+  let address: { address: string; port: number };
+  try {
+    address = await server.listen(config.port, config.host);
+    if (security.tls !== null) {
+      const tls = await server.listenTls();
+      logger.info(
+        { host: tls.address, port: tls.port, subject: security.tls.current.subject },
+        `conch TLS listener on ${hostPort(tls.address, tls.port)}`,
+      );
+    }
+  } catch (err) {
+    security.close();
+    await server.close().catch(() => {});
+    await http?.close();
+    await broker.close().catch(() => {});
+    throw err;
+  }
+  for (const warning of exposureWarnings(config)) logger.warn(warning);
+  // SIGHUP: new certificate files and users for new connections; open ones are kept.
+  const reload = (): void => {
+    logger.info("SIGHUP: reloading the TLS files and users");
+    server.reloadSecurity().catch((err: unknown) => logger.error({ err }, "reload failed"));
+  };
+  process.on("SIGHUP", reload);
   let closing = false;
   if (http !== null) {
     http.addListener("conch", { listening: () => !closing, connections: () => server.connectionCount });
@@ -101,6 +149,8 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   logger.info({ signal }, `conch broker stopping (${signal})`);
   closing = true;
   http?.stopping();
+  process.off("SIGHUP", reload);
+  security.close();
   try {
     await server.close();
   } finally {

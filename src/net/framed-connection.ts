@@ -27,7 +27,9 @@
  *   into (`borrowed`); what a read leaves unhandled is copied out. Other sockets (TLS, which
  *   cannot use net's `onread`) read through 'data' events.
  */
+import type { X509Certificate } from "node:crypto";
 import type { Socket } from "node:net";
+import { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { type CoarseClock, ConnectionActivity } from "./connection-activity.js";
@@ -73,6 +75,8 @@ export interface FramedConnectionDeps {
 export class FramedConnection implements BudgetWaiter {
   readonly id: number;
   readonly remote: string;
+  /** The client's IP address (for the failure limiter and the connection limits). */
+  readonly remoteAddress: string;
   readonly logger: Logger;
   readonly closed: Promise<void>;
   #socket: Socket;
@@ -104,6 +108,7 @@ export class FramedConnection implements BudgetWaiter {
     this.id = id;
     this.#socket = socket;
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.remoteAddress = socket.remoteAddress ?? "";
     this.#limits = limits;
     this.logger = deps.logger.child({ conn: id, remote: this.remote });
     this.#refusal = deps.refusal;
@@ -135,6 +140,18 @@ export class FramedConnection implements BudgetWaiter {
     socket.on("error", (err) => this.logger.debug({ err }, "socket error"));
     socket.on("close", () => this.#onClose());
     this.#session = deps.openSession(this);
+  }
+
+  /** Whether the connection is TLS. */
+  get encrypted(): boolean {
+    return this.#socket instanceof TLSSocket;
+  }
+
+  /** The client certificate of a TLS connection, when the listener's CA verified it; else null. */
+  verifiedPeerCertificate(): X509Certificate | null {
+    const socket = this.#socket;
+    if (!(socket instanceof TLSSocket) || !socket.authorized) return null;
+    return socket.getPeerX509Certificate() ?? null;
   }
 
   /** Requests in flight. */

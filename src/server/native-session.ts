@@ -6,6 +6,9 @@
  *   answered with its correlation id whenever it completes.
  * - The handshake comes first; any other request before it is answered HANDSHAKE_REQUIRED and the
  *   connection closed. A connection with no handshake after `handshakeTimeoutMs` is dropped.
+ * - With security (`auth`), a listener that requires a login answers every request but the
+ *   handshake and the SASL ones ILLEGAL_SASL_STATE until the connection has logged in (or shown a
+ *   verified client certificate), and closes it.
  * - A frame too short for a request header closes the connection at once; request errors are
  *   answered and the connection stays.
  * - A handler that copies what it keeps (`copiesFrame`, a produce) takes its frame as it is, even
@@ -24,10 +27,19 @@ import {
   requestApiVersion,
   requestCorrelationId,
 } from "../protocol/frame.js";
+import { certificatePrincipal } from "../security/certificate-principal.js";
+import { type AuthSettings, ConnectionAuth } from "../security/connection-auth.js";
 import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 import type { OpenStream, StreamHost } from "./stream-host.js";
+
+/** What a connection may send before it has logged in, when logging in is required. */
+const LOGIN_API_KEYS: ReadonlySet<number> = new Set([
+  ApiKey.HANDSHAKE,
+  ApiKey.SASL_HANDSHAKE,
+  ApiKey.SASL_AUTHENTICATE,
+]);
 
 /** Codes at or above this are client-side only and never sent. */
 const FIRST_CLIENT_ONLY_CODE = 100;
@@ -43,11 +55,28 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
   /** Fetch streams open on this connection (StreamHost). */
   readonly streams = new Map<number, OpenStream>();
 
-  constructor(conn: FramedConnection, broker: Broker, handlers: HandlerTable, limits: ServerLimits) {
+  constructor(
+    conn: FramedConnection,
+    broker: Broker,
+    handlers: HandlerTable,
+    limits: ServerLimits,
+    auth: AuthSettings | null = null,
+  ) {
     this.#conn = conn;
     this.#handlers = handlers;
     this.#limits = limits;
-    this.#ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
+    const ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
+    this.#ctx = ctx;
+    if (auth !== null) {
+      const certificate = conn.verifiedPeerCertificate();
+      ctx.auth = new ConnectionAuth(auth, {
+        tls: conn.encrypted,
+        address: conn.remoteAddress,
+        certificatePrincipal: certificate === null ? null : certificatePrincipal(certificate),
+      });
+    }
+    ctx.endConnection = () => conn.closeWhenAnswered();
+    ctx.limitedLog = (key, fields, msg) => conn.limitedLog("info", key, fields, msg);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs);
     this.#handshakeTimer.unref();
   }
@@ -69,6 +98,15 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
       this.refuse(
         frame,
         new ConchError(ErrorCode.HANDSHAKE_REQUIRED, `${apiName(apiKey)} before the handshake`),
+      );
+      this.#conn.closeWhenAnswered();
+      return false;
+    }
+    const auth = this.#ctx.auth;
+    if (auth !== null && !auth.authenticated && !LOGIN_API_KEYS.has(apiKey)) {
+      this.refuse(
+        frame,
+        new ConchError(ErrorCode.ILLEGAL_SASL_STATE, `${apiName(apiKey)} before logging in (SASL)`),
       );
       this.#conn.closeWhenAnswered();
       return false;

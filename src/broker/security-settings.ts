@@ -1,0 +1,83 @@
+/**
+ * The broker's security settings (docs/security.md): a TLS listener beside the plain one, SASL
+ * authentication, ACL authorization. Rows of the settings table like every other setting, kept
+ * here so the security ones read together.
+ */
+import { booleanValue, enumValue, integerValue, textValue, type ValueParser } from "./config-values.js";
+import { type AnyBrokerSetting, setting } from "./setting-row.js";
+
+export const CLIENT_AUTH_MODES = ["none", "requested", "required"] as const;
+export const AUTHENTICATION_MODES = ["none", "required"] as const;
+export const AUTHORIZATION_MODES = ["off", "on"] as const;
+
+/** `User:admin,User:ops`: principals, each `User:` and a non-empty name, comma separated. */
+export function principalListValue(): ValueParser<readonly string[]> {
+  return (raw) => {
+    if (typeof raw !== "string")
+      throw new Error(`expected a comma-separated list of User:<name>, got ${String(raw)}`);
+    const names = raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+    for (const name of names) {
+      if (!/^User:[^\s,]+$/.test(name))
+        throw new Error(`expected principals like User:admin, got ${JSON.stringify(name)}`);
+    }
+    return names;
+  };
+}
+
+export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
+  setting(
+    "tlsPort",
+    "number",
+    "TCP port of the TLS listener, served when --tls-cert and --tls-key are given (0 picks a free one)",
+    7423,
+    integerValue(0, 65535),
+  ),
+  setting("tlsHost", "host", "address the TLS listener listens on (default: --host)", null, textValue()),
+  setting("tlsCert", "file", "PEM certificate (then intermediates) of the TLS listener", null, textValue()),
+  setting("tlsKey", "file", "PEM private key of --tls-cert, unencrypted", null, textValue()),
+  setting(
+    "tlsCa",
+    "file",
+    "PEM CA certificates client certificates are checked against (mTLS)",
+    null,
+    textValue(),
+  ),
+  setting(
+    "tlsClientAuth",
+    "mode",
+    "client certificates on the TLS listener: none, requested or required (needs --tls-ca)",
+    "none",
+    enumValue(CLIENT_AUTH_MODES),
+  ),
+  setting(
+    "authentication",
+    "mode",
+    "required: a connection must log in with SASL (or a verified client certificate) before any other request",
+    "none",
+    enumValue(AUTHENTICATION_MODES),
+  ),
+  setting(
+    "saslPlainWithoutTls",
+    null,
+    "offer SASL PLAIN on the plain listener too (it sends the password itself: trusted networks only)",
+    false,
+    booleanValue(),
+  ),
+  setting(
+    "authorization",
+    "mode",
+    "on: a request is allowed only by an ACL (conch acl) or to a --super-users principal",
+    "off",
+    enumValue(AUTHORIZATION_MODES),
+  ),
+  setting(
+    "superUsers",
+    "principals",
+    "principals allowed everything, comma separated: User:admin,User:CN=ops",
+    [],
+    principalListValue(),
+  ),
+];

@@ -1,0 +1,127 @@
+/**
+ * What a broker's listeners share for security (docs/security.md), made from its settings: the TLS
+ * material of the TLS listener, the user store SASL logins are checked against, the failure
+ * limiter, and whether logging in is required. Protocol-neutral: the native session uses it now,
+ * the Kafka listener's session the same way (`auth` and `tlsOptions`).
+ *
+ * `reload()` (SIGHUP) reads the certificate files and users.json again: new TLS handshakes and new
+ * logins use them; open connections keep what they have.
+ */
+import type { TlsOptions } from "node:tls";
+import type { Logger } from "pino";
+import type { BrokerConfig } from "../broker/broker-config.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { AuthFailureLimiter, type AuthFailureLimiterOptions } from "../security/auth-failure-limiter.js";
+import type { AuthSettings } from "../security/connection-auth.js";
+import type { CredentialLookup } from "../security/sasl-server.js";
+import type { ScramCredential, ScramMechanism } from "../security/scram-credential.js";
+import { TlsMaterial } from "../security/tls-material.js";
+import { UserStore } from "../security/user-store.js";
+
+/** Once a minute the limiter reports the failures seen and forgets old ones. */
+const SWEEP_EVERY_MS = 60_000;
+
+export class BrokerSecurity implements CredentialLookup {
+  /** The TLS listener's material; null when no certificate is configured. */
+  readonly tls: TlsMaterial | null;
+  readonly auth: AuthSettings;
+  readonly limiter: AuthFailureLimiter;
+  #users: UserStore;
+  #dataDir: string;
+  #logger: Logger;
+  #sweep: NodeJS.Timeout;
+
+  private constructor(
+    config: BrokerConfig,
+    tls: TlsMaterial | null,
+    users: UserStore,
+    logger: Logger,
+    limiter: AuthFailureLimiterOptions,
+  ) {
+    this.tls = tls;
+    this.#users = users;
+    this.#dataDir = config.dataDir;
+    this.#logger = logger;
+    this.limiter = new AuthFailureLimiter({
+      ...limiter,
+      report: (summary) => logger.warn(summary, `${summary.failures} failed logins in the last minute`),
+    });
+    this.auth = {
+      users: this,
+      policy: { allowPlainWithoutTls: config.saslPlainWithoutTls },
+      limiter: this.limiter,
+      required: config.authentication === "required",
+    };
+    this.#sweep = setInterval(() => this.limiter.sweep(), SWEEP_EVERY_MS);
+    this.#sweep.unref();
+  }
+
+  /**
+   * Loads the TLS files (when --tls-cert is given) and the user store; fails with INVALID_CONFIG
+   * or STORAGE_ERROR naming the file, so a broker with a bad file does not start.
+   */
+  static async open(
+    config: BrokerConfig,
+    logger: Logger,
+    limiter: AuthFailureLimiterOptions = {},
+  ): Promise<BrokerSecurity> {
+    let tls: TlsMaterial | null = null;
+    if (config.tlsCert !== null || config.tlsKey !== null) {
+      tls = await TlsMaterial.load({
+        certFile: required(config.tlsCert, "--tls-key needs --tls-cert"),
+        keyFile: required(config.tlsKey, "--tls-cert needs --tls-key"),
+        ...(config.tlsCa === null ? {} : { caFile: config.tlsCa }),
+        clientAuth: config.tlsClientAuth,
+      });
+      for (const warning of tls.current.warnings) logger.warn({ file: config.tlsCert }, warning);
+    }
+    const users = await UserStore.open(config.dataDir);
+    return new BrokerSecurity(config, tls, users, logger, limiter);
+  }
+
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
+    return this.#users.scramCredential(user, mechanism);
+  }
+
+  /** Options for the TLS listener's `tls.createServer`, or null without TLS. */
+  tlsOptions(): TlsOptions | null {
+    return this.tls?.serverOptions() ?? null;
+  }
+
+  /**
+   * Reads the TLS files and the users again. Resolves with the new secure context options (null
+   * without TLS, or when the TLS files failed: the old ones stay, and the error is logged).
+   */
+  async reload(): Promise<TlsOptions | null> {
+    let options: TlsOptions | null = null;
+    if (this.tls !== null) {
+      const result = await this.tls.reload();
+      if (result.ok) {
+        options = result.loaded.options;
+        for (const warning of result.loaded.warnings) this.#logger.warn(warning);
+        this.#logger.info({ subject: result.loaded.subject }, "TLS certificate reloaded");
+      } else {
+        this.#logger.error(
+          { err: result.error },
+          `TLS reload failed, keeping the old certificate: ${result.error.message}`,
+        );
+      }
+    }
+    try {
+      this.#users = await UserStore.open(this.#dataDir);
+      this.#logger.info({ users: this.#users.list().length }, "users reloaded");
+    } catch (err) {
+      this.#logger.error({ err }, "users reload failed, keeping the users loaded before");
+    }
+    return options;
+  }
+
+  close(): void {
+    clearInterval(this.#sweep);
+  }
+}
+
+function required(value: string | null, message: string): string {
+  if (value === null) throw new ConchError(ErrorCode.INVALID_CONFIG, message);
+  return value;
+}
