@@ -143,6 +143,9 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
       reply = entry.handle(ctx, request, correlationId);
     } catch (err) {
       this.#writeError(correlationId, apiKey, err);
+      // A login step that fails ends the connection: a guesser pays a connection per guess.
+      if (apiKey === ApiKey.SASL_HANDSHAKE || apiKey === ApiKey.SASL_AUTHENTICATE)
+        this.#conn.closeWhenAnswered();
       return copies;
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();

@@ -1,7 +1,8 @@
 /**
  * 13 SaslHandshake and 14 SaslAuthenticate (docs/security.md): a SASL login over the connection's
  * ConnectionAuth. A failed or out-of-turn step is answered and then the connection closes, so a
- * guesser pays a new connection (and the limiter's delay) per guess.
+ * guesser pays a new connection (and the limiter's delay) per guess: the session closes it after
+ * an error thrown here, and `authenticate` after its own.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import {
@@ -15,7 +16,6 @@ import type { Handler, Reply, RequestContext } from "./handler.js";
 
 function authOf(ctx: RequestContext): ConnectionAuth {
   if (ctx.auth === null) {
-    ctx.endConnection();
     throw new ConchError(ErrorCode.UNSUPPORTED_SASL_MECHANISM, "SASL is not enabled on this listener");
   }
   return ctx.auth;
@@ -24,12 +24,7 @@ function authOf(ctx: RequestContext): ConnectionAuth {
 export const saslHandshake: Handler = (ctx, frame, correlationId) => {
   const auth = authOf(ctx);
   const { mechanism } = decodeSaslHandshakeRequest(frame);
-  try {
-    auth.handshake(mechanism);
-  } catch (err) {
-    ctx.endConnection();
-    throw err;
-  }
+  auth.handshake(mechanism);
   return encodeSaslHandshakeResponse(correlationId, { mechanisms: auth.mechanisms() });
 };
 
@@ -37,7 +32,6 @@ export const saslAuthenticate: Handler = (ctx, frame, correlationId) => {
   const auth = authOf(ctx);
   const message = decodeSaslAuthenticateRequest(frame);
   if (message.length > MAX_SASL_MESSAGE_BYTES) {
-    ctx.endConnection();
     throw new ConchError(
       ErrorCode.AUTHENTICATION_FAILED,
       `SASL message of ${message.length} bytes; the limit is ${MAX_SASL_MESSAGE_BYTES}`,
