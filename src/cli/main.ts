@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ConchError } from "../format/errors.js";
+import { registerAclCommands } from "./acl-commands.js";
 import { registerBenchCommands } from "./bench-commands.js";
 import { registerBrokerCommand } from "./broker-command.js";
 import { registerConsumeCommand } from "./consume-command.js";
@@ -15,6 +16,7 @@ import { registerProduceCommand } from "./produce-command.js";
 import { stdoutClosureClaimed } from "./reader-watch.js";
 import { registerTopicCommands } from "./topic-commands.js";
 import { UsageError } from "./usage-error.js";
+import { registerUserCommands } from "./user-commands.js";
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -37,6 +39,8 @@ export function buildProgram(): Command {
   registerGroupCommands(program);
   registerBenchCommands(program);
   registerLogCommands(program);
+  registerUserCommands(program);
+  registerAclCommands(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;
 }
