@@ -12,18 +12,23 @@ export const AUTHORIZATION_MODES = ["off", "on"] as const;
 
 /** `User:admin,User:ops`: principals, each `User:` and a non-empty name, comma separated. */
 export function principalListValue(): ValueParser<readonly string[]> {
+  const expected = "a comma-separated list of User:<name>";
   return (raw) => {
-    if (typeof raw !== "string")
-      throw new Error(`expected a comma-separated list of User:<name>, got ${String(raw)}`);
-    const names = raw
-      .split(",")
-      .map((s) => s.trim())
-      .filter((s) => s !== "");
+    // A string from a flag or the environment; an array from a config file or code.
+    let names: unknown[];
+    if (typeof raw === "string")
+      names = raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+    else if (Array.isArray(raw)) names = raw;
+    else throw new Error(`expected ${expected}, got ${String(raw)}`);
     for (const name of names) {
-      if (!/^User:[^\s,]+$/.test(name))
-        throw new Error(`expected principals like User:admin, got ${JSON.stringify(name)}`);
+      if (typeof name !== "string" || !/^User:[^\s,]+$/.test(name)) {
+        throw new Error(`expected ${expected}, got ${JSON.stringify(name)}`);
+      }
     }
-    return names;
+    return names as string[];
   };
 }
 

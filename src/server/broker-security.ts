@@ -1,32 +1,38 @@
 /**
  * What a broker's listeners share for security (docs/security.md), made from its settings: the TLS
  * material of the TLS listener, the user store SASL logins are checked against, the failure
- * limiter, and whether logging in is required. Protocol-neutral: the native session uses it now,
+ * limiter, whether logging in is required, and the ACLs with --authorization on. Protocol-neutral: the native session uses it now,
  * the Kafka listener's session the same way (`auth` and `tlsOptions`).
  *
- * `reload()` (SIGHUP) reads the certificate files and users.json again: new TLS handshakes and new
+ * `reload()` (SIGHUP) reads the certificate files, users.json and acls.json again: new TLS handshakes and new
  * logins use them; open connections keep what they have.
  */
 import type { TlsOptions } from "node:tls";
 import type { Logger } from "pino";
 import type { BrokerConfig } from "../broker/broker-config.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { AclStore } from "../security/acl-store.js";
 import { AuthFailureLimiter, type AuthFailureLimiterOptions } from "../security/auth-failure-limiter.js";
+import type { Authorizer } from "../security/authorizer.js";
 import type { AuthSettings } from "../security/connection-auth.js";
 import type { CredentialLookup } from "../security/sasl-server.js";
 import type { ScramCredential, ScramMechanism } from "../security/scram-credential.js";
 import { TlsMaterial } from "../security/tls-material.js";
 import { UserStore } from "../security/user-store.js";
+import type { AuthorizerSource } from "./handler.js";
 
 /** Once a minute the limiter reports the failures seen and forgets old ones. */
 const SWEEP_EVERY_MS = 60_000;
 
-export class BrokerSecurity implements CredentialLookup {
+export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
   /** The TLS listener's material; null when no certificate is configured. */
   readonly tls: TlsMaterial | null;
   readonly auth: AuthSettings;
   readonly limiter: AuthFailureLimiter;
   #users: UserStore;
+  /** The ACLs, with --authorization on; else null. */
+  #acls: AclStore | null;
+  #superUsers: readonly string[];
   #dataDir: string;
   #logger: Logger;
   #sweep: NodeJS.Timeout;
@@ -35,11 +41,14 @@ export class BrokerSecurity implements CredentialLookup {
     config: BrokerConfig,
     tls: TlsMaterial | null,
     users: UserStore,
+    acls: AclStore | null,
     logger: Logger,
     limiter: AuthFailureLimiterOptions,
   ) {
     this.tls = tls;
     this.#users = users;
+    this.#acls = acls;
+    this.#superUsers = config.superUsers;
     this.#dataDir = config.dataDir;
     this.#logger = logger;
     this.limiter = new AuthFailureLimiter({
@@ -76,7 +85,16 @@ export class BrokerSecurity implements CredentialLookup {
       for (const warning of tls.current.warnings) logger.warn({ file: config.tlsCert }, warning);
     }
     const users = await UserStore.open(config.dataDir);
-    return new BrokerSecurity(config, tls, users, logger, limiter);
+    const acls =
+      config.authorization === "on"
+        ? await AclStore.open(config.dataDir, { superUsers: config.superUsers })
+        : null;
+    return new BrokerSecurity(config, tls, users, acls, logger, limiter);
+  }
+
+  /** The ACLs' authorizer with --authorization on, else null (everything allowed). */
+  get authorizer(): Authorizer | null {
+    return this.#acls?.authorizer ?? null;
   }
 
   scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
@@ -112,6 +130,14 @@ export class BrokerSecurity implements CredentialLookup {
       this.#logger.info({ users: this.#users.list().length }, "users reloaded");
     } catch (err) {
       this.#logger.error({ err }, "users reload failed, keeping the users loaded before");
+    }
+    if (this.#acls !== null) {
+      try {
+        this.#acls = await AclStore.open(this.#dataDir, { superUsers: this.#superUsers });
+        this.#logger.info({ rules: this.#acls.list().length }, "ACLs reloaded");
+      } catch (err) {
+        this.#logger.error({ err }, "ACL reload failed, keeping the rules loaded before");
+      }
     }
     return options;
   }

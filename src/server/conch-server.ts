@@ -54,8 +54,8 @@ export class ConchServer {
     });
     const handlers = options.handlers ?? defaultHandlers();
     const limits = this.limits;
-    const auth = options.security?.auth ?? null;
-    this.#openSession = (conn) => new NativeSession(conn, broker, handlers, limits, auth);
+    const security = options.security ?? null;
+    this.#openSession = (conn) => new NativeSession(conn, broker, handlers, limits, security);
     this.addListener(NATIVE_LISTENER);
   }
 

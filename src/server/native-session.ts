@@ -29,10 +29,21 @@ import {
 } from "../protocol/frame.js";
 import { certificatePrincipal } from "../security/certificate-principal.js";
 import { type AuthSettings, ConnectionAuth } from "../security/connection-auth.js";
-import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import {
+  type AuthorizerSource,
+  type Handled,
+  type HandlerTable,
+  type Reply,
+  RequestContext,
+} from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 import type { OpenStream, StreamHost } from "./stream-host.js";
+
+/** What a session needs of the broker's security (BrokerSecurity). */
+export interface SessionSecurity extends AuthorizerSource {
+  readonly auth: AuthSettings;
+}
 
 /** What a connection may send before it has logged in, when logging in is required. */
 const LOGIN_API_KEYS: ReadonlySet<number> = new Set([
@@ -60,16 +71,17 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     broker: Broker,
     handlers: HandlerTable,
     limits: ServerLimits,
-    auth: AuthSettings | null = null,
+    security: SessionSecurity | null = null,
   ) {
     this.#conn = conn;
     this.#handlers = handlers;
     this.#limits = limits;
     const ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
     this.#ctx = ctx;
-    if (auth !== null) {
+    if (security !== null) {
+      ctx.authorization = security;
       const certificate = conn.verifiedPeerCertificate();
-      ctx.auth = new ConnectionAuth(auth, {
+      ctx.auth = new ConnectionAuth(security.auth, {
         tls: conn.encrypted,
         address: conn.remoteAddress,
         certificatePrincipal: certificate === null ? null : certificatePrincipal(certificate),
