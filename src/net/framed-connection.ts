@@ -102,6 +102,9 @@ export class FramedConnection implements BudgetWaiter {
   #activity: ConnectionActivity;
   #lines: LineLimiter;
   #roomWaiters: RoomWaiter[] = [];
+  /** Set while a quota throttles the connection: no frame is taken until it fires. */
+  #throttle: NodeJS.Timeout | null = null;
+  #throttledUntil = 0;
 
   constructor(id: number, socket: Socket, deps: FramedConnectionDeps) {
     const { limits, pool, reads } = deps;
@@ -140,6 +143,24 @@ export class FramedConnection implements BudgetWaiter {
     socket.on("error", (err) => this.logger.debug({ err }, "socket error"));
     socket.on("close", () => this.#onClose());
     this.#session = deps.openSession(this);
+  }
+
+  /**
+   * A quota throttles the connection (Kafka's muted channel): no request is read for `ms` from
+   * now (or longer, if already throttled longer). Requests in flight go on.
+   */
+  throttle(ms: number): void {
+    if (ms <= 0 || this.#closed) return;
+    const until = performance.now() + ms;
+    if (until <= this.#throttledUntil) return;
+    this.#throttledUntil = until;
+    if (this.#throttle !== null) clearTimeout(this.#throttle);
+    this.#throttle = setTimeout(() => {
+      this.#throttle = null;
+      this.#throttledUntil = 0;
+      this.#pump();
+    }, ms);
+    this.#setPaused(true);
   }
 
   /** Whether the connection is TLS. */
@@ -322,6 +343,10 @@ export class FramedConnection implements BudgetWaiter {
     }
     // A request answered at once pumps again from inside #handFrame, and may hold a frame there.
     while (this.#reading && !this.#closed && this.#held === null) {
+      if (this.#throttle !== null) {
+        this.#setPaused(true);
+        return;
+      }
       if (this.#inflightBytes + this.#socket.writableLength > this.#limits.maxInflightBytes) {
         this.#setPaused(true);
         return;
@@ -439,6 +464,8 @@ export class FramedConnection implements BudgetWaiter {
 
   #onClose(): void {
     this.#closed = true;
+    if (this.#throttle !== null) clearTimeout(this.#throttle);
+    this.#throttle = null;
     this.#reading = false;
     this.#session.closed();
     this.#roomWaiters = [];

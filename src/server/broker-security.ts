@@ -4,7 +4,7 @@
  * limiter, whether logging in is required, and the ACLs with --authorization on. Protocol-neutral: the native session uses it now,
  * the Kafka listener's session the same way (`auth` and `tlsOptions`).
  *
- * `reload()` (SIGHUP) reads the certificate files, users.json and acls.json again: new TLS handshakes and new
+ * `reload()` (SIGHUP) reads the certificate files, users.json, acls.json and quotas.json again: new TLS handshakes and new
  * logins use them; open connections keep what they have.
  */
 import type { TlsOptions } from "node:tls";
@@ -15,11 +15,13 @@ import { AclStore } from "../security/acl-store.js";
 import { AuthFailureLimiter, type AuthFailureLimiterOptions } from "../security/auth-failure-limiter.js";
 import type { Authorizer } from "../security/authorizer.js";
 import type { AuthSettings } from "../security/connection-auth.js";
+import { QuotaManager } from "../security/quota-manager.js";
 import type { CredentialLookup } from "../security/sasl-server.js";
 import type { ScramCredential, ScramMechanism } from "../security/scram-credential.js";
 import { TlsMaterial } from "../security/tls-material.js";
 import { UserStore } from "../security/user-store.js";
 import type { AuthorizerSource } from "./handler.js";
+import { applyQuotaFile } from "./quota-file.js";
 
 /** Once a minute the limiter reports the failures seen and forgets old ones. */
 const SWEEP_EVERY_MS = 60_000;
@@ -29,6 +31,9 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
   readonly tls: TlsMaterial | null;
   readonly auth: AuthSettings;
   readonly limiter: AuthFailureLimiter;
+  /** Produce, fetch and request rates (quotas.json); applied only while `throttling`. */
+  readonly quotas = new QuotaManager();
+  #quotaEntries = 0;
   #users: UserStore;
   /** The ACLs, with --authorization on; else null. */
   #acls: AclStore | null;
@@ -61,7 +66,10 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
       limiter: this.limiter,
       required: config.authentication === "required",
     };
-    this.#sweep = setInterval(() => this.limiter.sweep(), SWEEP_EVERY_MS);
+    this.#sweep = setInterval(() => {
+      this.limiter.sweep();
+      this.quotas.sweep();
+    }, SWEEP_EVERY_MS);
     this.#sweep.unref();
   }
 
@@ -89,7 +97,19 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
       config.authorization === "on"
         ? await AclStore.open(config.dataDir, { superUsers: config.superUsers })
         : null;
-    return new BrokerSecurity(config, tls, users, acls, logger, limiter);
+    const security = new BrokerSecurity(config, tls, users, acls, logger, limiter);
+    try {
+      security.#quotaEntries = await applyQuotaFile(config.dataDir, security.quotas);
+    } catch (err) {
+      security.close();
+      throw err;
+    }
+    return security;
+  }
+
+  /** Whether any quota is set: without one, requests are not counted at all. */
+  get throttling(): boolean {
+    return this.#quotaEntries > 0;
   }
 
   /** The ACLs' authorizer with --authorization on, else null (everything allowed). */
@@ -130,6 +150,12 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
       this.#logger.info({ users: this.#users.list().length }, "users reloaded");
     } catch (err) {
       this.#logger.error({ err }, "users reload failed, keeping the users loaded before");
+    }
+    try {
+      this.#quotaEntries = await applyQuotaFile(this.#dataDir, this.quotas);
+      this.#logger.info({ quotas: this.#quotaEntries }, "quotas reloaded");
+    } catch (err) {
+      this.#logger.error({ err }, "quota reload failed, keeping the quotas in force");
     }
     if (this.#acls !== null) {
       try {

@@ -28,7 +28,8 @@ import {
   requestCorrelationId,
 } from "../protocol/frame.js";
 import { certificatePrincipal } from "../security/certificate-principal.js";
-import { type AuthSettings, ConnectionAuth } from "../security/connection-auth.js";
+import { ANONYMOUS_PRINCIPAL, type AuthSettings, ConnectionAuth } from "../security/connection-auth.js";
+import type { QuotaManager } from "../security/quota-manager.js";
 import {
   type AuthorizerSource,
   type Handled,
@@ -43,6 +44,9 @@ import type { OpenStream, StreamHost } from "./stream-host.js";
 /** What a session needs of the broker's security (BrokerSecurity). */
 export interface SessionSecurity extends AuthorizerSource {
   readonly auth: AuthSettings;
+  readonly quotas: QuotaManager;
+  /** Whether any quota is set; without one nothing is counted. */
+  readonly throttling: boolean;
 }
 
 /** What a connection may send before it has logged in, when logging in is required. */
@@ -61,6 +65,7 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
   #limits: ServerLimits;
   #abort = new AbortController();
   #ctx: RequestContext;
+  #security: SessionSecurity | null;
   #handshaken = false;
   #handshakeTimer: NodeJS.Timeout | null = null;
   /** Fetch streams open on this connection (StreamHost). */
@@ -76,6 +81,7 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     this.#conn = conn;
     this.#handlers = handlers;
     this.#limits = limits;
+    this.#security = security;
     const ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
     this.#ctx = ctx;
     if (security !== null) {
@@ -150,6 +156,8 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     const ctx = this.#ctx;
     ctx.responseBytes = 0;
     ctx.maxFetchBytes = this.fetchBytes();
+    // Quotas: the request and a produce's bytes are counted now; the response is held that long.
+    const hold = this.#security?.throttling === true ? this.#countRequest(apiKey, frame.length) : 0;
     let reply: Handled;
     try {
       reply = entry.handle(ctx, request, correlationId);
@@ -161,7 +169,7 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
       return copies;
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
-    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
+    if (hold === 0 && (reply === null || Buffer.isBuffer(reply) || isBufferList(reply))) {
       if (reply !== null) this.#conn.write(reply);
       return copies;
     }
@@ -169,11 +177,16 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     if (reply instanceof ReplyTicket) {
       reply.apiKey = apiKey;
       reply.cost = cost;
+      reply.holdMs = hold;
       reply.register();
       return copies;
     }
+    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
+      this.#finishAfter(hold, cost, reply);
+      return copies;
+    }
     reply.then(
-      (r) => this.#conn.finish(cost, r),
+      (r) => this.#finishAfter(hold, cost, r),
       (err: unknown) => {
         this.#writeError(correlationId, apiKey, err);
         this.#conn.finish(cost, null);
@@ -204,9 +217,40 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     this.abort(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
   }
 
-  /** A ticket's answer (TicketOwner). */
+  /** A ticket's answer (TicketOwner): a fetch's bytes count against the fetch quota now. */
   answered(ticket: ReplyTicket, reply: Reply): void {
-    this.#conn.finish(ticket.cost, reply);
+    let hold = ticket.holdMs;
+    const security = this.#security;
+    if (security?.throttling === true && ticket.apiKey === ApiKey.FETCH && reply !== null) {
+      const bytes = Buffer.isBuffer(reply) ? reply.length : replyBytes(reply);
+      const principal = this.#ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
+      hold = Math.max(hold, security.quotas.recordFetch(principal, this.#ctx.clientId, bytes));
+    }
+    this.#finishAfter(hold, ticket.cost, reply);
+  }
+
+  /**
+   * Counts a request against the quotas; returns the ms to hold its response, and stops reading
+   * the connection that long (Kafka's throttle: data is delayed, never dropped).
+   */
+  #countRequest(apiKey: number, frameBytes: number): number {
+    const quotas = (this.#security as SessionSecurity).quotas;
+    const principal = this.#ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
+    const clientId = this.#ctx.clientId;
+    let hold = quotas.recordRequest(principal, clientId);
+    if (apiKey === ApiKey.PRODUCE)
+      hold = Math.max(hold, quotas.recordProduce(principal, clientId, frameBytes));
+    return hold;
+  }
+
+  /** Finishes a request now, or after `hold` ms with reading stopped meanwhile. */
+  #finishAfter(hold: number, cost: number, reply: Reply): void {
+    if (hold <= 0) {
+      this.#conn.finish(cost, reply);
+      return;
+    }
+    this.#conn.throttle(hold);
+    setTimeout(() => this.#conn.finish(cost, reply), hold);
   }
 
   /** A ticket's failure (TicketOwner). */
@@ -286,4 +330,10 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
 
 function isBufferList(reply: Handled): reply is readonly Buffer[] {
   return Array.isArray(reply);
+}
+
+function replyBytes(reply: readonly Buffer[]): number {
+  let n = 0;
+  for (const b of reply) n += b.length;
+  return n;
 }
