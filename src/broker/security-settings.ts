@@ -32,6 +32,12 @@ export function principalListValue(): ValueParser<readonly string[]> {
   };
 }
 
+/** A file or host that may be absent: null (the default, also as resolved config) or a non-empty string. */
+function optionalText(): ValueParser<string | null> {
+  const text = textValue();
+  return (raw) => (raw === null ? null : text(raw));
+}
+
 export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
   setting(
     "tlsPort",
@@ -40,15 +46,21 @@ export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
     7423,
     integerValue(0, 65535),
   ),
-  setting("tlsHost", "host", "address the TLS listener listens on (default: --host)", null, textValue()),
-  setting("tlsCert", "file", "PEM certificate (then intermediates) of the TLS listener", null, textValue()),
-  setting("tlsKey", "file", "PEM private key of --tls-cert, unencrypted", null, textValue()),
+  setting("tlsHost", "host", "address the TLS listener listens on (default: --host)", null, optionalText()),
+  setting(
+    "tlsCert",
+    "file",
+    "PEM certificate (then intermediates) of the TLS listener",
+    null,
+    optionalText(),
+  ),
+  setting("tlsKey", "file", "PEM private key of --tls-cert, unencrypted", null, optionalText()),
   setting(
     "tlsCa",
     "file",
     "PEM CA certificates client certificates are checked against (mTLS)",
     null,
-    textValue(),
+    optionalText(),
   ),
   setting(
     "tlsClientAuth",
