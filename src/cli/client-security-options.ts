@@ -7,14 +7,13 @@ import { readFileSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { ClientSaslOptions, ClientTlsOptions, SaslMechanismOption } from "../client/security-options.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { passwordInput } from "./password-input.js";
 
 export const SASL_MECHANISM_CHOICES: readonly SaslMechanismOption[] = [
   "scram-sha-256",
   "scram-sha-512",
   "plain",
 ];
-/** A password file is a line of text: anything larger is not one. */
-const MAX_PASSWORD_FILE_BYTES = 4096;
 
 /** What commander parses from these options. */
 export interface ClientSecurityFlags {
@@ -98,22 +97,5 @@ export function clientSecurity(
 }
 
 function saslPassword(flags: ClientSecurityFlags, env: Record<string, string | undefined>): string {
-  if (flags.saslPasswordFile !== undefined) {
-    const bytes = readFileSync(flags.saslPasswordFile);
-    if (bytes.length > MAX_PASSWORD_FILE_BYTES) {
-      throw new ConchError(
-        ErrorCode.INVALID_CONFIG,
-        `--sasl-password-file ${flags.saslPasswordFile} is not a password file`,
-      );
-    }
-    return (bytes.toString("utf8").split(/\r?\n/)[0] ?? "").trimEnd();
-  }
-  const fromEnv = env.CONCH_SASL_PASSWORD;
-  if (fromEnv === undefined || fromEnv === "") {
-    throw new ConchError(
-      ErrorCode.INVALID_CONFIG,
-      "--sasl-username needs a password: set CONCH_SASL_PASSWORD or give --sasl-password-file",
-    );
-  }
-  return fromEnv;
+  return passwordInput(flags.saslPasswordFile, "--sasl-password-file", "CONCH_SASL_PASSWORD", env);
 }

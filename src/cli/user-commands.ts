@@ -5,11 +5,8 @@
  * file replace); a running broker reads them again on SIGHUP. Passwords never come from a flag
  * value: CONCH_USER_PASSWORD or --password-file.
  */
-import { readFileSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { ConchError, ErrorCode } from "../format/errors.js";
-
-const MAX_PASSWORD_FILE_BYTES = 4096;
+import { passwordInput } from "./password-input.js";
 
 export function dataDirOption(): Option {
   return new Option("--data-dir <path>", "the broker's data directory")
@@ -26,24 +23,7 @@ function passwordOption(): Option {
 
 /** The new password: from --password-file, else CONCH_USER_PASSWORD. */
 function newPassword(o: { passwordFile?: string }): string {
-  if (o.passwordFile !== undefined) {
-    const bytes = readFileSync(o.passwordFile);
-    if (bytes.length > MAX_PASSWORD_FILE_BYTES) {
-      throw new ConchError(
-        ErrorCode.INVALID_CONFIG,
-        `--password-file ${o.passwordFile} is not a password file`,
-      );
-    }
-    return (bytes.toString("utf8").split(/\r?\n/)[0] ?? "").trimEnd();
-  }
-  const fromEnv = process.env.CONCH_USER_PASSWORD;
-  if (fromEnv === undefined || fromEnv === "") {
-    throw new ConchError(
-      ErrorCode.INVALID_CONFIG,
-      "no password: set CONCH_USER_PASSWORD or give --password-file",
-    );
-  }
-  return fromEnv;
+  return passwordInput(o.passwordFile, "--password-file", "CONCH_USER_PASSWORD");
 }
 
 const RELOAD_NOTE = "(a running broker uses it after SIGHUP)";
