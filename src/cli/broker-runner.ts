@@ -132,6 +132,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   if (http !== null) {
     http.addListener("conch", { listening: () => !closing, connections: () => server.connectionCount });
     http.attach(broker);
+    http.context.security = security;
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", resolve);

@@ -18,6 +18,7 @@ import { groupRoutes } from "./group-routes.js";
 import { HttpContext, type ListenerProbe } from "./http-context.js";
 import { HttpServer } from "./http-server.js";
 import { ReadinessProbe } from "./readiness.js";
+import { securityRoutes } from "./security-routes.js";
 import { systemRoutes } from "./system-routes.js";
 import { topicRoutes } from "./topic-routes.js";
 
@@ -47,6 +48,7 @@ export class BrokerHttp {
       ...systemRoutes(this.context, readiness, this.registry, this.events),
       ...topicRoutes(this.context),
       ...groupRoutes(this.context),
+      ...securityRoutes(this.context),
     ]);
     this.context.listeners.set("http", {
       listening: () => this.#server.listening,

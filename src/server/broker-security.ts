@@ -11,17 +11,18 @@ import type { TlsOptions } from "node:tls";
 import type { Logger } from "pino";
 import type { BrokerConfig } from "../broker/broker-config.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { AclFilter, AclRule } from "../security/acl-rule.js";
 import { AclStore } from "../security/acl-store.js";
 import { AuthFailureLimiter, type AuthFailureLimiterOptions } from "../security/auth-failure-limiter.js";
 import type { Authorizer } from "../security/authorizer.js";
 import type { AuthSettings } from "../security/connection-auth.js";
-import { QuotaManager } from "../security/quota-manager.js";
+import { type QuotaLimits, QuotaManager } from "../security/quota-manager.js";
 import type { CredentialLookup } from "../security/sasl-server.js";
 import type { ScramCredential, ScramMechanism } from "../security/scram-credential.js";
 import { TlsMaterial } from "../security/tls-material.js";
-import { UserStore } from "../security/user-store.js";
+import { type UserInfo, UserStore } from "../security/user-store.js";
 import type { AuthorizerSource } from "./handler.js";
-import { applyQuotaFile } from "./quota-file.js";
+import { applyQuotaFile, writeQuotaFile } from "./quota-file.js";
 
 /** Once a minute the limiter reports the failures seen and forgets old ones. */
 const SWEEP_EVERY_MS = 60_000;
@@ -35,8 +36,9 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
   readonly quotas = new QuotaManager();
   #quotaEntries = 0;
   #users: UserStore;
-  /** The ACLs, with --authorization on; else null. */
-  #acls: AclStore | null;
+  /** The ACL rules; enforced only with --authorization on. */
+  #acls: AclStore;
+  #authorizing: boolean;
   #superUsers: readonly string[];
   #dataDir: string;
   #logger: Logger;
@@ -46,13 +48,14 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
     config: BrokerConfig,
     tls: TlsMaterial | null,
     users: UserStore,
-    acls: AclStore | null,
+    acls: AclStore,
     logger: Logger,
     limiter: AuthFailureLimiterOptions,
   ) {
     this.tls = tls;
     this.#users = users;
     this.#acls = acls;
+    this.#authorizing = config.authorization === "on";
     this.#superUsers = config.superUsers;
     this.#dataDir = config.dataDir;
     this.#logger = logger;
@@ -93,10 +96,7 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
       for (const warning of tls.current.warnings) logger.warn({ file: config.tlsCert }, warning);
     }
     const users = await UserStore.open(config.dataDir);
-    const acls =
-      config.authorization === "on"
-        ? await AclStore.open(config.dataDir, { superUsers: config.superUsers })
-        : null;
+    const acls = await AclStore.open(config.dataDir, { superUsers: config.superUsers });
     const security = new BrokerSecurity(config, tls, users, acls, logger, limiter);
     try {
       security.#quotaEntries = await applyQuotaFile(config.dataDir, security.quotas);
@@ -114,7 +114,7 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
 
   /** The ACLs' authorizer with --authorization on, else null (everything allowed). */
   get authorizer(): Authorizer | null {
-    return this.#acls?.authorizer ?? null;
+    return this.#authorizing ? this.#acls.authorizer : null;
   }
 
   scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
@@ -157,15 +157,73 @@ export class BrokerSecurity implements CredentialLookup, AuthorizerSource {
     } catch (err) {
       this.#logger.error({ err }, "quota reload failed, keeping the quotas in force");
     }
-    if (this.#acls !== null) {
-      try {
-        this.#acls = await AclStore.open(this.#dataDir, { superUsers: this.#superUsers });
-        this.#logger.info({ rules: this.#acls.list().length }, "ACLs reloaded");
-      } catch (err) {
-        this.#logger.error({ err }, "ACL reload failed, keeping the rules loaded before");
-      }
+    try {
+      this.#acls = await AclStore.open(this.#dataDir, { superUsers: this.#superUsers });
+      this.#logger.info({ rules: this.#acls.list().length }, "ACLs reloaded");
+    } catch (err) {
+      this.#logger.error({ err }, "ACL reload failed, keeping the rules loaded before");
     }
     return options;
+  }
+
+  // The admin API (src/http/security-routes.ts): changes on the running broker, durable first.
+
+  listUsers(): UserInfo[] {
+    return this.#users.list();
+  }
+
+  addUser(name: string, password: string): Promise<void> {
+    return this.#users.add(name, password);
+  }
+
+  setPassword(name: string, password: string): Promise<void> {
+    return this.#users.setPassword(name, password);
+  }
+
+  deleteUser(name: string): Promise<void> {
+    return this.#users.delete(name);
+  }
+
+  listAcls(filter: AclFilter): AclRule[] {
+    return this.#acls.list(filter);
+  }
+
+  addAcls(rules: readonly AclRule[]): Promise<number> {
+    return this.#acls.add(rules);
+  }
+
+  removeAcls(filter: AclFilter): Promise<AclRule[]> {
+    return this.#acls.remove(filter);
+  }
+
+  listQuotas(): ReturnType<QuotaManager["quotas"]> {
+    return this.quotas.quotas();
+  }
+
+  /** Sets or removes a quota now, and in quotas.json (a failed write is reverted). */
+  async setQuota(
+    table: "principals" | "clientIds",
+    name: string | null,
+    limits: QuotaLimits | null,
+  ): Promise<void> {
+    const before = this.quotas.quotas();
+    const defaults = table === "principals" ? before.principalDefault : before.clientIdDefault;
+    const old = name === null ? defaults : (before[table][name] ?? null);
+    const set = (l: QuotaLimits | null): void =>
+      table === "principals" ? this.quotas.setPrincipalQuota(name, l) : this.quotas.setClientIdQuota(name, l);
+    set(limits);
+    try {
+      await writeQuotaFile(this.#dataDir, this.quotas);
+    } catch (err) {
+      set(old);
+      throw err;
+    }
+    const q = this.quotas.quotas();
+    this.#quotaEntries =
+      Object.keys(q.principals).length +
+      Object.keys(q.clientIds).length +
+      (q.principalDefault === null ? 0 : 1) +
+      (q.clientIdDefault === null ? 0 : 1);
   }
 
   close(): void {

@@ -51,6 +51,21 @@ export async function readQuotas(dataDir: string): Promise<{ principals: Entries
   return out;
 }
 
+/** Writes the quotas `quotas` holds to the file (atomically: the old file or the new one). */
+export async function writeQuotaFile(dataDir: string, quotas: QuotaManager): Promise<void> {
+  const { file } = await StoreFile.open(dataDir, QUOTAS_FILE);
+  const q = quotas.quotas();
+  const principals: Record<string, QuotaLimits> = { ...q.principals };
+  if (q.principalDefault !== null) principals["*"] = q.principalDefault;
+  const clientIds: Record<string, QuotaLimits> = { ...q.clientIds };
+  if (q.clientIdDefault !== null) clientIds["*"] = q.clientIdDefault;
+  await file.update(() => ({
+    document: { version: 1, principals, clientIds },
+    result: undefined,
+    apply: () => {},
+  }));
+}
+
 /** Makes `quotas` hold exactly the file's entries; returns how many there are. */
 export async function applyQuotaFile(dataDir: string, quotas: QuotaManager): Promise<number> {
   const { principals, clientIds } = await readQuotas(dataDir);

@@ -19,6 +19,7 @@ export interface SecureFixture {
   dir: string;
   broker: Broker;
   server: ConchServer;
+  security: BrokerSecurity;
   port: number;
   tlsPort: number;
   /** The CA that issued the broker's certificate (CN=localhost) and the client certificates. */
@@ -73,6 +74,7 @@ export async function startSecureServer(
     dir,
     broker,
     server: conch,
+    security,
     port,
     tlsPort,
     caFile,
