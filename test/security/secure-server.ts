@@ -39,29 +39,12 @@ export async function startSecureServer(
   } = {},
 ): Promise<SecureFixture> {
   const dir = await mkdtemp(join(tmpdir(), "conch-secure-"));
-  const certs = join(dir, "certs");
-  await import("node:fs/promises").then((fs) => fs.mkdir(certs));
-  const caFile = makeCa(certs);
-  const server = makeCert(certs, "server", "/CN=localhost", { ca: "ca" });
-  makeCert(certs, "alice", "/C=US/O=acme/CN=alice", { ca: "ca" });
-  const dataDir = join(dir, "data");
-  if (options.users !== undefined) {
-    const users = await UserStore.open(dataDir);
-    for (const [name, password] of Object.entries(options.users)) await users.add(name, password);
-  }
-  const broker = await Broker.open({
-    flush: "none",
-    tlsCert: server.cert,
-    tlsKey: server.key,
-    tlsCa: caFile,
-    ...config,
-    dataDir,
+  // A fixture that fails half-way (a bad setting, say) still removes its directory.
+  const opened = await openSecure(dir, config, options).catch(async (err: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
   });
-  const logger = pino({ enabled: false });
-  const security = await BrokerSecurity.open(broker.config, logger, options.limiter ?? {});
-  const conch = new ConchServer(broker, { shutdownTimeoutMs: 2000, security, ...options.server });
-  const { port } = await conch.listen(0, "127.0.0.1");
-  const { port: tlsPort } = await conch.listenTls(0, "127.0.0.1");
+  const { broker, security, conch, port, tlsPort, caFile } = opened;
   const clients: Conch[] = [];
   t.after(async () => {
     for (const c of clients) await c.close().catch(() => {});
@@ -95,4 +78,39 @@ export async function startSecureServer(
 /** The certificate files of a fixture's `certs` directory. */
 export function certFile(fixture: SecureFixture, name: string, ext: "pem" | "key" = "pem"): string {
   return join(fixture.dir, "certs", `${name}.${ext}`);
+}
+
+async function openSecure(
+  dir: string,
+  config: Partial<BrokerConfig>,
+  options: {
+    limiter?: AuthFailureLimiterOptions;
+    users?: Record<string, string>;
+    server?: ConchServerOptions;
+  },
+) {
+  const certs = join(dir, "certs");
+  await import("node:fs/promises").then((fs) => fs.mkdir(certs));
+  const caFile = makeCa(certs);
+  const server = makeCert(certs, "server", "/CN=localhost", { ca: "ca" });
+  makeCert(certs, "alice", "/C=US/O=acme/CN=alice", { ca: "ca" });
+  const dataDir = join(dir, "data");
+  if (options.users !== undefined) {
+    const users = await UserStore.open(dataDir);
+    for (const [name, password] of Object.entries(options.users)) await users.add(name, password);
+  }
+  const broker = await Broker.open({
+    flush: "none",
+    tlsCert: server.cert,
+    tlsKey: server.key,
+    tlsCa: caFile,
+    ...config,
+    dataDir,
+  });
+  const logger = pino({ enabled: false });
+  const security = await BrokerSecurity.open(broker.config, logger, options.limiter ?? {});
+  const conch = new ConchServer(broker, { shutdownTimeoutMs: 2000, security, ...options.server });
+  const { port } = await conch.listen(0, "127.0.0.1");
+  const { port: tlsPort } = await conch.listenTls(0, "127.0.0.1");
+  return { broker, security, conch, port, tlsPort, caFile };
 }
