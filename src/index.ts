@@ -56,6 +56,7 @@ export {
   type RecordMetadata,
   type SendBatchResult,
 } from "./client/producer.js";
+export type { ClientSaslOptions, ClientTlsOptions } from "./client/security-options.js";
 export { Conch, createClient } from "./embedded/conch.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./embedded/embedded.js";
 export { ConchError, ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./format/errors.js";

@@ -50,6 +50,17 @@ export interface BrokerConfig {
   kafkaPort: number;
   /** What Metadata tells Kafka clients to connect to; "" means the listen host. */
   kafkaAdvertisedHost: string;
+  /** Security (security-settings.ts, docs/security.md). */
+  tlsPort: number;
+  tlsHost: string | null;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  tlsCa: string | null;
+  tlsClientAuth: "none" | "requested" | "required";
+  authentication: "none" | "required";
+  saslPlainWithoutTls: boolean;
+  authorization: "off" | "on";
+  superUsers: readonly string[];
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

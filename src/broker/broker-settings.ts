@@ -6,51 +6,18 @@
  */
 import { MAX_TIMER_MS } from "../format/duration.js";
 import { MAX_BATCH_BYTES_LIMIT } from "../storage/config.js";
-import type { BrokerConfig, FlushPolicy } from "./broker-config.js";
-import { booleanValue, enumValue, integerValue, textValue, type ValueParser } from "./config-values.js";
+import type { FlushPolicy } from "./broker-config.js";
+import { booleanValue, enumValue, integerValue, textValue } from "./config-values.js";
+import { SECURITY_SETTINGS } from "./security-settings.js";
+import { type AnyBrokerSetting, setting } from "./setting-row.js";
 
-export interface BrokerSetting<K extends keyof BrokerConfig = keyof BrokerConfig> {
-  readonly key: K;
-  /** The long flag, e.g. "--data-dir"; commander names the parsed option `key`. */
-  readonly flag: string;
-  /** Commander's option syntax: "--data-dir <path>"; a boolean setting takes no value. */
-  readonly option: string;
-  /** The environment variable, e.g. "CONCH_DATA_DIR". */
-  readonly env: string;
-  readonly description: string;
-  readonly defaultValue: BrokerConfig[K];
-  readonly parse: ValueParser<BrokerConfig[K]>;
-  /** For a boolean setting that is on by default: the flag that turns it off, e.g. "--no-http". */
-  readonly negation?: string;
-}
-
-export type AnyBrokerSetting = { [K in keyof BrokerConfig]: BrokerSetting<K> }[keyof BrokerConfig];
+export type { AnyBrokerSetting, BrokerSetting } from "./setting-row.js";
 
 const MiB = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_SEGMENT_BYTES = 1024 * MiB;
 
 export const FLUSH_POLICIES: readonly FlushPolicy[] = ["sync", "interval", "none"];
-
-function setting<K extends keyof BrokerConfig>(
-  key: K,
-  valueName: string | null,
-  description: string,
-  defaultValue: BrokerConfig[K],
-  parse: ValueParser<BrokerConfig[K]>,
-): BrokerSetting<K> {
-  const words = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  const flag = `--${words}`;
-  return {
-    key,
-    flag,
-    option: valueName === null ? flag : `${flag} <${valueName}>`,
-    env: `CONCH_${words.replace(/-/g, "_").toUpperCase()}`,
-    description,
-    defaultValue,
-    parse,
-  };
-}
 
 export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
   setting("dataDir", "path", "directory holding topics and their logs", "./data", textValue()),
@@ -236,6 +203,7 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "",
     textValue(true),
   ),
+  ...SECURITY_SETTINGS,
 ];
 
 /** The flag and environment variable that name a JSON config file. */

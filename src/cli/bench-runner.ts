@@ -32,7 +32,7 @@ export async function runBench(
   kind: "produce" | "consume" | "latency",
   o: BenchOptions,
 ): Promise<BenchReport> {
-  return withClient(o.broker, async (client) => {
+  return withClient(o, async (client) => {
     await ensureTopic(client, o.topic, o.partitions);
     const gc = new GcMeter();
     const run = kind === "produce" ? benchProduce : kind === "consume" ? benchConsume : benchLatency;

@@ -8,6 +8,7 @@ import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, configFileValues, loadBrokerConfig } from "../broker/broker-config.js";
 import { BrokerHttp } from "../http/broker-http.js";
 import { KafkaFrontEnd } from "../kafka/server/kafka-front-end.js";
+import { BrokerSecurity } from "../server/broker-security.js";
 import { ConchServer } from "../server/conch-server.js";
 import { EXIT_ERROR } from "./exit-codes.js";
 import { LOG_OPTION_KEYS, type LogOptions, resolveLogOptions } from "./log-options.js";
@@ -40,6 +41,29 @@ function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** Addresses only this host can reach: no warning for them. */
+const LOOPBACK = /^(127\.|::1$|localhost$|::ffff:127\.)/;
+
+/**
+ * Lines for the start-up log when the broker is reachable from other hosts without protection:
+ * the plain listener on a non-loopback address without required logins, or without TLS.
+ */
+export function exposureWarnings(config: BrokerConfig): string[] {
+  if (LOOPBACK.test(config.host)) return [];
+  const warnings: string[] = [];
+  if (config.authentication !== "required") {
+    warnings.push(
+      `the plain listener on ${config.host} accepts connections without a login from any host that reaches it: ` +
+        "use --authentication required (and --authorization on), or bind --host 127.0.0.1",
+    );
+  }
+  warnings.push(
+    `the plain listener on ${config.host} sends data and credentials unencrypted: ` +
+      "serve remote clients on the TLS listener (--tls-cert, --tls-key, --tls-port) and keep --host on loopback",
+  );
+  return warnings;
+}
+
 /**
  * Opens the broker, serves it until SIGINT or SIGTERM, then shuts down in order: the server stops
  * accepting and lets requests in flight finish, then the broker flushes and closes its files.
@@ -53,6 +77,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     process.exit(EXIT_ERROR);
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
+  checkKafkaSecurity(config);
   await checkAddressFree(config.host, config.port);
   if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
@@ -71,8 +96,16 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     await http?.close();
     throw err;
   }
+  let security: BrokerSecurity;
+  try {
+    security = await BrokerSecurity.open(config, logger);
+  } catch (err) {
+    await http?.close();
+    await broker.close().catch(() => {});
+    throw err;
+  }
   // Memory that clients which held many responses left behind is returned at once.
-  const server = new ConchServer(broker, { logger, releaseMemory: settleHeap });
+  const server = new ConchServer(broker, { logger, releaseMemory: settleHeap, security });
   settleHeap();
   const kafka = config.kafka
     ? new KafkaFrontEnd(server, broker, { advertisedHost: config.kafkaAdvertisedHost })
@@ -80,6 +113,13 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   let address: { address: string; port: number };
   try {
     address = await server.listen(config.port, config.host);
+    if (security.tls !== null) {
+      const tls = await server.listenTls();
+      logger.info(
+        { host: tls.address, port: tls.port, subject: security.tls.current.subject },
+        `conch TLS listener on ${hostPort(tls.address, tls.port)}`,
+      );
+    }
     if (kafka !== null) {
       const at = await kafka.listen(config.kafkaPort, config.host);
       const node = kafka.node;
@@ -89,11 +129,19 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
       );
     }
   } catch (err) {
+    security.close();
     await server.close().catch(() => {});
     await http?.close();
     await broker.close().catch(() => {});
     throw err;
   }
+  for (const warning of exposureWarnings(config)) logger.warn(warning);
+  // SIGHUP: new certificate files and users for new connections; open ones are kept.
+  const reload = (): void => {
+    logger.info("SIGHUP: reloading the TLS files and users");
+    server.reloadSecurity().catch((err: unknown) => logger.error({ err }, "reload failed"));
+  };
+  process.on("SIGHUP", reload);
   let closing = false;
   if (http !== null) {
     http.addListener("conch", { listening: () => !closing, connections: () => server.connectionCount });
@@ -102,6 +150,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
       http.addListener("kafka", { listening: () => !closing, connections: () => listener.connectionCount });
     }
     http.attach(broker);
+    http.context.security = security;
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", resolve);
@@ -119,6 +168,8 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   logger.info({ signal }, `conch broker stopping (${signal})`);
   closing = true;
   http?.stopping();
+  process.off("SIGHUP", reload);
+  security.close();
   try {
     await server.close();
   } finally {
@@ -133,6 +184,23 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
  * the data directory is opened, so that a start that cannot serve logs nothing. The broker's own
  * listen still reports the rare address taken in between.
  */
+/**
+ * The Kafka listener has no login or ACL checks yet (docs/security.md): with authentication or
+ * authorization on, serving it would leave a door open beside the locked one, so the broker refuses
+ * to start until it is turned off.
+ */
+export function checkKafkaSecurity(config: BrokerConfig): void {
+  if (!config.kafka) return;
+  const on: string[] = [];
+  if (config.authentication === "required") on.push("--authentication required");
+  if (config.authorization === "on") on.push("--authorization on");
+  if (on.length === 0) return;
+  throw new Error(
+    `${on.join(" and ")} cannot be enforced on the Kafka listener yet: start with --no-kafka ` +
+      "(or CONCH_KAFKA=false) so that only the secured native listeners serve",
+  );
+}
+
 async function checkAddressFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   const probe = createServer();

@@ -1,7 +1,9 @@
 /**
- * The option every client command shares: where the broker is.
+ * The options every client command shares: where the broker is, and how to connect to it securely
+ * (client-security-options.ts).
  */
 import { type Command, Option } from "commander";
+import { withClientSecurity } from "./client-security-options.js";
 import { DEFAULT_BROKER, parseBrokerAddress } from "./options.js";
 
 export function brokerOption(): Option {
@@ -16,7 +18,7 @@ export function brokerOption(): Option {
     });
 }
 
-/** Adds --broker to a client command. */
+/** Adds --broker, and the TLS and SASL options, to a client command. */
 export function withBroker(command: Command): Command {
-  return command.addOption(brokerOption());
+  return withClientSecurity(command.addOption(brokerOption()));
 }

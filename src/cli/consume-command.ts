@@ -74,7 +74,7 @@ export function registerConsumeCommand(program: Command): void {
           "  conch consume orders --partition 0 --from 1200 --max-messages 10 --format json",
       ),
   ).action(async (topic: string, o: ConsumeFlags) => {
-    await withClient(o.broker, (client) => consume(client, topic, o, process.stdout));
+    await withClient(o, (client) => consume(client, topic, o, process.stdout));
   });
 }
 

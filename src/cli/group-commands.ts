@@ -29,7 +29,7 @@ export function registerGroupCommands(program: Command): void {
       .description("print every group: name, state and member count")
       .option("--json", "print one JSON object a line"),
   ).action(async (o: BrokerFlags & { json?: boolean }) => {
-    const groups = await withClient(o.broker, (client) => client.groups().listGroups());
+    const groups = await withClient(o, (client) => client.groups().listGroups());
     if (o.json) for (const g of groups) printLine(JSON.stringify(g));
     else for (const line of listLines(groups)) printLine(line);
   });
@@ -41,7 +41,7 @@ export function registerGroupCommands(program: Command): void {
       .argument("<group>")
       .option("--json", "print one JSON object instead of tables"),
   ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
-    const info = await withClient(o.broker, (client) => client.groups().describeGroup(name));
+    const info = await withClient(o, (client) => client.groups().describeGroup(name));
     if (o.json) printLine(JSON.stringify(info));
     else for (const line of describeLines(info)) printLine(line);
   });
@@ -80,12 +80,12 @@ export function registerGroupCommands(program: Command): void {
       if (o.dryRun && o.execute) throw new UsageError("--dry-run and --execute do not go together");
       const to = resetPosition(o.to);
       if (!o.execute) {
-        const plan = await withClient(o.broker, (client) => planReset(client, name, o.topic, to));
+        const plan = await withClient(o, (client) => planReset(client, name, o.topic, to));
         for (const line of planLines(plan)) printLine(line);
         printStatus("dry run: nothing changed; add --execute to move the offsets");
         return;
       }
-      const offsets = await withClient(o.broker, (client) => client.groups().resetOffsets(name, o.topic, to));
+      const offsets = await withClient(o, (client) => client.groups().resetOffsets(name, o.topic, to));
       for (const p of offsets) printLine(`${p.topic} ${p.partition} ${p.offset}`);
       printStatus(`reset the offsets of group ${name} on ${o.topic}`);
     },
@@ -97,7 +97,7 @@ export function registerGroupCommands(program: Command): void {
       .description("forget a group and its committed offsets (the group must have no members)")
       .argument("<group>"),
   ).action(async (name: string, o: BrokerFlags) => {
-    await withClient(o.broker, (client) => client.groups().deleteGroup(name));
+    await withClient(o, (client) => client.groups().deleteGroup(name));
     printStatus(`deleted group ${name}`);
   });
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ConchError } from "../format/errors.js";
+import { registerAclCommands } from "./acl-commands.js";
 import { registerBenchCommands } from "./bench-commands.js";
 import { registerBrokerCommand } from "./broker-command.js";
 import { registerConsumeCommand } from "./consume-command.js";
@@ -16,6 +17,7 @@ import { stdoutClosureClaimed } from "./reader-watch.js";
 import { registerTopCommand } from "./top-command.js";
 import { registerTopicCommands } from "./topic-commands.js";
 import { UsageError } from "./usage-error.js";
+import { registerUserCommands } from "./user-commands.js";
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -39,6 +41,8 @@ export function buildProgram(): Command {
   registerBenchCommands(program);
   registerLogCommands(program);
   registerTopCommand(program);
+  registerUserCommands(program);
+  registerAclCommands(program);
   forEachCommand(program, (c) => c.exitOverride());
   return program;
 }

@@ -77,7 +77,7 @@ export function registerProduceCommand(program: Command): void {
       process.stdin.destroy();
     };
     process.once("SIGINT", interrupt).once("SIGTERM", interrupt);
-    const acknowledged = await withClient(o.broker, async (client) => {
+    const acknowledged = await withClient(o, async (client) => {
       await checkTopic(client, topic, o.partition, true);
       const producer = client.producer({ acks: o.acks, lingerMs: o.lingerMs });
       return produceLines(producer, topic, process.stdin, o, () => interrupted);

@@ -63,7 +63,7 @@ export function registerTopicCommands(program: Command): void {
       const configs = { ...o.config };
       if (o.cleanupPolicy !== undefined) configs["cleanup.policy"] = o.cleanupPolicy;
       try {
-        await withClient(o.broker, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
+        await withClient(o, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
       } catch (err) {
         if (!(o.ifNotExists && err instanceof ConchError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) {
           throw err;
@@ -78,13 +78,13 @@ export function registerTopicCommands(program: Command): void {
   withBroker(
     topic.command("delete").description("delete a topic and all its data").argument("<topic>"),
   ).action(async (name: string, o: BrokerFlags) => {
-    await withClient(o.broker, (c) => c.admin().deleteTopic(name));
+    await withClient(o, (c) => c.admin().deleteTopic(name));
     printStatus(`deleted topic ${name}`);
   });
 
   withBroker(topic.command("list").description("print the names of all topics, one a line")).action(
     async (o: BrokerFlags) => {
-      const names = await withClient(o.broker, (c) => c.admin().listTopics());
+      const names = await withClient(o, (c) => c.admin().listTopics());
       for (const name of [...names].sort()) printLine(name);
     },
   );
@@ -96,7 +96,7 @@ export function registerTopicCommands(program: Command): void {
       .argument("<topic>")
       .option("--json", "print one JSON object instead of a table"),
   ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
-    const view = await withClient(o.broker, (c) => c.admin().describeTopic(name));
+    const view = await withClient(o, (c) => c.admin().describeTopic(name));
     if (o.json) printLine(JSON.stringify(describeJson(view)));
     else for (const line of describeLines(view)) printLine(line);
   });
@@ -125,7 +125,7 @@ export function registerTopicCommands(program: Command): void {
       if (o.partitions === undefined && configs === undefined) {
         throw new UsageError("topic alter needs --partitions or --config");
       }
-      await withClient(o.broker, async (c) => {
+      await withClient(o, async (c) => {
         if (o.partitions !== undefined) {
           await c.admin().createPartitions(name, o.partitions);
           printStatus(`topic ${name} now has ${plural(o.partitions, "partition")}`);

@@ -37,7 +37,15 @@ interface Waiter {
 
 /** Errors that no other broker or later attempt will cure. */
 function isFatal(err: ConchError): boolean {
-  return err.code === ErrorCode.UNSUPPORTED_VERSION || err.code === ErrorCode.ABORTED;
+  return (
+    err.code === ErrorCode.UNSUPPORTED_VERSION ||
+    err.code === ErrorCode.ABORTED ||
+    // Credentials and certificates do not get better by retrying (and a retry loop is a guesser).
+    err.code === ErrorCode.AUTHENTICATION_FAILED ||
+    err.code === ErrorCode.UNSUPPORTED_SASL_MECHANISM ||
+    err.code === ErrorCode.ILLEGAL_SASL_STATE ||
+    err.code === ErrorCode.TLS_FAILED
+  );
 }
 
 export class ConnectionManager {

@@ -14,6 +14,7 @@
  * - When the connection closes, every request in flight fails with a retriable CONNECTION_CLOSED.
  */
 import net from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { FrameParser } from "../net/frame-parser.js";
 import { SocketReads } from "../net/socket-reads.js";
@@ -30,6 +31,8 @@ import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
 import { microtask } from "./microtask.js";
 import { nextCorrelationId, PendingTable } from "./pending-table.js";
+import { type SaslLogin, saslLogin } from "./sasl-login.js";
+import { type ClientTlsOptions, tlsConnectOptions } from "./security-options.js";
 
 export interface ConnectionOptions {
   clientId: string;
@@ -37,6 +40,10 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
   /** Time a request may wait for its response (plus its own `extraWaitMs`). */
   requestTimeoutMs: number;
+  /** Connect with TLS (security-options.ts). */
+  tls?: ClientTlsOptions | undefined;
+  /** Log in after the handshake (checked by checkSaslOptions). */
+  sasl?: SaslLogin | undefined;
 }
 
 /** Writes a whole request message for a correlation id; module functions, so no closure per request. */
@@ -114,7 +121,7 @@ export class Connection {
     signal?: AbortSignal,
   ): Promise<Connection> {
     const reads = new SocketReads();
-    const socket = await connectSocket(address, options.connectTimeoutMs, signal, reads);
+    const socket = await connectSocket(address, options.connectTimeoutMs, signal, reads, options.tls);
     const conn = new Connection(address, socket, options, reads);
     const timer = setTimeout(
       () =>
@@ -132,6 +139,14 @@ export class Connection {
         throw new ConchError(ErrorCode.UNSUPPORTED_VERSION, `broker chose protocol version ${hs.version}`);
       }
       conn.#startSession(hs);
+      if (options.sasl !== undefined) {
+        const login = options.sasl;
+        await saslLogin(
+          (encode, arg, decode, o) => conn.request(encode, arg, decode, o),
+          login,
+          signal === undefined ? NO_OPTIONS : { signal },
+        );
+      }
       return conn;
     } catch (err) {
       conn.close(asConchError(err));
@@ -488,25 +503,40 @@ function connectSocket(
   timeoutMs: number,
   signal: AbortSignal | undefined,
   reads: SocketReads,
+  tlsOptions: ClientTlsOptions | undefined,
 ): Promise<net.Socket> {
   return new Promise<net.Socket>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortedError(signal, "connect"));
       return;
     }
-    const socket = net.connect({
-      host: address.host,
-      port: address.port,
-      noDelay: true,
-      onread: reads.onread,
-    });
+    // TLS sockets cannot read through `onread`: their chunks go to the same parser via 'data'.
+    const socket =
+      tlsOptions === undefined
+        ? net.connect({ host: address.host, port: address.port, noDelay: true, onread: reads.onread })
+        : tlsConnect({
+            ...tlsConnectOptions(tlsOptions, address.host),
+            host: address.host,
+            port: address.port,
+          });
+    if (tlsOptions !== undefined) socket.setNoDelay(true).on("data", reads.data);
     const fail = (err: ConchError): void => {
       cleanup();
       socket.destroy();
       reject(err);
     };
     const onError = (err: Error): void =>
-      fail(connectionClosedError(`cannot connect to ${formatAddress(address)}: ${err.message}`, err));
+      fail(
+        tlsOptions !== undefined && isTlsError(err)
+          ? new ConchError(
+              ErrorCode.TLS_FAILED,
+              `TLS with ${formatAddress(address)} failed: ${err.message}`,
+              {
+                cause: err,
+              },
+            )
+          : connectionClosedError(`cannot connect to ${formatAddress(address)}: ${err.message}`, err),
+      );
     const onAbort = (): void => fail(abortedError(signal, "connect"));
     const timer = setTimeout(
       () =>
@@ -520,9 +550,21 @@ function connectSocket(
     };
     socket.once("error", onError);
     signal?.addEventListener("abort", onAbort, { once: true });
-    socket.once("connect", () => {
+    socket.once(tlsOptions === undefined ? "connect" : "secureConnect", () => {
       cleanup();
       resolve(socket);
     });
   });
+}
+
+/** A certificate or TLS protocol error (OpenSSL's codes, Node's ERR_TLS_* and ERR_SSL_*). */
+function isTlsError(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  return (
+    code.startsWith("ERR_TLS") ||
+    code.startsWith("ERR_SSL") ||
+    code.includes("CERT") ||
+    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
+    code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY"
+  );
 }

@@ -2,6 +2,7 @@
 import { MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { ConnectionManagerOptions } from "./connection-manager.js";
+import { type ClientSaslOptions, type ClientTlsOptions, checkSaslOptions } from "./security-options.js";
 
 export interface ClientOptions {
   /** Bootstrap addresses, "host:port"; the client connects to any one of them. */
@@ -16,6 +17,10 @@ export interface ClientOptions {
   reconnectBackoffMs?: number;
   /** Default 2 s. */
   reconnectBackoffMaxMs?: number;
+  /** Connect with TLS (docs/security.md); `{}` trusts the system's CAs. */
+  tls?: ClientTlsOptions;
+  /** Log in with SASL after connecting. */
+  sasl?: ClientSaslOptions;
 }
 
 export function connectionManagerOptions(o: ClientOptions): ConnectionManagerOptions {
@@ -26,6 +31,8 @@ export function connectionManagerOptions(o: ClientOptions): ConnectionManagerOpt
     requestTimeoutMs: durationOption("requestTimeoutMs", o.requestTimeoutMs, 30_000, 1),
     reconnectBackoffMs: durationOption("reconnectBackoffMs", o.reconnectBackoffMs, 50, 1),
     reconnectBackoffMaxMs: durationOption("reconnectBackoffMaxMs", o.reconnectBackoffMaxMs, 2_000, 1),
+    tls: o.tls,
+    sasl: o.sasl === undefined ? undefined : checkSaslOptions(o.sasl),
   };
 }
 

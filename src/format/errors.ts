@@ -54,6 +54,8 @@ export const ErrorCode = {
   ABORTED: 101,
   /** A producer's queue of sends waiting for buffer memory is full; retry once sends complete. */
   BUFFER_FULL: 102,
+  /** The TLS handshake failed: the broker's certificate is not trusted, or it refused ours. */
+  TLS_FAILED: 103,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;

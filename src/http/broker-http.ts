@@ -19,6 +19,7 @@ import { groupRoutes } from "./group-routes.js";
 import { HttpContext, type ListenerProbe } from "./http-context.js";
 import { HttpServer } from "./http-server.js";
 import { ReadinessProbe } from "./readiness.js";
+import { securityRoutes } from "./security-routes.js";
 import { systemRoutes } from "./system-routes.js";
 import { topicRoutes } from "./topic-routes.js";
 
@@ -49,6 +50,7 @@ export class BrokerHttp {
       ...topicRoutes(this.context),
       ...groupRoutes(this.context),
       ...consoleRoutes(),
+      ...securityRoutes(this.context),
     ]);
     this.context.listeners.set("http", {
       listening: () => this.#server.listening,

@@ -5,6 +5,7 @@
  */
 import type { Broker } from "../broker/broker.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { SecurityAdmin } from "./security-routes.js";
 
 export interface ListenerProbe {
   /** Whether it accepts connections now. */
@@ -16,6 +17,8 @@ export interface ListenerProbe {
 export class HttpContext {
   readonly startedAtMs = Date.now();
   readonly listeners = new Map<string, ListenerProbe>();
+  /** Users, ACLs and quotas of the running broker, once its security is open (security-routes.ts). */
+  security: SecurityAdmin | null = null;
   #broker: Broker | null = null;
   #stopping = false;
 

@@ -17,6 +17,8 @@ const STATUS_BY_CODE = new Map<number, number>([
   [ErrorCode.UNKNOWN_PARTITION, 404],
   [ErrorCode.UNKNOWN_GROUP, 404],
   [ErrorCode.TOPIC_ALREADY_EXISTS, 409],
+  [ErrorCode.USER_ALREADY_EXISTS, 409],
+  [ErrorCode.UNKNOWN_USER, 404],
   [ErrorCode.GROUP_NOT_EMPTY, 409],
   [ErrorCode.REBALANCE_IN_PROGRESS, 409],
   [ErrorCode.FRAME_TOO_LARGE, 413],

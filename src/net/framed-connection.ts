@@ -27,7 +27,9 @@
  *   into (`borrowed`); what a read leaves unhandled is copied out. Other sockets (TLS, which
  *   cannot use net's `onread`) read through 'data' events.
  */
+import type { X509Certificate } from "node:crypto";
 import type { Socket } from "node:net";
+import { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { type CoarseClock, ConnectionActivity } from "./connection-activity.js";
@@ -73,6 +75,8 @@ export interface FramedConnectionDeps {
 export class FramedConnection implements BudgetWaiter {
   readonly id: number;
   readonly remote: string;
+  /** The client's IP address (for the failure limiter and the connection limits). */
+  readonly remoteAddress: string;
   readonly logger: Logger;
   readonly closed: Promise<void>;
   #socket: Socket;
@@ -98,12 +102,16 @@ export class FramedConnection implements BudgetWaiter {
   #activity: ConnectionActivity;
   #lines: LineLimiter;
   #roomWaiters: RoomWaiter[] = [];
+  /** Set while a quota throttles the connection: no frame is taken until it fires. */
+  #throttle: NodeJS.Timeout | null = null;
+  #throttledUntil = 0;
 
   constructor(id: number, socket: Socket, deps: FramedConnectionDeps) {
     const { limits, pool, reads } = deps;
     this.id = id;
     this.#socket = socket;
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.remoteAddress = socket.remoteAddress ?? "";
     this.#limits = limits;
     this.logger = deps.logger.child({ conn: id, remote: this.remote });
     this.#refusal = deps.refusal;
@@ -135,6 +143,36 @@ export class FramedConnection implements BudgetWaiter {
     socket.on("error", (err) => this.logger.debug({ err }, "socket error"));
     socket.on("close", () => this.#onClose());
     this.#session = deps.openSession(this);
+  }
+
+  /**
+   * A quota throttles the connection (Kafka's muted channel): no request is read for `ms` from
+   * now (or longer, if already throttled longer). Requests in flight go on.
+   */
+  throttle(ms: number): void {
+    if (ms <= 0 || this.#closed) return;
+    const until = performance.now() + ms;
+    if (until <= this.#throttledUntil) return;
+    this.#throttledUntil = until;
+    if (this.#throttle !== null) clearTimeout(this.#throttle);
+    this.#throttle = setTimeout(() => {
+      this.#throttle = null;
+      this.#throttledUntil = 0;
+      this.#pump();
+    }, ms);
+    this.#setPaused(true);
+  }
+
+  /** Whether the connection is TLS. */
+  get encrypted(): boolean {
+    return this.#socket instanceof TLSSocket;
+  }
+
+  /** The client certificate of a TLS connection, when the listener's CA verified it; else null. */
+  verifiedPeerCertificate(): X509Certificate | null {
+    const socket = this.#socket;
+    if (!(socket instanceof TLSSocket) || !socket.authorized) return null;
+    return socket.getPeerX509Certificate() ?? null;
   }
 
   /** Requests in flight. */
@@ -305,6 +343,10 @@ export class FramedConnection implements BudgetWaiter {
     }
     // A request answered at once pumps again from inside #handFrame, and may hold a frame there.
     while (this.#reading && !this.#closed && this.#held === null) {
+      if (this.#throttle !== null) {
+        this.#setPaused(true);
+        return;
+      }
       if (this.#inflightBytes + this.#socket.writableLength > this.#limits.maxInflightBytes) {
         this.#setPaused(true);
         return;
@@ -422,6 +464,8 @@ export class FramedConnection implements BudgetWaiter {
 
   #onClose(): void {
     this.#closed = true;
+    if (this.#throttle !== null) clearTimeout(this.#throttle);
+    this.#throttle = null;
     this.#reading = false;
     this.#session.closed();
     this.#roomWaiters = [];

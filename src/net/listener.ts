@@ -34,6 +34,7 @@ export class Listener {
   #server: Server;
   #connections = new Set<FramedConnection>();
   #closing: Promise<void> | null = null;
+  #handshaking = new Set<Socket>();
 
   constructor(transport: Transport, options: ListenerOptions) {
     this.name = options.name;
@@ -49,9 +50,22 @@ export class Listener {
       );
     } else {
       this.tls = true;
-      this.#server = createTlsServer({ ...options.tls, allowHalfOpen: true, noDelay: true }, (socket) =>
+      const server = createTlsServer({ ...options.tls, allowHalfOpen: true, noDelay: true }, (socket) =>
         this.#accept(socket, false),
       );
+      // A failed handshake (an untrusted certificate either way, not TLS at all) must not leave a
+      // half-open socket behind: with allowHalfOpen nothing else would close it, and close() would
+      // wait for it forever.
+      server.on("tlsClientError", (err, socket) => {
+        this.#logger.debug({ err, remote: socket.remoteAddress }, "TLS handshake failed");
+        socket.destroy();
+      });
+      // Sockets still in their TLS handshake, which close() ends rather than waits for.
+      server.on("connection", (raw: Socket) => {
+        this.#handshaking.add(raw);
+        raw.once("close", () => this.#handshaking.delete(raw));
+      });
+      this.#server = server;
     }
     this.#server.on("error", (err) => this.#logger.error({ err }, "server error"));
   }
@@ -101,10 +115,12 @@ export class Listener {
   /** Stops accepting; resolves once every connection of this listener has closed. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const raw of this.#handshaking) raw.destroy();
     return this.#closing;
   }
 
   #accept(accepted: Socket, adopt: boolean): void {
+    this.#handshaking.delete((accepted as Socket & { _parent?: Socket })._parent ?? accepted);
     const transport = this.#transport;
     const reads = adopt ? new SocketReads(transport.scratch, { borrow: true }) : null;
     let socket = accepted;

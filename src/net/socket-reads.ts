@@ -41,6 +41,19 @@ export class SocketReads {
     this.#borrow = options.borrow === true;
   }
 
+  /** For a socket that reads through 'data' events (TLS): takes one chunk the same way. */
+  readonly data = (chunk: Buffer): void => {
+    const parser = this.parser;
+    if (parser === null) return;
+    try {
+      parser.push(chunk);
+    } catch (err) {
+      this.onFailure(err);
+      return;
+    }
+    this.onRead();
+  };
+
   /** The value for net's `onread` option. */
   readonly onread = {
     buffer: (): Uint8Array => {

@@ -18,6 +18,9 @@ export const ApiKey = {
   STREAM_CREDIT: 10,
   STREAM_CANCEL: 11,
   CREATE_PARTITIONS: 12,
+  // SASL login (docs/security.md), after the handshake.
+  SASL_HANDSHAKE: 13,
+  SASL_AUTHENTICATE: 14,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -59,6 +62,8 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.STREAM_CREDIT]: 1,
   [ApiKey.STREAM_CANCEL]: 1,
   [ApiKey.CREATE_PARTITIONS]: 1,
+  [ApiKey.SASL_HANDSHAKE]: 1,
+  [ApiKey.SASL_AUTHENTICATE]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

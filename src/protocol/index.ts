@@ -25,6 +25,8 @@ export * from "./list-offsets.js";
 export * from "./list-topics.js";
 export * from "./produce.js";
 export * from "./reset-offsets.js";
+export * from "./sasl-authenticate.js";
+export * from "./sasl-handshake.js";
 export * from "./topic-configs.js";
 export * from "./wire-reader.js";
 export * from "./wire-writer.js";

@@ -8,6 +8,7 @@ export { addressKey } from "./address-key.js";
 export * from "./auth-failure-limiter.js";
 export { Authorizer, type AuthorizerOptions } from "./authorizer.js";
 export { certificatePrincipal, certificateSubject } from "./certificate-principal.js";
+export * from "./connection-auth.js";
 export { type DurableFileOps, defaultDurableFileOps } from "./durable-file.js";
 export { PlainServer, parsePlain } from "./plain-server.js";
 export * from "./quota-manager.js";

@@ -21,12 +21,15 @@ import { Listener } from "../net/listener.js";
 import type { SessionFactory } from "../net/session.js";
 import { Transport } from "../net/transport.js";
 import { LogLimiter } from "../storage/log-limiter.js";
+import type { BrokerSecurity } from "./broker-security.js";
 import { defaultHandlers } from "./dispatch.js";
 import { NativeSession } from "./native-session.js";
 import { type ConchServerOptions, resolveLimits, type ServerLimits } from "./server-options.js";
 
 /** The name of the listener `listen` starts. */
 export const NATIVE_LISTENER = "conch";
+/** The name of the native protocol's TLS listener (`listenTls`). */
+export const NATIVE_TLS_LISTENER = "conch-tls";
 
 export class ConchServer {
   readonly limits: ServerLimits;
@@ -34,12 +37,14 @@ export class ConchServer {
   readonly transport: Transport;
   #broker: Broker;
   #logger: Logger;
+  #security: BrokerSecurity | null;
   #openSession: SessionFactory;
   #listeners = new Map<string, Listener>();
   #closing: Promise<void> | null = null;
 
   constructor(broker: Broker, options: ConchServerOptions = {}) {
     this.#broker = broker;
+    this.#security = options.security ?? null;
     this.limits = resolveLimits(broker.config, options);
     this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "server" });
     this.transport = new Transport(this.limits, {
@@ -49,7 +54,8 @@ export class ConchServer {
     });
     const handlers = options.handlers ?? defaultHandlers();
     const limits = this.limits;
-    this.#openSession = (conn) => new NativeSession(conn, broker, handlers, limits);
+    const security = options.security ?? null;
+    this.#openSession = (conn) => new NativeSession(conn, broker, handlers, limits, security);
     this.addListener(NATIVE_LISTENER);
   }
 
@@ -82,6 +88,32 @@ export class ConchServer {
     host: string = this.#broker.config.host,
   ): Promise<AddressInfo> {
     return this.#native().listen(port, host);
+  }
+
+  /**
+   * Starts the "conch-tls" listener with the security's TLS material. Defaults to the broker
+   * config's TLS port and host (--tls-host, else --host).
+   */
+  listenTls(
+    port: number = this.#broker.config.tlsPort,
+    host: string = this.#broker.config.tlsHost ?? this.#broker.config.host,
+  ): Promise<AddressInfo> {
+    const tls = this.#security?.tlsOptions() ?? null;
+    if (tls === null) throw new Error("the server has no TLS material (--tls-cert, --tls-key)");
+    return (this.listener(NATIVE_TLS_LISTENER) ?? this.addListener(NATIVE_TLS_LISTENER, tls)).listen(
+      port,
+      host,
+    );
+  }
+
+  /**
+   * Reads the TLS files and the users again (SIGHUP): every TLS listener serves new handshakes with
+   * the new certificate; open connections keep theirs. A bad file is logged, the old material kept.
+   */
+  async reloadSecurity(): Promise<void> {
+    const options = (await this.#security?.reload()) ?? null;
+    if (options === null) return;
+    for (const listener of this.#listeners.values()) if (listener.tls) listener.setSecureContext(options);
   }
 
   /** The "conch" listener's address. Throws before listen() has completed. */

@@ -11,6 +11,7 @@ import { decodeFetchRequest, fetchResponseBuffers } from "../protocol/fetch.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
+import { authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
@@ -23,6 +24,7 @@ const ACKS_BY_WIRE: Record<number, Acks> = {
 
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);
+  authorize(ctx, "write", "topic", req.topic);
   const acks = ACKS_BY_WIRE[req.acks]!;
   const ticket = new ProduceReply(ctx, correlationId, acks, req.topic, req.partition);
   // Called now, in arrival order: the broker assigns offsets before this call returns. A produce
@@ -64,6 +66,7 @@ class ProduceReply extends ReplyTicket implements AppendListener {
 
 export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeFetchRequest(frame);
+  authorize(ctx, "read", "topic", req.topic);
   // Version 2 with a group: only the partition's owner in that generation may fetch (docs/groups.md).
   if (req.group !== undefined && req.group !== "") {
     ctx.broker.groups.checkOwner(
@@ -107,6 +110,7 @@ class FetchReply extends ReplyTicket implements FetchListener {
 
 export function listOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeListOffsetsRequest(frame);
+  authorize(ctx, "read", "topic", req.topic);
   return ctx.broker
     .listOffsets(req.topic, req.partition, offsetSpecOf(req.spec, req.timestampMs))
     .then((r) => encodeListOffsetsResponse(correlationId, r));

@@ -22,6 +22,7 @@ import {
   type FetchStreamRequest,
 } from "../protocol/fetch-stream.js";
 import type { ReadResult } from "../storage/partition-log.js";
+import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
 import type { OpenStream } from "./stream-host.js";
@@ -29,6 +30,7 @@ import type { OpenStream } from "./stream-host.js";
 /** FetchStream: opens the stream; its ticket stays in flight until the stream ends. */
 export function fetchStream(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeFetchStreamRequest(frame);
+  authorize(ctx, "read", "topic", req.topic);
   if (req.windowBytes < 1 || req.maxBytes < 1) {
     throw new ConchError(
       ErrorCode.INVALID_REQUEST,

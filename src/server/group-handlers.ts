@@ -19,6 +19,7 @@ import {
   ResetTo,
   type ResetToValue,
 } from "../protocol/reset-offsets.js";
+import { allowed, authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
 
 const WIRE_STATE: Record<GroupStateName, GroupStateValue> = {
@@ -30,23 +31,28 @@ const WIRE_STATE: Record<GroupStateName, GroupStateValue> = {
 
 export function joinGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeJoinGroupRequest(frame);
+  authorize(ctx, "read", "group", req.group);
   return ctx.broker.groups.join(req, ctx.signal).then((r) => encodeJoinGroupResponse(correlationId, r));
 }
 
 export function heartbeat(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeHeartbeatRequest(frame);
+  authorize(ctx, "read", "group", req.group);
   ctx.broker.groups.heartbeat(req.group, req.memberId, req.generation);
   return encodeHeartbeatResponse(correlationId);
 }
 
 export function leaveGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeLeaveGroupRequest(frame);
+  authorize(ctx, "read", "group", req.group);
   ctx.broker.groups.leave(req.group, req.memberId);
   return encodeLeaveGroupResponse(correlationId);
 }
 
 export function commitOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeCommitOffsetsRequest(frame);
+  authorize(ctx, "read", "group", req.group);
+  for (const o of req.offsets) authorize(ctx, "read", "topic", o.topic);
   return ctx.broker.groups
     .commit(req.group, req.memberId, req.generation, req.offsets)
     .then(() => encodeCommitOffsetsResponse(correlationId));
@@ -54,26 +60,32 @@ export function commitOffsets(ctx: RequestContext, frame: Buffer, correlationId:
 
 export function fetchOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeFetchOffsetsRequest(frame);
+  authorize(ctx, "read", "group", req.group);
   const offsets = ctx.broker.groups.fetchOffsets(req.group, req.partitions);
   return encodeFetchOffsetsResponse(correlationId, { offsets });
 }
 
 export function listGroups(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   decodeListGroupsRequest(frame);
+  // A group the principal may not describe is not listed.
   const groups = ctx.broker.groups
     .listGroups()
+    .filter((g) => allowed(ctx, "describe", "group", g.group))
     .map((g) => ({ group: g.group, state: WIRE_STATE[g.state], members: g.members }));
   return encodeListGroupsResponse(correlationId, { groups });
 }
 
 export function describeGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeDescribeGroupRequest(frame);
+  authorize(ctx, "describe", "group", req.group);
   const d = ctx.broker.groups.describeGroup(req.group);
   return encodeDescribeGroupResponse(correlationId, { ...d, state: WIRE_STATE[d.state] });
 }
 
 export function resetOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeResetOffsetsRequest(frame);
+  authorize(ctx, "read", "group", req.group);
+  authorize(ctx, "read", "topic", req.topic);
   return ctx.broker.groups
     .resetOffsets(req.group, req.topic, resetTarget(req.to, req.value))
     .then((entries) =>
@@ -85,6 +97,7 @@ export function resetOffsets(ctx: RequestContext, frame: Buffer, correlationId: 
 
 export function deleteGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
   const req = decodeDeleteGroupRequest(frame);
+  authorize(ctx, "delete", "group", req.group);
   return ctx.broker.groups.deleteGroup(req.group).then(() => encodeDeleteGroupResponse(correlationId));
 }
 

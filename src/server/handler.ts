@@ -8,6 +8,8 @@
  */
 import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
+import type { Authorizer } from "../security/authorizer.js";
+import type { ConnectionAuth } from "../security/connection-auth.js";
 import type { ReplyTicket, TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 import type { StreamHost } from "./stream-host.js";
@@ -39,6 +41,11 @@ export interface HandlerEntry {
 /** Handlers by apiKey. */
 export type HandlerTable = ReadonlyArray<HandlerEntry | undefined>;
 
+/** The current ACLs: read at each check, so a reload reaches every connection at once. */
+export interface AuthorizerSource {
+  readonly authorizer: Authorizer | null;
+}
+
 /** One per connection, handed to every handler of its requests. */
 export class RequestContext {
   readonly broker: Broker;
@@ -52,6 +59,14 @@ export class RequestContext {
   readonly streams: StreamHost;
   /** Set by the handshake, for logs. */
   clientId = "";
+  /** Who the connection is and its SASL login; null on a server without security. */
+  auth: ConnectionAuth | null = null;
+  /** Where the ACLs are (re)read from; null with authorization off. */
+  authorization: AuthorizerSource | null = null;
+  /** Takes no more requests and closes the connection once those in flight are answered. */
+  endConnection: () => void = () => {};
+  /** A log line bad clients can repeat at will: at most one per interval for all connections. */
+  limitedLog: (key: string, fields: object, msg: string) => void = () => {};
   /**
    * A handler whose response may be large (a fetch) sets this, before it returns, to the bytes it
    * may answer with; they count against the connection's in-flight bound until it answers.

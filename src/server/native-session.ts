@@ -6,6 +6,9 @@
  *   answered with its correlation id whenever it completes.
  * - The handshake comes first; any other request before it is answered HANDSHAKE_REQUIRED and the
  *   connection closed. A connection with no handshake after `handshakeTimeoutMs` is dropped.
+ * - With security (`auth`), a listener that requires a login answers every request but the
+ *   handshake and the SASL ones ILLEGAL_SASL_STATE until the connection has logged in (or shown a
+ *   verified client certificate), and closes it.
  * - A frame too short for a request header closes the connection at once; request errors are
  *   answered and the connection stays.
  * - A handler that copies what it keeps (`copiesFrame`, a produce) takes its frame as it is, even
@@ -24,10 +27,34 @@ import {
   requestApiVersion,
   requestCorrelationId,
 } from "../protocol/frame.js";
-import { type Handled, type HandlerTable, type Reply, RequestContext } from "./handler.js";
+import { certificatePrincipal } from "../security/certificate-principal.js";
+import { ANONYMOUS_PRINCIPAL, type AuthSettings, ConnectionAuth } from "../security/connection-auth.js";
+import type { QuotaManager } from "../security/quota-manager.js";
+import {
+  type AuthorizerSource,
+  type Handled,
+  type HandlerTable,
+  type Reply,
+  RequestContext,
+} from "./handler.js";
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 import type { OpenStream, StreamHost } from "./stream-host.js";
+
+/** What a session needs of the broker's security (BrokerSecurity). */
+export interface SessionSecurity extends AuthorizerSource {
+  readonly auth: AuthSettings;
+  readonly quotas: QuotaManager;
+  /** Whether any quota is set; without one nothing is counted. */
+  readonly throttling: boolean;
+}
+
+/** What a connection may send before it has logged in, when logging in is required. */
+const LOGIN_API_KEYS: ReadonlySet<number> = new Set([
+  ApiKey.HANDSHAKE,
+  ApiKey.SASL_HANDSHAKE,
+  ApiKey.SASL_AUTHENTICATE,
+]);
 
 /** Codes at or above this are client-side only and never sent. */
 const FIRST_CLIENT_ONLY_CODE = 100;
@@ -38,16 +65,36 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
   #limits: ServerLimits;
   #abort = new AbortController();
   #ctx: RequestContext;
+  #security: SessionSecurity | null;
   #handshaken = false;
   #handshakeTimer: NodeJS.Timeout | null = null;
   /** Fetch streams open on this connection (StreamHost). */
   readonly streams = new Map<number, OpenStream>();
 
-  constructor(conn: FramedConnection, broker: Broker, handlers: HandlerTable, limits: ServerLimits) {
+  constructor(
+    conn: FramedConnection,
+    broker: Broker,
+    handlers: HandlerTable,
+    limits: ServerLimits,
+    security: SessionSecurity | null = null,
+  ) {
     this.#conn = conn;
     this.#handlers = handlers;
     this.#limits = limits;
-    this.#ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
+    this.#security = security;
+    const ctx = new RequestContext(broker, limits, conn.logger, this.#abort.signal, this, this);
+    this.#ctx = ctx;
+    if (security !== null) {
+      ctx.authorization = security;
+      const certificate = conn.verifiedPeerCertificate();
+      ctx.auth = new ConnectionAuth(security.auth, {
+        tls: conn.encrypted,
+        address: conn.remoteAddress,
+        certificatePrincipal: certificate === null ? null : certificatePrincipal(certificate),
+      });
+    }
+    ctx.endConnection = () => conn.closeWhenAnswered();
+    ctx.limitedLog = (key, fields, msg) => conn.limitedLog("info", key, fields, msg);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs);
     this.#handshakeTimer.unref();
   }
@@ -69,6 +116,15 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
       this.refuse(
         frame,
         new ConchError(ErrorCode.HANDSHAKE_REQUIRED, `${apiName(apiKey)} before the handshake`),
+      );
+      this.#conn.closeWhenAnswered();
+      return false;
+    }
+    const auth = this.#ctx.auth;
+    if (auth !== null && !auth.authenticated && !LOGIN_API_KEYS.has(apiKey)) {
+      this.refuse(
+        frame,
+        new ConchError(ErrorCode.ILLEGAL_SASL_STATE, `${apiName(apiKey)} before logging in (SASL)`),
       );
       this.#conn.closeWhenAnswered();
       return false;
@@ -100,15 +156,20 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     const ctx = this.#ctx;
     ctx.responseBytes = 0;
     ctx.maxFetchBytes = this.fetchBytes();
+    // Quotas: the request and a produce's bytes are counted now; the response is held that long.
+    const hold = this.#security?.throttling === true ? this.#countRequest(apiKey, frame.length) : 0;
     let reply: Handled;
     try {
       reply = entry.handle(ctx, request, correlationId);
     } catch (err) {
       this.#writeError(correlationId, apiKey, err);
+      // A login step that fails ends the connection: a guesser pays a connection per guess.
+      if (apiKey === ApiKey.SASL_HANDSHAKE || apiKey === ApiKey.SASL_AUTHENTICATE)
+        this.#conn.closeWhenAnswered();
       return copies;
     }
     if (apiKey === ApiKey.HANDSHAKE) this.#handshakeDone();
-    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
+    if (hold === 0 && (reply === null || Buffer.isBuffer(reply) || isBufferList(reply))) {
       if (reply !== null) this.#conn.write(reply);
       return copies;
     }
@@ -116,11 +177,16 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     if (reply instanceof ReplyTicket) {
       reply.apiKey = apiKey;
       reply.cost = cost;
+      reply.holdMs = hold;
       reply.register();
       return copies;
     }
+    if (reply === null || Buffer.isBuffer(reply) || isBufferList(reply)) {
+      this.#finishAfter(hold, cost, reply);
+      return copies;
+    }
     reply.then(
-      (r) => this.#conn.finish(cost, r),
+      (r) => this.#finishAfter(hold, cost, r),
       (err: unknown) => {
         this.#writeError(correlationId, apiKey, err);
         this.#conn.finish(cost, null);
@@ -151,9 +217,40 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
     this.abort(new ConchError(ErrorCode.CONNECTION_CLOSED, "the connection closed"));
   }
 
-  /** A ticket's answer (TicketOwner). */
+  /** A ticket's answer (TicketOwner): a fetch's bytes count against the fetch quota now. */
   answered(ticket: ReplyTicket, reply: Reply): void {
-    this.#conn.finish(ticket.cost, reply);
+    let hold = ticket.holdMs;
+    const security = this.#security;
+    if (security?.throttling === true && ticket.apiKey === ApiKey.FETCH && reply !== null) {
+      const bytes = Buffer.isBuffer(reply) ? reply.length : replyBytes(reply);
+      const principal = this.#ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
+      hold = Math.max(hold, security.quotas.recordFetch(principal, this.#ctx.clientId, bytes));
+    }
+    this.#finishAfter(hold, ticket.cost, reply);
+  }
+
+  /**
+   * Counts a request against the quotas; returns the ms to hold its response, and stops reading
+   * the connection that long (Kafka's throttle: data is delayed, never dropped).
+   */
+  #countRequest(apiKey: number, frameBytes: number): number {
+    const quotas = (this.#security as SessionSecurity).quotas;
+    const principal = this.#ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
+    const clientId = this.#ctx.clientId;
+    let hold = quotas.recordRequest(principal, clientId);
+    if (apiKey === ApiKey.PRODUCE)
+      hold = Math.max(hold, quotas.recordProduce(principal, clientId, frameBytes));
+    return hold;
+  }
+
+  /** Finishes a request now, or after `hold` ms with reading stopped meanwhile. */
+  #finishAfter(hold: number, cost: number, reply: Reply): void {
+    if (hold <= 0) {
+      this.#conn.finish(cost, reply);
+      return;
+    }
+    this.#conn.throttle(hold);
+    setTimeout(() => this.#conn.finish(cost, reply), hold);
   }
 
   /** A ticket's failure (TicketOwner). */
@@ -233,4 +330,10 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
 
 function isBufferList(reply: Handled): reply is readonly Buffer[] {
   return Array.isArray(reply);
+}
+
+function replyBytes(reply: readonly Buffer[]): number {
+  let n = 0;
+  for (const b of reply) n += b.length;
+  return n;
 }

@@ -22,6 +22,8 @@ export class ReplyTicket {
   /** Set by the connection when it takes the ticket: the request's kind and what it counts. */
   apiKey = 0;
   cost = 0;
+  /** Ms to hold the answer for a quota (set by the session). */
+  holdMs = 0;
   readonly #owner: TicketOwner;
   #registered = false;
   #state = WAITING;

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { type BrokerConfig, maxFrameBytes } from "../broker/broker-config.js";
 import { MAX_TIMER_MS } from "../format/duration.js";
 import type { TransportLimits } from "../net/transport-limits.js";
+import type { BrokerSecurity } from "./broker-security.js";
 import type { HandlerTable } from "./handler.js";
 
 export interface ConchServerOptions {
@@ -43,6 +44,11 @@ export interface ConchServerOptions {
    * the buffers are freed only when the next allocations start a collection.
    */
   releaseMemory?: () => void;
+  /**
+   * TLS material, users and login rules shared by the listeners (docs/security.md); without it no
+   * connection can log in and none needs to.
+   */
+  security?: BrokerSecurity;
   /** The dispatch table; default `defaultHandlers()`. */
   handlers?: HandlerTable;
 }

@@ -56,8 +56,20 @@ test("defaults when nothing is given", () => {
     kafka: true,
     kafkaPort: 9092,
     kafkaAdvertisedHost: "",
+    tlsPort: 7423,
+    tlsHost: null,
+    tlsCert: null,
+    tlsKey: null,
+    tlsCa: null,
+    tlsClientAuth: "none",
+    authentication: "none",
+    saslPlainWithoutTls: false,
+    authorization: "off",
+    superUsers: [],
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
+  // The loaded config passes Broker.open's own check as it is (conch broker hands it over whole).
+  assert.deepEqual(resolveBrokerConfig(c), c);
 });
 
 test("precedence: flags over environment over config file over defaults", () => {
@@ -120,6 +132,16 @@ test("every setting is reachable by its flag key, its environment variable and t
     kafka: ["false", false],
     kafkaPort: ["0", 0],
     kafkaAdvertisedHost: ["kafka.example", "kafka.example"],
+    tlsPort: ["0", 0],
+    tlsHost: ["0.0.0.0", "0.0.0.0"],
+    tlsCert: ["/etc/conch/broker.pem", "/etc/conch/broker.pem"],
+    tlsKey: ["/etc/conch/broker.key", "/etc/conch/broker.key"],
+    tlsCa: ["/etc/conch/ca.pem", "/etc/conch/ca.pem"],
+    tlsClientAuth: ["required", "required"],
+    authentication: ["required", "required"],
+    saslPlainWithoutTls: ["true", true],
+    authorization: ["on", "on"],
+    superUsers: ["User:admin,User:CN=ops", ["User:admin", "User:CN=ops"]],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

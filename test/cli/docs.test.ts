@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import type { Command } from "commander";
+import { Command } from "commander";
 import { BROKER_SETTINGS } from "../../src/broker/broker-settings.js";
+import { withClientSecurity } from "../../src/cli/client-security-options.js";
 import { buildProgram } from "../../src/cli/main.js";
 
 const doc = readFileSync(new URL("../../../docs/cli.md", import.meta.url), "utf8");
@@ -14,6 +15,9 @@ function section(name: string): string {
   const end = doc.indexOf("\n## ", start + 1);
   return doc.slice(start, end < 0 ? undefined : end);
 }
+
+/** The client commands' TLS and SASL options. */
+const shared = new Set(withClientSecurity(new Command()).options.map((o) => o.long ?? ""));
 
 function leaves(command: Command, path: string[] = []): Array<[string[], Command]> {
   const subs = command.commands.filter((c) => c.name() !== "help");
@@ -29,14 +33,20 @@ test("docs/cli.md documents every option of the commands it covers", () => {
     const command = program.commands.find((c) => c.name() === name)!;
     for (const [path, leaf] of leaves(command, [name])) {
       for (const option of leaf.options) {
-        // --broker is described once, under Conventions.
-        if (option.long === "--help" || option.long === "--broker") continue;
+        // --broker and the TLS and SASL options are described once, under Conventions.
+        if (option.long === "--help" || option.long === "--broker" || shared.has(option.long ?? "")) continue;
         // A table row whose first cell starts with the flag: | `--topic <name>` | or | `-p, --partitions <n>` |
         const row = new RegExp(`\\| \`(-\\w, )?${option.long}[ \`]`);
         assert.match(text, row, `conch ${path.join(" ")} ${option.long} has a row in docs/cli.md`);
       }
     }
   }
+});
+
+test("docs/cli.md describes the TLS and SASL options of client commands under Conventions", () => {
+  const conventions = doc.slice(doc.indexOf("\n## Conventions\n"), doc.indexOf("\n## conch broker\n"));
+  for (const flag of shared)
+    assert.match(conventions, new RegExp(`\\| \`${flag}[ \`]`), `${flag} under Conventions`);
 });
 
 test("docs/cli.md has every command", () => {

@@ -188,6 +188,24 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 # error-response: correlationId 10, UNKNOWN_TOPIC (8), "unknown topic orders"
 0000001c 0000000a 0008              ; size 28, correlationId 10, errorCode 8
 0014 756e6b6e6f776e20746f706963206f7264657273 ; message "unknown topic orders"
+
+# sasl-handshake-request: correlationId 40, mechanism "SCRAM-SHA-256"
+00000017 000d 0001 00000028         ; size 23, apiKey 13, apiVersion 1, correlationId 40
+000d 5343 52414d2d5348412d323536    ; mechanism "SCRAM-SHA-256"
+
+# sasl-handshake-response: correlationId 40, mechanisms "SCRAM-SHA-256", "SCRAM-SHA-512"
+00000028 00000028 0000              ; size 40, correlationId 40, errorCode 0
+00000002                            ; mechanisms: 2
+000d 534352414d2d5348412d323536     ; "SCRAM-SHA-256"
+000d 534352414d2d5348412d353132     ; "SCRAM-SHA-512"
+
+# sasl-authenticate-request: correlationId 41, SCRAM client-first "n,,n=alice,r=abc"
+0000001c 000e 0001 00000029         ; size 28, apiKey 14, apiVersion 1, correlationId 41
+00000010 6e2c2c6e3d616c6963652c723d616263 ; authBytes "n,,n=alice,r=abc"
+
+# sasl-authenticate-response: correlationId 41, authBytes "v=c2ln"
+00000010 00000029 0000              ; size 16, correlationId 41, errorCode 0
+00000006 763d63326c6e               ; authBytes "v=c2ln"
 `;
 
 /** Name -> bytes of every `# name: ...` block in annotated fixture text (a file or the docs). */

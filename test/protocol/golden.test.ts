@@ -37,6 +37,32 @@ interface Case {
 const configs = (o: Record<string, string>): Record<string, string> => Object.assign(Object.create(null), o);
 
 const cases: Record<string, Case> = {
+  "sasl-handshake-request": {
+    apiKey: p.ApiKey.SASL_HANDSHAKE,
+    correlationId: 40,
+    value: { mechanism: "SCRAM-SHA-256" },
+    encode: p.encodeSaslHandshakeRequest,
+    decode: p.decodeSaslHandshakeRequest,
+  },
+  "sasl-handshake-response": {
+    correlationId: 40,
+    value: { mechanisms: ["SCRAM-SHA-256", "SCRAM-SHA-512"] },
+    encode: p.encodeSaslHandshakeResponse,
+    decode: p.decodeSaslHandshakeResponse,
+  },
+  "sasl-authenticate-request": {
+    apiKey: p.ApiKey.SASL_AUTHENTICATE,
+    correlationId: 41,
+    value: Buffer.from("n,,n=alice,r=abc"),
+    encode: p.encodeSaslAuthenticateRequest,
+    decode: p.decodeSaslAuthenticateRequest,
+  },
+  "sasl-authenticate-response": {
+    correlationId: 41,
+    value: Buffer.from("v=c2ln"),
+    encode: p.encodeSaslAuthenticateResponse,
+    decode: p.decodeSaslAuthenticateResponse,
+  },
   "handshake-request": {
     apiKey: p.ApiKey.HANDSHAKE,
     correlationId: 1,
