@@ -42,6 +42,24 @@ import { readU32, writeU16, writeU32 } from "./u64.js";
 
 export type Bytes = Uint8Array | string;
 
+/**
+ * A headers block written from another format in place, for `addRanges`: the Kafka front-end
+ * re-encodes a record's varint headers into Conch's fixed-width block (docs/format.md) with one
+ * such object per converter, not one per record or header.
+ */
+export interface HeadersBlockSource {
+  /** The current record's headers block size in bytes; 0 when it has no headers. */
+  blockSize(): number;
+  /** Writes that block at `at` (`target` has room for it) and returns its size. */
+  writeBlock(target: Buffer, at: number): number;
+}
+
+function checkTimestamp(timestampMs: number): void {
+  if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
+    throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
+  }
+}
+
 export interface BatchBuilderOptions {
   /** Size of each slab batches are carved from. Default 1 MiB. Ignored with a pool. */
   slabBytes?: number;
@@ -108,9 +126,7 @@ export class BatchBuilder {
     timestampMs: number = Date.now(),
     headers: RecordHeaders | null = null,
   ): void {
-    if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
-      throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
-    }
+    checkTimestamp(timestampMs);
     if (this.#handedOut) this.#begin();
     // The v1 layout, kept small so that it stays the fast path; anything else takes #addExtended.
     if (headers !== null || value === null || this.#extended) {
@@ -145,8 +161,8 @@ export class BatchBuilder {
 
   /**
    * `add` from byte ranges of `src` (key `src[keyStart, keyEnd)`, empty for no key), with no view
-   * made per record on the v1 layout: for converters that walk another format in place (the Kafka
-   * front-end). A record the v1 layout cannot hold goes through `add`.
+   * made per record: for converters that walk another format in place (the Kafka front-end). A
+   * record the v1 layout cannot hold goes through `addRanges`.
    */
   addFrom(
     src: Buffer,
@@ -159,23 +175,87 @@ export class BatchBuilder {
     const keyLen = keyEnd - keyStart;
     const valueLen = valueEnd - valueStart;
     if (this.#extended || (keyLen !== 0 && valueLen === 0)) {
-      this.add(
-        src.subarray(valueStart, valueEnd),
-        keyLen === 0 ? null : src.subarray(keyStart, keyEnd),
-        timestampMs,
-      );
+      this.addRanges(src, keyLen === 0 ? -1 : keyStart, keyEnd, valueStart, valueEnd, timestampMs, null);
       return;
     }
-    if (!Number.isInteger(timestampMs) || timestampMs < 0 || timestampMs > MAX_TIMESTAMP_MS) {
-      throw new RangeError(`timestamp ${timestampMs} ms is not an integer in 0..2^42-1`);
-    }
+    checkTimestamp(timestampMs);
     if (this.#handedOut) this.#begin();
-    this.#ensure(HEADER_SIZE + keyLen + valueLen);
+    this.#copyRecord(src, keyStart, keyEnd, valueStart, valueEnd, timestampMs, keyLen, valueLen, 1, null);
+  }
+
+  /**
+   * `addFrom` for any record: a start of -1 is a null key or value (an empty range is an empty
+   * one), and `headers` writes the record's headers block (null: none). Records v1 can hold take
+   * `addFrom`'s v1 path; others switch the batch to the extended layout. No object per record.
+   * Nothing is written when it throws.
+   */
+  addRanges(
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    timestampMs: number,
+    headers: HeadersBlockSource | null,
+  ): void {
+    const headersLen = headers === null ? 0 : headers.blockSize();
+    const keyLen = keyStart < 0 ? 0 : keyEnd - keyStart;
+    const valueLen = valueStart < 0 ? 0 : valueEnd - valueStart;
+    if (
+      !this.#extended &&
+      headersLen === 0 &&
+      valueStart >= 0 &&
+      (keyStart < 0 || (keyLen !== 0 && valueLen !== 0))
+    ) {
+      this.addFrom(src, Math.max(keyStart, 0), keyStart < 0 ? 0 : keyEnd, valueStart, valueEnd, timestampMs);
+      return;
+    }
+    checkTimestamp(timestampMs);
+    if (this.#handedOut) this.#begin();
+    if (!this.#extended) this.#extend();
+    const keySize = keyStart < 0 ? NULL_SIZE : keyLen;
+    const valueSize = valueStart < 0 ? NULL_SIZE : valueLen;
+    this.#copyRecord(
+      src,
+      keyStart,
+      keyEnd,
+      valueStart,
+      valueEnd,
+      timestampMs,
+      keySize,
+      valueSize,
+      headersLen,
+      headers,
+    );
+  }
+
+  /**
+   * Writes a record copied from ranges of `src` (a start of -1: null, no bytes) with the header's
+   * size fields as given: `count` is 1 for a v1 record, else the headers block's size, which
+   * `headers` writes.
+   */
+  #copyRecord(
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    timestampMs: number,
+    keySize: number,
+    valueSize: number,
+    count: number,
+    headers: HeadersBlockSource | null,
+  ): void {
+    const keyLen = keyStart < 0 ? 0 : keyEnd - keyStart;
+    const valueLen = valueStart < 0 ? 0 : valueEnd - valueStart;
+    this.#ensure(HEADER_SIZE + keyLen + valueLen + (headers === null ? 0 : count));
+    const slab = this.#slab;
     const p = this.#pos;
-    this.#writeHeader(p, timestampMs, keyLen, valueLen, 1);
+    this.#writeHeader(p, timestampMs, keySize, valueSize, count);
     let q = p + HEADER_SIZE;
-    q += src.copy(this.#slab, q, keyStart, keyEnd);
-    q += src.copy(this.#slab, q, valueStart, valueEnd);
+    if (keyLen !== 0) q += src.copy(slab, q, keyStart, keyEnd);
+    if (valueLen !== 0) q += src.copy(slab, q, valueStart, valueEnd);
+    if (headers !== null && count !== 0) q += headers.writeBlock(slab, q);
     this.#added(q, timestampMs);
   }
 

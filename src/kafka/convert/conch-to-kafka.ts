@@ -2,7 +2,9 @@
  * Stored Conch batches as Kafka batches (batch-conversion.ts): the records are walked in place
  * (RecordCursor) and copied from its positions into a Kafka batch (RecordBatchBuilder.addFrom),
  * one Kafka batch per Conch batch with the same base offset, so offsets are the same numbers. No
- * object per record. A record with no key is read as a null key.
+ * object per record. Null keys and values stay null, empty ones empty, and headers are re-encoded
+ * in place; a v1 record reads as its layout says (key size 0: null key; a key with an empty value:
+ * a tombstone, docs/format.md).
  */
 import { RecordCursor } from "../../format/record-cursor.js";
 import { RecordBatchBuilder } from "../protocol/record-batch-builder.js";
@@ -24,8 +26,16 @@ export class ConchToKafka {
         if (b.count > 0) batches.push(b.finish({ baseOffset: base }));
         base = c.baseOffset;
       }
-      const noKey = c.keyEnd === c.keyStart;
-      b.addFrom(c.timestampMs, buf, noKey ? -1 : c.keyStart, c.keyEnd, c.valueStart, c.valueEnd);
+      b.addFrom(
+        c.timestampMs,
+        buf,
+        c.keyNull ? -1 : c.keyStart,
+        c.keyEnd,
+        c.valueNull ? -1 : c.valueStart,
+        c.valueEnd,
+        c.headersStart,
+        c.headersEnd,
+      );
     }
     if (b.count > 0) batches.push(b.finish({ baseOffset: base }));
     const out = batches.length === 1 ? batches[0]! : Buffer.concat(batches);

@@ -1,6 +1,6 @@
 /**
- * A Kafka request refused for a reason Conch's own codes cannot say (a record with headers, a
- * compressed batch), carrying the Kafka error code to answer with (server/kafka-errors.ts).
+ * A Kafka request refused for a reason Conch's own codes cannot say (a compressed batch, a
+ * replication factor other than 1), carrying the Kafka error code to answer with (server/kafka-errors.ts).
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
 

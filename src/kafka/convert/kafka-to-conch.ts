@@ -1,19 +1,20 @@
 /**
  * A produce's Kafka batches as Conch batches (batch-conversion.ts): each Kafka batch is walked in
  * place (RecordBatchCursor, which checks all of it, CRC32C included, as it enters) and its records
- * are copied from the cursor's positions into one Conch batch (BatchBuilder.addFrom): no object
- * per record.
+ * are copied from the cursor's positions into one Conch batch (BatchBuilder.addRanges): no object
+ * per record. Null and empty keys and values and headers (re-encoded in place, KafkaHeadersBlock)
+ * are kept byte for byte: a batch with any of them is stored in the extended layout
+ * (docs/format.md), one without stays in the v1 layout.
  *
- * What Conch's format cannot keep yet is refused, never altered: record headers, null values,
- * empty keys (Conch's "no key" is a zero-length key, so an empty key would come back null),
- * compressed batches, and transactional or control batches (their markers take offsets of their
- * own). A null key is stored as no key, and read back as null.
+ * What Conch's format cannot keep yet is refused, never altered: compressed batches, and
+ * transactional or control batches (their markers take offsets of their own).
  */
 import { BatchBuilder } from "../../format/batch-builder.js";
 import { MAX_TIMESTAMP_MS } from "../../format/layout.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
 import { Compression } from "../protocol/record-batch.js";
 import { RecordBatchCursor } from "../protocol/record-batch-cursor.js";
+import { KafkaHeadersBlock } from "./kafka-headers-block.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 
 const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
@@ -23,6 +24,7 @@ const NO_TIMESTAMP = -1;
 export class KafkaToConch {
   readonly #cursor = new RecordBatchCursor();
   readonly #builder = new BatchBuilder();
+  readonly #headers = new KafkaHeadersBlock(this.#cursor);
   /** The produce's batches converted so far, joined when there are several. */
   readonly #batches: Buffer[] = [];
 
@@ -36,10 +38,6 @@ export class KafkaToConch {
         checkBatch(c, maxBatchBytes);
         const buf = c.buffer;
         while (c.nextRecord()) {
-          checkRecord(c);
-          // A null key (start -1) is an empty range: no key.
-          const keyStart = Math.max(c.keyStart, 0);
-          const keyEnd = c.keyStart < 0 ? 0 : c.keyEnd;
           const ts = c.timestamp === NO_TIMESTAMP ? nowMs : c.timestamp;
           if (ts < 0 || ts > MAX_TIMESTAMP_MS) {
             throw new KafkaRefusal(
@@ -47,8 +45,11 @@ export class KafkaToConch {
               `record timestamp ${c.timestamp} is outside 0..2^42-1 ms`,
             );
           }
-          b.addFrom(buf, keyStart, keyEnd, c.valueStart, c.valueEnd, ts);
+          const headers = c.headerCount === 0 ? null : this.#headers;
+          b.addRanges(buf, c.keyStart, c.keyEnd, c.valueStart, c.valueEnd, ts, headers);
         }
+        // Conch's headers take more bytes than Kafka's (fixed-width sizes): check what is stored.
+        checkSize(b.sizeBytes, maxBatchBytes);
         batches.push(b.finish());
       }
     } catch (err) {
@@ -62,13 +63,17 @@ export class KafkaToConch {
   }
 }
 
-function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
-  if (c.batchEnd - c.batchStart > maxBatchBytes) {
+function checkSize(bytes: number, maxBatchBytes: number): void {
+  if (bytes > maxBatchBytes) {
     throw new KafkaRefusal(
       KafkaErrorCode.MESSAGE_TOO_LARGE,
-      `a ${c.batchEnd - c.batchStart}-byte record batch is over the broker's maxBatchBytes (${maxBatchBytes})`,
+      `a ${bytes}-byte record batch is over the broker's maxBatchBytes (${maxBatchBytes})`,
     );
   }
+}
+
+function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
+  checkSize(c.batchEnd - c.batchStart, maxBatchBytes);
   if (c.compression !== Compression.NONE) {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
@@ -79,19 +84,6 @@ function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
       "transactional and control record batches are not supported",
-    );
-  }
-}
-
-function checkRecord(c: RecordBatchCursor): void {
-  let what: string | null = null;
-  if (c.headerCount > 0) what = "record headers are";
-  else if (c.valueStart < 0) what = "null values (tombstones) are";
-  else if (c.keyStart >= 0 && c.keyEnd === c.keyStart) what = "empty keys (as distinct from a null key) are";
-  if (what !== null) {
-    throw new KafkaRefusal(
-      KafkaErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
-      `${what} not supported yet (record at offset delta ${c.offset - c.baseOffset})`,
     );
   }
 }

@@ -11,6 +11,7 @@
  * the max timestamp the largest.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { HeaderCursor } from "../../format/record-headers.js";
 import {
   ATTRIBUTES_AT,
   BASE_OFFSET_AT,
@@ -68,6 +69,8 @@ export class RecordBatchBuilder {
   #count = 0;
   #baseTimestamp = 0;
   #maxTimestamp = 0;
+  /** Walks the Conch headers blocks `addFrom` re-encodes. */
+  readonly #headers = new HeaderCursor();
 
   constructor(initialBytes = 16 * 1024) {
     this.#buf = Buffer.allocUnsafe(Math.max(initialBytes, RECORDS_AT));
@@ -114,8 +117,10 @@ export class RecordBatchBuilder {
   }
 
   /**
-   * Appends a record with no headers from byte ranges of `src` (a start of -1 for a null key or
-   * value), with no view made per record: for converters that walk another format in place.
+   * Appends a record from byte ranges of `src` (a start of -1 for a null key or value), with no
+   * view made per record: for converters that walk another format in place. `src[headersStart,
+   * headersEnd)` is a Conch headers block (docs/format.md; an empty range for none), re-encoded
+   * here with Kafka's varint sizes.
    */
   addFrom(
     timestampMs: number,
@@ -124,20 +129,36 @@ export class RecordBatchBuilder {
     keyEnd: number,
     valueStart: number,
     valueEnd: number,
+    headersStart = 0,
+    headersEnd = 0,
   ): this {
     const timestampDelta = this.#timestampDelta(timestampMs);
     const offsetDelta = zigzag(this.#count);
-    const size =
+    const h = this.#headers;
+    // Most records have no headers: skip the cursor for them (measured, ~10% of the record).
+    const headerCount = headersStart === headersEnd ? 0 : h.reset(src, headersStart, headersEnd).count;
+    let size =
       1 +
       uvarintSize(timestampDelta) +
       uvarintSize(offsetDelta) +
       rangeSize(keyStart, keyEnd) +
       rangeSize(valueStart, valueEnd) +
-      1; // header count 0
+      uvarintSize(zigzag(headerCount));
+    for (let i = 0; i < headerCount; i++) {
+      h.next();
+      size += rangeSize(h.keyStart, h.keyEnd) + rangeSize(h.valueNull ? -1 : h.valueStart, h.valueEnd);
+    }
     let p = this.#startRecord(size, timestampDelta, offsetDelta);
     p = this.#copyRange(p, src, keyStart, keyEnd);
     p = this.#copyRange(p, src, valueStart, valueEnd);
-    this.#buf[p++] = 0; // zigzag(0) headers
+    p = writeUVarintAt(this.#buf, p, zigzag(headerCount));
+    if (headerCount !== 0) {
+      h.reset(src, headersStart, headersEnd);
+      while (h.next()) {
+        p = this.#copyRange(p, src, h.keyStart, h.keyEnd);
+        p = this.#copyRange(p, src, h.valueNull ? -1 : h.valueStart, h.valueEnd);
+      }
+    }
     this.#pos = p;
     this.#count++;
     return this;

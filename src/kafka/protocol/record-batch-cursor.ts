@@ -70,6 +70,8 @@ export class RecordBatchCursor {
   #nextRecordAt = 0;
   #headersLeft = 0;
   #nextHeaderAt = 0;
+  /** Where the current record's first header starts, for `rewindHeaders`. */
+  #headersAt = 0;
 
   // The current batch.
   batchStart = 0;
@@ -187,6 +189,7 @@ export class RecordBatchCursor {
     this.headerCount = readVarint(buf, p, end);
     this.#headersLeft = this.headerCount;
     this.#nextHeaderAt = varintEnd;
+    this.#headersAt = varintEnd;
     this.offset = this.baseOffset + offsetDelta;
     this.timestamp = this.baseTimestamp + timestampDelta;
     this.#nextRecordAt = recordEnd;
@@ -207,6 +210,12 @@ export class RecordBatchCursor {
     this.#nextHeaderAt = varintEnd + Math.max(valueLength, 0);
     this.#headersLeft--;
     return true;
+  }
+
+  /** Goes back before the current record's first header, so that they can be walked again. */
+  rewindHeaders(): void {
+    this.#headersLeft = this.headerCount;
+    this.#nextHeaderAt = this.#headersAt;
   }
 
   /** A view of the current record's key, or null. */

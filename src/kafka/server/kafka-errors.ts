@@ -1,10 +1,11 @@
 /**
- * Conch's errors as Kafka error codes, at the Kafka front-end's edge: one table, so every handler
- * answers the same failure with the same code, one a Kafka client knows how to act on (retry,
- * refresh metadata, give up).
+ * Conch's errors as Kafka error codes, at the Kafka front-end's edge: one table for every handler,
+ * the data and admin APIs and the group APIs alike, so every handler answers the same failure
+ * with the same code, one a Kafka client knows how to act on (retry, refresh metadata, find the
+ * coordinator again, give up).
  *
- * What Conch's codes cannot say (a record with headers, a compressed batch: refused until the
- * stored format can keep them) is thrown as a KafkaRefusal, which carries its Kafka code itself.
+ * What Conch's codes cannot say (a compressed batch, a replication factor other than 1) is thrown
+ * as a KafkaRefusal, which carries its Kafka code itself.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { KafkaRefusal } from "../convert/kafka-refusal.js";
@@ -31,6 +32,7 @@ const BY_CONCH_CODE = new Map<number, number>([
   [ErrorCode.TIMEOUT, KafkaErrorCode.REQUEST_TIMED_OUT],
   [ErrorCode.STORAGE_ERROR, KafkaErrorCode.KAFKA_STORAGE_ERROR],
   // A client told "not the leader" refreshes its metadata and retries: what a restart needs.
+  // (From a group API it is COORDINATOR_NOT_AVAILABLE instead: see kafkaGroupErrorCode.)
   [ErrorCode.SHUTTING_DOWN, KafkaErrorCode.NOT_LEADER_OR_FOLLOWER],
   [ErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST],
   [ErrorCode.UNKNOWN_MEMBER, KafkaErrorCode.UNKNOWN_MEMBER_ID],
@@ -40,6 +42,8 @@ const BY_CONCH_CODE = new Map<number, number>([
   [ErrorCode.NOT_COORDINATOR, KafkaErrorCode.NOT_COORDINATOR],
   [ErrorCode.UNKNOWN_GROUP, KafkaErrorCode.GROUP_ID_NOT_FOUND],
   [ErrorCode.INVALID_GROUP, KafkaErrorCode.INVALID_GROUP_ID],
+  [ErrorCode.INCONSISTENT_GROUP_PROTOCOL, KafkaErrorCode.INCONSISTENT_GROUP_PROTOCOL],
+  [ErrorCode.INVALID_SESSION_TIMEOUT, KafkaErrorCode.INVALID_SESSION_TIMEOUT],
 ]);
 
 /** The Kafka error code for `err`: UNKNOWN_SERVER_ERROR for anything that is not a ConchError. */
@@ -47,6 +51,18 @@ export function kafkaErrorCode(err: unknown): number {
   if (err instanceof KafkaRefusal) return err.kafkaCode;
   if (err instanceof ConchError) return BY_CONCH_CODE.get(err.code) ?? KafkaErrorCode.UNKNOWN_SERVER_ERROR;
   return KafkaErrorCode.UNKNOWN_SERVER_ERROR;
+}
+
+/**
+ * The Kafka error code for a ConchError a group API's coordinator call threw: the table above,
+ * except that a stopping broker is COORDINATOR_NOT_AVAILABLE, on which a group member looks for
+ * the coordinator again and retries. Anything but a ConchError is a bug: it is thrown on, for the
+ * session to log and close the connection.
+ */
+export function kafkaGroupErrorCode(err: unknown): number {
+  if (!(err instanceof ConchError)) throw err;
+  if (err.code === ErrorCode.SHUTTING_DOWN) return KafkaErrorCode.COORDINATOR_NOT_AVAILABLE;
+  return kafkaErrorCode(err);
 }
 
 /** A message for a Kafka response's error_message field: a ConchError's own, else a generic one. */

@@ -10,8 +10,8 @@ import {
   encodeDescribeGroupsResponse,
 } from "../../protocol/describe-groups.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupContext, KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 /** Kafka's "not asked for" authorized operations. */
 const NO_OPERATIONS = -(2 ** 31);
@@ -54,6 +54,6 @@ function describeOne(ctx: KafkaGroupContext, groupId: string): DescribedGroup {
     if (err instanceof ConchError && err.code === ErrorCode.UNKNOWN_GROUP) {
       return { ...empty, errorCode: KafkaErrorCode.NONE, groupState: "Dead" };
     }
-    return { ...empty, errorCode: kafkaGroupError(err), groupState: "" };
+    return { ...empty, errorCode: kafkaGroupErrorCode(err), groupState: "" };
   }
 }

@@ -1,8 +1,8 @@
 /** Heartbeat (12): REBALANCE_IN_PROGRESS tells a member to rejoin. */
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeHeartbeatRequest, encodeHeartbeatResponse } from "../../protocol/heartbeat.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 export const heartbeat: KafkaGroupHandler = (ctx, h) => {
   const req = decodeHeartbeatRequest(h);
@@ -10,7 +10,7 @@ export const heartbeat: KafkaGroupHandler = (ctx, h) => {
   try {
     ctx.broker.groups.kafkaHeartbeat(req.groupId, req.memberId, req.generationId);
   } catch (err) {
-    errorCode = kafkaGroupError(err);
+    errorCode = kafkaGroupErrorCode(err);
   }
   return encodeHeartbeatResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, errorCode });
 };

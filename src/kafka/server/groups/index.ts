@@ -13,7 +13,7 @@
  *   responses behind them, as Kafka does.
  * - Decoding errors (ConchError MALFORMED_REQUEST, UNSUPPORTED_VERSION) are thrown: the session
  *   decides (Kafka closes the connection). What the coordinator refuses is answered with Kafka's
- *   error code (error-codes.ts, the one mapping); any other exception is a bug and is thrown on.
+ *   error code (../kafka-errors.ts, the one mapping); any other exception is a bug and is thrown on.
  */
 import { ApiKey } from "../../protocol/api-keys.js";
 import type { KafkaGroupHandler } from "./context.js";
@@ -28,7 +28,6 @@ import { offsetFetch } from "./offset-fetch.js";
 import { syncGroup } from "./sync-group.js";
 
 export type { KafkaGroupContext, KafkaGroupHandler } from "./context.js";
-export { kafkaGroupError } from "./error-codes.js";
 
 export const KAFKA_GROUP_HANDLERS: ReadonlyMap<number, KafkaGroupHandler> = new Map<
   number,

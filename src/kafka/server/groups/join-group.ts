@@ -5,8 +5,8 @@
 
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeJoinGroupRequest, encodeJoinGroupResponse } from "../../protocol/join-group.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 export const joinGroup: KafkaGroupHandler = async (ctx, h) => {
   const req = decodeJoinGroupRequest(h);
@@ -45,6 +45,6 @@ export const joinGroup: KafkaGroupHandler = async (ctx, h) => {
       members: r.members.map((m) => ({ memberId: m.memberId, groupInstanceId: null, metadata: m.metadata })),
     });
   } catch (err) {
-    return answer(kafkaGroupError(err), req.memberId);
+    return answer(kafkaGroupErrorCode(err), req.memberId);
   }
 };

@@ -4,8 +4,8 @@
  */
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeLeaveGroupRequest, encodeLeaveGroupResponse } from "../../protocol/leave-group.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 export const leaveGroup: KafkaGroupHandler = (ctx, h) => {
   const req = decodeLeaveGroupRequest(h);
@@ -14,7 +14,7 @@ export const leaveGroup: KafkaGroupHandler = (ctx, h) => {
     try {
       ctx.broker.groups.kafkaLeave(req.groupId, m.memberId);
     } catch (err) {
-      errorCode = kafkaGroupError(err);
+      errorCode = kafkaGroupErrorCode(err);
     }
     return { ...m, errorCode };
   });

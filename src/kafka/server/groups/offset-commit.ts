@@ -6,8 +6,8 @@
  */
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeOffsetCommitRequest, encodeOffsetCommitResponse } from "../../protocol/offset-commit.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 export const offsetCommit: KafkaGroupHandler = async (ctx, h) => {
   const req = decodeOffsetCommitRequest(h);
@@ -27,7 +27,7 @@ export const offsetCommit: KafkaGroupHandler = async (ctx, h) => {
       offsets,
     );
   } catch (err) {
-    errorCode = kafkaGroupError(err);
+    errorCode = kafkaGroupErrorCode(err);
   }
   return encodeOffsetCommitResponse(h.correlationId, h.apiVersion, {
     throttleTimeMs: 0,

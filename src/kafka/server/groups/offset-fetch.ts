@@ -9,8 +9,8 @@ import {
   encodeOffsetFetchResponse,
   type OffsetFetchResponse,
 } from "../../protocol/offset-fetch.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 export const offsetFetch: KafkaGroupHandler = (ctx, h) => {
   const req = decodeOffsetFetchRequest(h);
@@ -23,7 +23,7 @@ export const offsetFetch: KafkaGroupHandler = (ctx, h) => {
     // An empty list asks the coordinator for every committed partition: only a null array means that.
     entries = asked?.length === 0 ? [] : ctx.broker.groups.fetchOffsets(req.groupId, asked ?? []);
   } catch (err) {
-    errorCode = kafkaGroupError(err);
+    errorCode = kafkaGroupErrorCode(err);
     entries = (asked ?? []).map((p) => ({ ...p, offset: -1 }));
   }
   const byTopic = new Map<string, OffsetFetchResponse["topics"][number]["partitions"][number][]>();

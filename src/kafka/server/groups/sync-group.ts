@@ -1,8 +1,8 @@
 /** SyncGroup (14): the leader hands out assignments; every member waits for and receives its own. */
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeSyncGroupRequest, encodeSyncGroupResponse } from "../../protocol/sync-group.js";
+import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
-import { kafkaGroupError } from "./error-codes.js";
 
 const NO_ASSIGNMENT: Uint8Array = new Uint8Array(0);
 
@@ -21,7 +21,7 @@ export const syncGroup: KafkaGroupHandler = async (ctx, h) => {
       ctx.signal,
     );
   } catch (err) {
-    errorCode = kafkaGroupError(err);
+    errorCode = kafkaGroupErrorCode(err);
   }
   return encodeSyncGroupResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, errorCode, assignment });
 };
