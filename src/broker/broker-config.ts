@@ -61,6 +61,10 @@ export interface BrokerConfig {
   saslPlainWithoutTls: boolean;
   authorization: "off" | "on";
   superUsers: readonly string[];
+  /** Host names the HTTP port answers to besides its addresses; "*" for any (src/http/host-check.ts). */
+  httpHostNames: readonly string[];
+  /** With authentication required, whether /metrics needs a login. */
+  httpMetrics: "login" | "open";
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -9,6 +9,28 @@ import { type AnyBrokerSetting, setting } from "./setting-row.js";
 export const CLIENT_AUTH_MODES = ["none", "requested", "required"] as const;
 export const AUTHENTICATION_MODES = ["none", "required"] as const;
 export const AUTHORIZATION_MODES = ["off", "on"] as const;
+export const HTTP_METRICS_MODES = ["login", "open"] as const;
+
+/** `conch.example.com,broker-1`: host names, comma separated; `*` alone accepts any. */
+export function hostNameListValue(): ValueParser<readonly string[]> {
+  const expected = "a comma-separated list of host names, or *";
+  return (raw) => {
+    let names: unknown[];
+    if (typeof raw === "string")
+      names = raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+    else if (Array.isArray(raw)) names = raw;
+    else throw new Error(`expected ${expected}, got ${String(raw)}`);
+    for (const name of names) {
+      if (typeof name !== "string" || !/^(\*|[A-Za-z0-9._:-]+)$/.test(name)) {
+        throw new Error(`expected ${expected}, got ${JSON.stringify(name)}`);
+      }
+    }
+    return names as string[];
+  };
+}
 
 /** `User:admin,User:ops`: principals, each `User:` and a non-empty name, comma separated. */
 export function principalListValue(): ValueParser<readonly string[]> {
@@ -96,5 +118,19 @@ export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
     "principals allowed everything, comma separated: User:admin,User:CN=ops",
     [],
     principalListValue(),
+  ),
+  setting(
+    "httpHostNames",
+    "names",
+    "names the HTTP port answers to besides its addresses (Host header check against DNS rebinding); * for any",
+    [],
+    hostNameListValue(),
+  ),
+  setting(
+    "httpMetrics",
+    "mode",
+    "with --authentication required, /metrics asks for a login (login) or is served to anyone (open)",
+    "login",
+    enumValue(HTTP_METRICS_MODES),
   ),
 ];

@@ -49,8 +49,15 @@ const LOOPBACK = /^(127\.|::1$|localhost$|::ffff:127\.)/;
  * the plain listener on a non-loopback address without required logins, or without TLS.
  */
 export function exposureWarnings(config: BrokerConfig): string[] {
-  if (LOOPBACK.test(config.host)) return [];
   const warnings: string[] = [];
+  // The HTTP port has no TLS: Basic logins cross it readable by anyone on the path.
+  if (config.http && config.authentication === "required" && !LOOPBACK.test(config.httpHost)) {
+    warnings.push(
+      `the HTTP port on ${config.httpHost} takes Basic logins (user and password) unencrypted: ` +
+        "bind --http-host 127.0.0.1, or put a TLS-terminating proxy in front of it on a private network",
+    );
+  }
+  if (LOOPBACK.test(config.host)) return warnings;
   if (config.authentication !== "required") {
     warnings.push(
       `the plain listener on ${config.host} accepts connections without a login from any host that reaches it: ` +
@@ -81,7 +88,14 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   await checkAddressFree(config.host, config.port);
   if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
-  const http = config.http ? new BrokerHttp({ logger }) : null;
+  const http = config.http
+    ? new BrokerHttp({
+        logger,
+        secured: config.authentication === "required" || config.authorization === "on",
+        metricsOpen: config.httpMetrics === "open",
+        hostNames: config.httpHostNames,
+      })
+    : null;
   if (http !== null) {
     const at = await http.listen(config.httpPort, config.httpHost);
     logger.info(

@@ -16,6 +16,7 @@ import { createMetricsRegistry } from "./broker-metrics.js";
 import { consoleRoutes } from "./console-routes.js";
 import { EventFeed } from "./event-feed.js";
 import { groupRoutes } from "./group-routes.js";
+import { HttpAccess } from "./http-access.js";
 import { HttpContext, type ListenerProbe } from "./http-context.js";
 import { HttpServer } from "./http-server.js";
 import { ReadinessProbe } from "./readiness.js";
@@ -29,6 +30,12 @@ export interface BrokerHttpOptions {
   eventIntervalMs?: number;
   /** prom-client's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** Authentication or authorization is on: nothing but health checks is served before security opens. */
+  secured?: boolean;
+  /** Serve /metrics without a login even with --authentication required. */
+  metricsOpen?: boolean;
+  /** Names the port answers to besides its addresses ("*": any; host-check.ts). */
+  hostNames?: readonly string[];
 }
 
 export class BrokerHttp {
@@ -40,7 +47,12 @@ export class BrokerHttp {
   constructor(options: BrokerHttpOptions = {}) {
     const readiness = new ReadinessProbe(this.context);
     this.events = new EventFeed(this.context, options.eventIntervalMs);
-    this.#server = new HttpServer(options.logger === undefined ? {} : { logger: options.logger });
+    const access = new HttpAccess(this.context, options);
+    this.#server = new HttpServer({
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.hostNames === undefined ? {} : { hostNames: options.hostNames }),
+      authorize: (req, route, params) => access.check(req, route, params),
+    });
     this.registry = createMetricsRegistry(this.context, {
       httpErrors: this.#server.errors,
       defaultMetrics: options.defaultMetrics ?? true,

@@ -67,11 +67,14 @@ export function consoleRoutes(assets: Map<string, Asset> = loadConsoleAssets()):
     };
   };
   return [
-    { method: "GET", path: "/", handler: serve("index.html") },
-    { method: "GET", path: "/console/:file", handler: (r) => serve(r.params.file!)(r) },
+    // Behind the login (when one is required), so the browser asks for it on opening the page and
+    // then sends it with the console's fetches and its event stream (same origin, same realm).
+    { method: "GET", path: "/", access: "login", handler: serve("index.html") },
+    { method: "GET", path: "/console/:file", access: "login", handler: (r) => serve(r.params.file!)(r) },
     {
       method: "GET",
       path: "/console/:dir/:file",
+      access: "login",
       handler: (r) => serve(`${r.params.dir}/${r.params.file}`)(r),
     },
   ];

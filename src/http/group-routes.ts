@@ -10,11 +10,20 @@ export function groupRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/groups",
-      handler: () => ({ status: 200, body: { groups: context.requireBroker().groups.listGroups() } }),
+      access: "login",
+      handler: ({ access }) => {
+        // As the native ListGroups: only the groups the principal may describe.
+        const groups = context
+          .requireBroker()
+          .groups.listGroups()
+          .filter((g) => access.allowed("describe", "group", g.group));
+        return { status: 200, body: { groups } };
+      },
     },
     {
       method: "GET",
       path: "/api/v1/groups/:group",
+      access: { operation: "describe", type: "group", param: "group" },
       handler: ({ params }) => ({
         status: 200,
         body: context.requireBroker().groups.describeGroup(params.group!),
@@ -23,9 +32,12 @@ export function groupRoutes(context: HttpContext): Route[] {
     {
       method: "POST",
       path: "/api/v1/groups/:group/reset-offsets",
-      handler: async ({ req, params }) => {
+      access: { operation: "read", type: "group", param: "group" },
+      handler: async ({ req, params, access }) => {
         const body = await readJsonObject(req);
         const topic = stringField(body, "topic");
+        // Read on the group (the route) and on the topic, as the native ResetOffsets.
+        access.check("read", "topic", topic);
         const offsets = await context
           .requireBroker()
           .groups.resetOffsets(params.group!, topic, resetTarget(body));

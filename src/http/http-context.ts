@@ -5,6 +5,7 @@
  */
 import type { Broker } from "../broker/broker.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { HttpAuthSource } from "./http-access.js";
 import type { SecurityAdmin } from "./security-routes.js";
 
 export interface ListenerProbe {
@@ -18,7 +19,7 @@ export class HttpContext {
   readonly startedAtMs = Date.now();
   readonly listeners = new Map<string, ListenerProbe>();
   /** Users, ACLs and quotas of the running broker, once its security is open (security-routes.ts). */
-  security: SecurityAdmin | null = null;
+  security: (SecurityAdmin & HttpAuthSource) | null = null;
   #broker: Broker | null = null;
   #stopping = false;
 

@@ -1,7 +1,8 @@
 /**
  * The broker's HTTP listener (node:http; a JSON API of a dozen routes needs no framework). Every
- * request goes through `#handle`: the one place where authorization will be checked, then routing,
- * then the handler, with every error answered as JSON with its ConchError code name. Requests are
+ * request goes through `#handle`: the Host check (host-check.ts), routing, then the one place where
+ * the request is authenticated and authorized (http-access.ts), then the handler, with every error
+ * answered as JSON with its ConchError code name. Requests are
  * bounded in time (headers, whole request) and their bodies in size (request-input.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -9,8 +10,10 @@ import type { AddressInfo, Socket } from "node:net";
 import { type Logger, pino } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { ErrorCounts } from "../storage/error-counts.js";
+import { HostCheck } from "./host-check.js";
+import { BASIC_CHALLENGE, OPEN_ACCESS } from "./http-access.js";
 import { errorBody, statusFor } from "./http-errors.js";
-import { type Route, Router } from "./router.js";
+import { type Access, type Route, Router } from "./router.js";
 
 /** A client must send its headers within this long, and its whole request within the next. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -21,11 +24,19 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 export interface HttpServerOptions {
   logger?: Logger;
   /**
-   * Called first for every request; throwing refuses it (the error is answered). The hook where
-   * authorization goes; none yet, so every request is allowed.
+   * Called for every routed request before its handler; throwing refuses it (the error is
+   * answered). Without one every request is allowed, as User:ANONYMOUS.
    */
-  authorize?: (req: IncomingMessage) => void;
+  authorize?: AuthorizeHook;
+  /** The names the port answers to besides its addresses (host-check.ts). */
+  hostNames?: readonly string[];
 }
+
+export type AuthorizeHook = (
+  req: IncomingMessage,
+  route: Route,
+  params: Readonly<Record<string, string>>,
+) => Promise<Access>;
 
 export class HttpServer {
   /** Requests answered with an error, by code, for metrics. */
@@ -33,12 +44,14 @@ export class HttpServer {
   #router = new Router([]);
   readonly #server: Server;
   readonly #logger: Logger;
-  readonly #authorize: (req: IncomingMessage) => void;
+  readonly #authorize: AuthorizeHook;
+  readonly #hosts: HostCheck;
   readonly #sockets = new Set<Socket>();
 
   constructor(options: HttpServerOptions = {}) {
     this.#logger = (options.logger ?? pino({ enabled: false })).child({ component: "http" });
-    this.#authorize = options.authorize ?? (() => {});
+    this.#authorize = options.authorize ?? (() => Promise.resolve(OPEN_ACCESS));
+    this.#hosts = new HostCheck(options.hostNames);
     this.#server = createServer(
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
       (req, res) => {
@@ -67,6 +80,7 @@ export class HttpServer {
       this.#server.once("error", reject);
       this.#server.listen(port, host, () => {
         this.#server.off("error", reject);
+        this.#hosts.bind(this.address());
         resolve(this.address());
       });
     });
@@ -98,7 +112,16 @@ export class HttpServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      this.#authorize(req);
+      if (!this.#hosts.allows(req.headers.host)) {
+        // 421: this port does not serve that name (a rebound DNS name, a wrong proxy target).
+        const err = new ConchError(
+          ErrorCode.INVALID_REQUEST,
+          `this port does not serve the host ${JSON.stringify(req.headers.host ?? "")} (see --http-host-names)`,
+        );
+        this.errors.count(err);
+        sendJson(res, 421, errorBody(err));
+        return;
+      }
       const url = new URL(req.url ?? "/", "http://conch");
       const match = this.#router.match(req.method ?? "GET", url.pathname);
       if (!match.found) {
@@ -115,13 +138,24 @@ export class HttpServer {
         }
         throw new ConchError(ErrorCode.UNKNOWN_API, `no such route: ${req.method} ${url.pathname}`);
       }
-      const result = await match.route.handler({ req, res, params: match.params, query: url.searchParams });
+      const access = await this.#authorize(req, match.route, match.params);
+      const result = await match.route.handler({
+        req,
+        res,
+        params: match.params,
+        query: url.searchParams,
+        access,
+      });
       if (result !== null) sendJson(res, result.status, result.body);
     } catch (err) {
       this.errors.count(err);
       if (!(err instanceof ConchError)) this.#logger.error({ err, url: req.url }, "HTTP request failed");
       if (res.headersSent) res.destroy();
-      else sendJson(res, statusFor(err), errorBody(err));
+      else {
+        const status = statusFor(err);
+        if (status === 401) res.setHeader("www-authenticate", BASIC_CHALLENGE);
+        sendJson(res, status, errorBody(err));
+      }
     }
   }
 }

@@ -5,6 +5,30 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { Operation, ResourceType } from "../security/acl-rule.js";
+
+/** Who sent a request, and what they may do (http-access.ts). */
+export interface Access {
+  /** `User:<name>` after a Basic login, else User:ANONYMOUS. */
+  readonly principal: string;
+  allowed(operation: Operation, type: ResourceType, name: string): boolean;
+  /** Throws the resource type's AUTHORIZATION_FAILED (403) unless allowed. */
+  check(operation: Operation, type: ResourceType, name: string): void;
+}
+
+/**
+ * What a route needs (docs/http-api.md, security), declared beside it so no route is forgotten:
+ * - "open": nothing, not even a login (health checks);
+ * - "metrics": a login unless the broker serves /metrics open (--http-metrics);
+ * - "login": a login, and the handler checks ACLs itself (lists filtered per item, a name in the body);
+ * - an ACL: a login and `operation` on the cluster, or on the resource named by the path parameter.
+ */
+export type RouteAccess =
+  | "open"
+  | "metrics"
+  | "login"
+  | { readonly operation: Operation; readonly cluster: true }
+  | { readonly operation: Operation; readonly type: "topic" | "group"; readonly param: string };
 
 export interface ApiRequest {
   readonly req: IncomingMessage;
@@ -12,6 +36,7 @@ export interface ApiRequest {
   /** Path parameters, decoded. */
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  readonly access: Access;
 }
 
 /** A JSON answer; null when the handler wrote the response itself (metrics text, an event stream). */
@@ -22,6 +47,7 @@ export type RouteHandler = (request: ApiRequest) => Promise<ApiResult> | ApiResu
 export interface Route {
   readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   readonly path: string;
+  readonly access: RouteAccess;
   readonly handler: RouteHandler;
 }
 

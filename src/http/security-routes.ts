@@ -2,7 +2,7 @@
  * /api/v1/users, /api/v1/acls and /api/v1/quotas (docs/http-api.md): the running broker's users,
  * ACL rules and quotas, changed live and durably (each change rewrites its file in
  * `<data-dir>/security/` before it applies). Passwords are taken, never shown; credentials never
- * leave the broker. The HTTP port has no login of its own: keep it on a private address.
+ * leave the broker. Reading them takes describe on the cluster, changing them alter (router.ts).
  */
 
 import { ConchError, ErrorCode } from "../format/errors.js";
@@ -76,11 +76,13 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/users",
+      access: { operation: "describe", cluster: true },
       handler: () => ({ status: 200, body: { users: s().listUsers() } }),
     },
     {
       method: "POST",
       path: "/api/v1/users",
+      access: { operation: "alter", cluster: true },
       handler: async ({ req }) => {
         const body = await readJsonObject(req);
         const name = stringField(body, "name");
@@ -91,6 +93,7 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "PUT",
       path: "/api/v1/users/:user/password",
+      access: { operation: "alter", cluster: true },
       handler: async ({ req, params }) => {
         const body = await readJsonObject(req);
         await s().setPassword(params.user ?? "", stringField(body, "password"));
@@ -100,6 +103,7 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "DELETE",
       path: "/api/v1/users/:user",
+      access: { operation: "alter", cluster: true },
       handler: async ({ params }) => {
         await s().deleteUser(params.user ?? "");
         return { status: 200, body: { name: params.user } };
@@ -108,11 +112,13 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/acls",
+      access: { operation: "describe", cluster: true },
       handler: ({ query }) => ({ status: 200, body: { rules: s().listAcls(filterOf(query)) } }),
     },
     {
       method: "POST",
       path: "/api/v1/acls",
+      access: { operation: "alter", cluster: true },
       handler: async ({ req }) => {
         const body = await readJsonObject(req);
         if (!Array.isArray(body.rules)) throw badRequest('"rules" must be an array of ACL rules');
@@ -123,16 +129,23 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "DELETE",
       path: "/api/v1/acls",
+      access: { operation: "alter", cluster: true },
       handler: async ({ query }) => {
         const filter = filterOf(query);
         if (Object.keys(filter).length === 0) throw badRequest("give at least one field to match rules by");
         return { status: 200, body: { removed: await s().removeAcls(filter) } };
       },
     },
-    { method: "GET", path: "/api/v1/quotas", handler: () => ({ status: 200, body: s().listQuotas() }) },
+    {
+      method: "GET",
+      path: "/api/v1/quotas",
+      access: { operation: "describe", cluster: true },
+      handler: () => ({ status: 200, body: s().listQuotas() }),
+    },
     {
       method: "PUT",
       path: "/api/v1/quotas/:table/:name",
+      access: { operation: "alter", cluster: true },
       handler: async ({ req, params }) => {
         const limits = limitsOf(await readJsonObject(req));
         const name = params.name === "*" ? null : (params.name ?? null);
@@ -143,6 +156,7 @@ export function securityRoutes(context: HttpContext): Route[] {
     {
       method: "DELETE",
       path: "/api/v1/quotas/:table/:name",
+      access: { operation: "alter", cluster: true },
       handler: async ({ params }) => {
         const name = params.name === "*" ? null : (params.name ?? null);
         await s().setQuota(tableOf(params.table), name, null);

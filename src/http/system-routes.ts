@@ -28,10 +28,16 @@ export function systemRoutes(
   events: EventFeed,
 ): Route[] {
   return [
-    { method: "GET", path: "/healthz", handler: () => ({ status: 200, body: { status: "ok" } }) },
+    {
+      method: "GET",
+      path: "/healthz",
+      access: "open",
+      handler: () => ({ status: 200, body: { status: "ok" } }),
+    },
     {
       method: "GET",
       path: "/readyz",
+      access: "open",
       handler: async () => {
         const r = await readiness.check();
         return {
@@ -43,6 +49,7 @@ export function systemRoutes(
     {
       method: "GET",
       path: "/metrics",
+      access: "metrics",
       handler: async ({ res }) => {
         const text = await registry.metrics();
         res.writeHead(200, {
@@ -56,6 +63,7 @@ export function systemRoutes(
     {
       method: "GET",
       path: "/api/v1/broker",
+      access: { operation: "describe", cluster: true },
       handler: () => {
         const broker = context.requireBroker();
         const settings: Record<string, unknown> = {};
@@ -81,6 +89,7 @@ export function systemRoutes(
     {
       method: "GET",
       path: "/api/v1/events",
+      access: { operation: "describe", cluster: true },
       handler: ({ res }) => {
         events.open(res);
         return null;

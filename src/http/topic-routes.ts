@@ -60,17 +60,23 @@ export function topicRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/topics",
-      handler: () => {
+      access: "login",
+      handler: ({ access }) => {
         const broker = b();
-        return { status: 200, body: { topics: broker.listTopics().map((t) => topicSummary(broker, t)) } };
+        // As the native ListTopics: only the topics the principal may describe.
+        const topics = broker.listTopics().filter((t) => access.allowed("describe", "topic", t));
+        return { status: 200, body: { topics: topics.map((t) => topicSummary(broker, t)) } };
       },
     },
     {
       method: "POST",
       path: "/api/v1/topics",
-      handler: async ({ req }) => {
+      access: "login",
+      handler: async ({ req, access }) => {
         const body = await readJsonObject(req);
         const name = stringField(body, "name");
+        // Create on the cluster, or on the topic itself (as the native CreateTopic).
+        if (!access.allowed("create", "cluster", "cluster")) access.check("create", "topic", name);
         const partitions =
           body.partitions === undefined ? 1 : integerField(body, "partitions", 1, MAX_PARTITIONS);
         await b().createTopic(name, partitions, configsField(body, "configs"));
@@ -80,11 +86,13 @@ export function topicRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/topics/:topic",
+      access: { operation: "describe", type: "topic", param: "topic" },
       handler: ({ params }) => ({ status: 200, body: topicDetail(b(), params.topic!) }),
     },
     {
       method: "DELETE",
       path: "/api/v1/topics/:topic",
+      access: { operation: "delete", type: "topic", param: "topic" },
       handler: async ({ params }) => {
         await b().deleteTopic(params.topic!);
         return { status: 200, body: { deleted: params.topic } };
@@ -93,6 +101,7 @@ export function topicRoutes(context: HttpContext): Route[] {
     {
       method: "PATCH",
       path: "/api/v1/topics/:topic/configs",
+      access: { operation: "alter", type: "topic", param: "topic" },
       handler: async ({ req, params }) => {
         const body = await readJsonObject(req);
         await b().alterTopic(params.topic!, configsField(body, "configs"));
@@ -102,11 +111,13 @@ export function topicRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/topics/:topic/partitions",
+      access: { operation: "describe", type: "topic", param: "topic" },
       handler: ({ params }) => ({ status: 200, body: { partitions: partitionRows(b(), params.topic!) } }),
     },
     {
       method: "POST",
       path: "/api/v1/topics/:topic/partitions",
+      access: { operation: "alter", type: "topic", param: "topic" },
       handler: async ({ req, params }) => {
         const body = await readJsonObject(req);
         await b().addPartitions(params.topic!, integerField(body, "partitions", 1, MAX_PARTITIONS));
@@ -116,6 +127,7 @@ export function topicRoutes(context: HttpContext): Route[] {
     {
       method: "GET",
       path: "/api/v1/topics/:topic/partitions/:partition/messages",
+      access: { operation: "read", type: "topic", param: "topic" },
       handler: async ({ params, query }) => {
         const broker = b();
         const topic = params.topic!;

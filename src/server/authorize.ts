@@ -4,16 +4,10 @@
  * authorizer) it is one null check. A refusal is the resource type's error code, naming the
  * principal, the operation and the resource.
  */
-import { ConchError, ErrorCode } from "../format/errors.js";
+import { isAllowed, refusal } from "../security/access-check.js";
 import type { Operation, ResourceType } from "../security/acl-rule.js";
 import { ANONYMOUS_PRINCIPAL } from "../security/connection-auth.js";
 import type { RequestContext } from "./handler.js";
-
-const REFUSED: Readonly<Record<ResourceType, number>> = {
-  topic: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-  group: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-  cluster: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-};
 
 /** Whether the connection's principal may `operation` the resource (true with authorization off). */
 export function allowed(
@@ -22,17 +16,19 @@ export function allowed(
   type: ResourceType,
   name: string,
 ): boolean {
-  const authorizer = ctx.authorization?.authorizer ?? null;
-  if (authorizer === null) return true;
-  return authorizer.authorize(ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL, operation, type, name);
+  return isAllowed(
+    ctx.authorization?.authorizer ?? null,
+    ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL,
+    operation,
+    type,
+    name,
+  );
 }
 
 /** Throws the resource type's AUTHORIZATION_FAILED unless `allowed`. */
 export function authorize(ctx: RequestContext, operation: Operation, type: ResourceType, name: string): void {
   if (allowed(ctx, operation, type, name)) return;
-  const principal = ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
-  const what = type === "cluster" ? "the cluster" : `${type} ${JSON.stringify(name)}`;
-  throw new ConchError(REFUSED[type], `${principal} is not allowed to ${operation} ${what}`);
+  throw refusal(ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL, operation, type, name);
 }
 
 /** A topic is created by create on the topic or on the cluster. */

@@ -19,14 +19,20 @@ export async function call(
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const init: RequestInit = { method };
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);
-    init.headers = { "content-type": "application/json" };
+    init.headers = { ...headers, "content-type": "application/json" };
   }
   const res = await fetch(base + path, init);
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, json: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+/** The Authorization header of an HTTP Basic login. */
+export function basic(user: string, password: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
 }
 
 export function errorCode(json: Record<string, unknown>): string {

@@ -6,16 +6,23 @@ import { ErrorCode } from "../../src/format/errors.js";
 import { BrokerHttp } from "../../src/http/broker-http.js";
 import { isCode } from "../security/helpers.js";
 import { startSecureServer } from "../security/secure-server.js";
-import { call, errorCode } from "./helpers.js";
+import { call as anonymousCall, basic, errorCode } from "./helpers.js";
 
 test("users, ACLs and quotas change live through the admin API, durably", async (t) => {
-  const f = await startSecureServer(t, { authentication: "required", authorization: "on" });
-  const http = new BrokerHttp({});
+  const f = await startSecureServer(
+    t,
+    { authentication: "required", authorization: "on", superUsers: ["User:admin"] },
+    { users: { admin: "admin-password" } },
+  );
+  const http = new BrokerHttp({ secured: true });
   const { port } = await http.listen(0, "127.0.0.1");
   t.after(() => http.close());
   http.attach(f.broker);
   http.context.security = f.security;
   const base = `http://127.0.0.1:${port}`;
+  const admin = basic("admin", "admin-password");
+  const call = (b: string, method: string, path: string, body?: unknown) =>
+    anonymousCall(b, method, path, body, admin);
   await f.broker.createTopic("orders", 1);
 
   // A user added now can log in at once; its password is never shown back.
@@ -27,7 +34,7 @@ test("users, ACLs and quotas change live through the admin API, durably", async 
   assert.equal(JSON.stringify(users.json).includes("carol-password"), false);
   assert.deepEqual(
     (users.json.users as Array<{ name: string }>).map((u) => u.name),
-    ["carol"],
+    ["admin", "carol"],
   );
   const taken = await call(base, "POST", "/api/v1/users", { name: "carol", password: "carol-password" });
   assert.equal(taken.status, 409);
