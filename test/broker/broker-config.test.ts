@@ -66,6 +66,8 @@ test("defaults when nothing is given", () => {
     saslPlainWithoutTls: false,
     authorization: "off",
     superUsers: [],
+    httpHostNames: [],
+    httpMetrics: "login",
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
   // The loaded config passes Broker.open's own check as it is (conch broker hands it over whole).
@@ -142,6 +144,8 @@ test("every setting is reachable by its flag key, its environment variable and t
     saslPlainWithoutTls: ["true", true],
     authorization: ["on", "on"],
     superUsers: ["User:admin,User:CN=ops", ["User:admin", "User:CN=ops"]],
+    httpHostNames: ["conch.example,*", ["conch.example", "*"]],
+    httpMetrics: ["open", "open"],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {
