@@ -18,7 +18,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps } from "./file-ops.js";
+import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { LogWriter } from "./log-writer.js";
@@ -471,6 +471,16 @@ export class PartitionLog {
       if (active.fileSize > active.size && active.openFile !== null) {
         await this.#ops.truncate(active.openFile, active.size);
         active.fileSize = active.size;
+      }
+      // A clean stop leaves the active segment's index too, so the next open reads it instead of
+      // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
+      if (
+        failure === null &&
+        this.#writer.failure === null &&
+        active.damaged.length === 0 &&
+        !active.isEmpty
+      ) {
+        await writeFileAtomically(active.indexPath, this.dir, active.index.bytes());
       }
     } catch (err) {
       failure ??= err;

@@ -1,14 +1,18 @@
 /**
- * Opening a partition directory: find the segments, trust a closed segment's index only when it
- * agrees with the data, scan the rest (always the last segment), cut the torn tail of the last
+ * Opening a partition directory: find the segments, trust a segment's index only when it agrees
+ * with the data, scan the rest, cut the torn tail of the last
  * segment, quarantine damage anywhere else (never deleting data; docs/design.md, recovery), and
- * rebuild missing indexes atomically.
+ * rebuild missing indexes atomically. The last segment has an index only after a clean stop (the
+ * log writes it as it closes, and the open removes it before anything is appended), so after a
+ * crash it is scanned whole, and after a clean stop no segment is: each index is checked by reading
+ * only what follows its last entry.
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
+import { readTimestampMs } from "../format/timestamp.js";
 import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
@@ -75,7 +79,7 @@ export async function recoverSegments(
     try {
       segments.push(
         await recoverSegment(dir, base, file, {
-          hasIndex: !isLast && indexes.has(base),
+          hasIndex: indexes.has(base),
           nextBase: isLast ? -1 : wals[i + 1]!,
           config,
           logger,
@@ -123,7 +127,15 @@ async function recoverSegment(
   const name = basename(walPath(dir, base));
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
-    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) return seg;
+    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) {
+      // The first entry is the first batch: the segment's age for segmentMs counts from it.
+      if (seg.index.count > 0) {
+        const ts = Buffer.alloc(8);
+        seg.index.copyTimestamp(0, ts, 0);
+        seg.firstTimestampMs = readTimestampMs(ts, 0);
+      }
+      return seg;
+    }
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
   const seg = new Segment(dir, base, r.nowMs);

@@ -16,6 +16,14 @@ async function fill(dir: string, appends: number): Promise<string[]> {
   return (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort();
 }
 
+/**
+ * What a crash leaves of the last segment's index: nothing (a clean close writes one, which the
+ * open would trust instead of scanning the segment).
+ */
+async function asAfterCrash(lastPath: string): Promise<void> {
+  await unlink(lastPath.replace(/\.wal$/, ".idx")).catch(() => {});
+}
+
 /** Start positions and base offsets of the batches in a segment file. */
 function batchesOf(file: Buffer): { at: number; base: number }[] {
   const out = [];
@@ -80,6 +88,7 @@ test("a flipped byte in the last segment: its last batch is a torn tail and cut,
       const damaged = Buffer.from(original);
       damaged[pos] = damaged[pos]! ^ (1 + Math.floor(random() * 255));
       await writeFile(lastPath, damaged);
+      await asAfterCrash(lastPath);
       const log = await PartitionLog.open(dir, config);
       const what = `trial ${trial}: byte ${pos - target.at} of batch ${k}`;
       if (k === batches.length - 1 && (pos < target.at + 9 || pos >= target.at + 17)) {
@@ -215,5 +224,33 @@ test("leftover temporary and prepared files are removed on open", async () => {
     assert.ok(!names.includes("00000000000000000000.idx.tmp"));
     assert.ok(!names.includes("00000000000000099999.idx"));
     await log.close();
+  });
+});
+
+test("after a clean stop the open reads the active segment's index and scans none of it; after a crash it scans it", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const lastPath = join(dir, wals.at(-1)!);
+    const original = await readFile(lastPath);
+    const first = batchesOf(original)[1]!;
+    const end = batchesOf(original).at(-1)!.base + 3;
+    // A flipped byte in an early batch of the active segment: only a scan of the segment sees it.
+    const damaged = Buffer.from(original);
+    damaged[first.at + 40] = damaged[first.at + 40]! ^ 0xff;
+    await writeFile(lastPath, damaged);
+
+    const clean = await PartitionLog.open(dir, config);
+    assert.equal(clean.logEndOffset, end);
+    assert.deepEqual(clean.quarantined(), [], "not scanned at open");
+    // A read still checks what it reads, and finds it.
+    await assert.rejects(clean.read(first.base, 1), /quarantined|failed its check/);
+    await clean.close();
+
+    await writeFile(lastPath, damaged);
+    await asAfterCrash(lastPath);
+    const crashed = await PartitionLog.open(dir, config);
+    assert.equal(crashed.logEndOffset, end);
+    assert.equal(crashed.quarantined()[0]?.firstOffset, first.base, "scanned at open");
+    await crashed.close();
   });
 });
