@@ -34,8 +34,41 @@ export interface TopicDescription {
   configs: Record<string, string>;
 }
 
-/** Partition logs opened at once: each open reads and may recover segment files. */
+/**
+ * Partition logs opened at once across every topic (the broker opens its topics together): each
+ * open is a few file system calls on the thread pool and may recover segment files, so more at
+ * once only queues there, and 10,000 at once would hold 10,000 sets of file handles and buffers.
+ */
 const OPEN_CONCURRENCY = 8;
+let opening = 0;
+const openQueue: (() => void)[] = [];
+let openHead = 0;
+
+/** Waits for one of the OPEN_CONCURRENCY slots. */
+function openSlot(): Promise<void> | undefined {
+  if (opening < OPEN_CONCURRENCY) {
+    opening++;
+    return undefined;
+  }
+  return new Promise<void>((resolve) => openQueue.push(resolve));
+}
+
+/** Hands the slot to the next waiter, or frees it. */
+function releaseSlot(): void {
+  if (openHead < openQueue.length) {
+    const next = openQueue[openHead]!;
+    openQueue[openHead++] = noop;
+    if (openHead === openQueue.length) {
+      openQueue.length = 0;
+      openHead = 0;
+    }
+    next();
+  } else {
+    opening--;
+  }
+}
+
+function noop(): void {}
 
 /** What a partition log of a topic runs with: the topic's effective config over the broker's. */
 export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfig {
@@ -167,25 +200,21 @@ async function openLogs(
   logger: Logger,
 ): Promise<PartitionLog[]> {
   const logs: PartitionLog[] = new Array(to - from);
-  let next = from;
   let failure: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (failure === null && next < to) {
-      const partition = next++;
+  const openOne = async (partition: number): Promise<void> => {
+    await openSlot();
+    try {
+      if (failure !== null) return;
       const dir = store.partitionDir(name, partition);
-      try {
-        await mkdir(dir, { recursive: true });
-        logs[partition - from] = await PartitionLog.open(
-          dir,
-          config,
-          logger.child({ topic: name, partition }),
-        );
-      } catch (err) {
-        failure ??= err;
-      }
+      await mkdir(dir, { recursive: true });
+      logs[partition - from] = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }));
+    } catch (err) {
+      failure ??= err;
+    } finally {
+      releaseSlot();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, to - from) }, worker));
+  await Promise.all(Array.from({ length: to - from }, (_, i) => openOne(from + i)));
   if (failure !== null) {
     await Promise.allSettled(logs.filter((log) => log !== undefined).map((log) => log.close()));
     throw failure;
