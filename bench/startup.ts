@@ -55,8 +55,11 @@ async function start(dataDir: string): Promise<{ child: ChildProcess; ms: number
     [BIN, "broker", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", "0", "--http-port", "0"].concat([
       "--max-partitions",
       String(PARTITIONS + 100),
+      // The "listening on" line is at info.
       "--log-level",
-      "warn",
+      "info",
+      "--log-format",
+      "json",
     ]),
     { stdio: ["ignore", "pipe", "inherit"] },
   );

@@ -123,7 +123,8 @@ async function recoverSegment(
 ): Promise<Segment> {
   const { config, logger } = r;
   const isLast = r.nextBase < 0;
-  const fileSize = (await file.stat()).size;
+  const st = await file.stat();
+  const fileSize = st.size;
   const name = basename(walPath(dir, base));
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
@@ -139,7 +140,7 @@ async function recoverSegment(
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
   const seg = new Segment(dir, base, r.nowMs);
-  const result = await scanSegment(file, fileSize, seg, 0, base, {
+  const result = await scanSegment(file, isLast ? searchLimit(st, fileSize) : fileSize, seg, 0, base, {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
     dropped: r.dropped,
@@ -175,6 +176,20 @@ async function recoverSegment(
     if (!r.hasIndex) logger?.info({ segment: name }, "rebuilt missing segment index");
   }
   return seg;
+}
+
+/**
+ * How far into the last segment data may lie. Its file is segmentBytes long from its creation
+ * (ftruncate), and after a crash the search for good batches past zeros would read all of it: 128
+ * MiB of holes per partition, 20 s for 200 partitions on a loaded machine. Data lies in allocated
+ * blocks, written from the start and reserved ahead (block-reserve.ts), so it cannot lie much past
+ * as many bytes as are allocated; twice that, plus 1 MiB, leaves room for pages a crash lost as
+ * holes before data that survived. What lies past the limit is holes, cut with the torn tail.
+ */
+export function searchLimit(st: { blocks: number; size: number }, fileSize: number): number {
+  // A platform that does not report blocks: search everything, as before.
+  if (!Number.isFinite(st.blocks)) return fileSize;
+  return Math.min(fileSize, 2 * st.blocks * 512 + 1024 * 1024);
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
+import { searchLimit } from "../../src/storage/recovery.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 });
@@ -253,4 +254,17 @@ test("after a clean stop the open reads the active segment's index and scans non
     assert.equal(crashed.quarantined()[0]?.firstOffset, first.base, "scanned at open");
     await crashed.close();
   });
+});
+
+test("after a crash the search past zeros stops near the allocated blocks, not at the preallocated length", () => {
+  const MiB = 1024 * 1024;
+  // A 128 MiB segment file holding 64 KiB: 128 MiB of holes were read per partition at each open.
+  assert.equal(searchLimit({ blocks: 128, size: 128 * MiB }, 128 * MiB), 128 * 1024 + MiB);
+  assert.equal(searchLimit({ blocks: 0, size: 128 * MiB }, 128 * MiB), MiB, "an empty segment");
+  assert.equal(
+    searchLimit({ blocks: 300_000, size: 128 * MiB }, 128 * MiB),
+    128 * MiB,
+    "never past the file",
+  );
+  assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB), 4 * MiB, "blocks unknown");
 });
