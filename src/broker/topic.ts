@@ -35,9 +35,10 @@ export interface TopicDescription {
 }
 
 /**
- * Partition logs opened at once across every topic (the broker opens its topics together): each
- * open is a few file system calls on the thread pool and may recover segment files, so more at
- * once only queues there, and 10,000 at once would hold 10,000 sets of file handles and buffers.
+ * Partition logs opened or closed at once across every topic (the broker opens its topics
+ * together): each is a few file system calls on the thread pool and may recover segment files or
+ * write an index, so more at once only queues there, and closing 10,000 at once ran out of file
+ * descriptors (EMFILE: each close opens its index file while every log still holds its segment).
  */
 const OPEN_CONCURRENCY = 8;
 let opening = 0;
@@ -69,6 +70,15 @@ function releaseSlot(): void {
 }
 
 function noop(): void {}
+
+async function closeLog(log: PartitionLog): Promise<void> {
+  await openSlot();
+  try {
+    await log.close();
+  } finally {
+    releaseSlot();
+  }
+}
 
 /** What a partition log of a topic runs with: the topic's effective config over the broker's. */
 export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfig {
@@ -185,7 +195,7 @@ export class Topic {
    */
   async close(reason: ConchError): Promise<void> {
     this.#closed.abort(reason);
-    const results = await Promise.allSettled(this.#logs.map((log) => log.close()));
+    const results = await Promise.allSettled(this.#logs.map((log) => closeLog(log)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) throw failed.reason;
   }
