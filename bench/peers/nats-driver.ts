@@ -42,19 +42,23 @@ export async function natsClient(endpoint: Endpoint): Promise<ClientDriver> {
     }
   }
   return {
-    async createStream(name) {
+    async createStream(name, partitions = 1) {
       await jsm.streams.add({
         name,
-        subjects: [name],
+        // Spread over partitions: a subject per key in one stream (<name>.0 ...), JetStream's way
+        // of keeping keyed messages apart.
+        subjects: [partitions > 1 ? `${name}.*` : name],
         storage: StorageType.File,
         num_replicas: 1,
         retention: RetentionPolicy.Limits,
         discard: DiscardPolicy.Old,
       });
     },
-    async openProducer(stream) {
+    async openProducer(stream, _durability, partitions = 1) {
       const nc = await open(endpoint);
-      return new NatsProducer(nc, stream);
+      const subjects =
+        partitions > 1 ? Array.from({ length: partitions }, (_, i) => `${stream}.${i}`) : [stream];
+      return new NatsProducer(nc, subjects);
     },
     async openConsumer(stream) {
       const nc = await open(endpoint);
@@ -76,14 +80,16 @@ export async function natsClient(endpoint: Endpoint): Promise<ClientDriver> {
  */
 class NatsProducer implements Producer {
   readonly #nc: NatsConnection;
-  readonly #subject: string;
+  /** The subjects messages go to, taken in turn (one unless spread over partitions). */
+  readonly #subjects: string[];
+  #next = 0;
   readonly #inbox: string;
   readonly #pending = new Map<number, PendingCall>();
   #nextCall = 0;
 
-  constructor(nc: NatsConnection, subject: string) {
+  constructor(nc: NatsConnection, subjects: string[]) {
     this.#nc = nc;
-    this.#subject = subject;
+    this.#subjects = subjects;
     this.#inbox = createInbox();
     const prefix = this.#inbox.length + 1;
     nc.subscribe(`${this.#inbox}.*`, {
@@ -109,7 +115,11 @@ class NatsProducer implements Producer {
         if (call) this.#settle(id, call, new Error(`no acknowledgement within ${PUBLISH_TIMEOUT_MS} ms`));
       }, PUBLISH_TIMEOUT_MS);
       this.#pending.set(id, { remaining: payloads.length, resolve, reject, timer });
-      for (const payload of payloads) this.#nc.publish(this.#subject, payload, { reply });
+      const subjects = this.#subjects;
+      for (const payload of payloads) {
+        this.#nc.publish(subjects[this.#next]!, payload, { reply });
+        this.#next = this.#next + 1 === subjects.length ? 0 : this.#next + 1;
+      }
     });
   }
 

@@ -24,11 +24,13 @@ function connect(endpoint: Endpoint): Promise<Redis> {
 export async function redisClient(endpoint: Endpoint): Promise<ClientDriver> {
   const admin = await connect(endpoint);
   return {
-    async createStream(name) {
-      await admin.del(name);
+    async createStream(name, partitions = 1) {
+      const pipeline = admin.pipeline();
+      for (const key of streamKeys(name, partitions)) pipeline.del(key);
+      await pipeline.exec();
     },
-    async openProducer(stream) {
-      return new RedisProducer(await connect(endpoint), stream);
+    async openProducer(stream, _durability, partitions = 1) {
+      return new RedisProducer(await connect(endpoint), streamKeys(stream, partitions));
     },
     async openConsumer(stream) {
       return new RedisConsumer(await connect(endpoint), stream);
@@ -39,22 +41,36 @@ export async function redisClient(endpoint: Endpoint): Promise<ClientDriver> {
   };
 }
 
+/** The stream itself, or with partitions, one stream per key: `<name>-0` ... */
+function streamKeys(name: string, partitions: number): string[] {
+  return partitions <= 1 ? [name] : Array.from({ length: partitions }, (_, i) => `${name}-${i}`);
+}
+
 class RedisProducer implements Producer {
   readonly #redis: Redis;
-  readonly #stream: string;
+  /** The streams messages go to, taken in turn (one unless spread over partitions). */
+  readonly #streams: string[];
+  #next = 0;
 
-  constructor(redis: Redis, stream: string) {
+  constructor(redis: Redis, streams: string[]) {
     this.#redis = redis;
-    this.#stream = stream;
+    this.#streams = streams;
+  }
+
+  #stream(): string {
+    const streams = this.#streams;
+    const stream = streams[this.#next]!;
+    this.#next = this.#next + 1 === streams.length ? 0 : this.#next + 1;
+    return stream;
   }
 
   async sendBatch(payloads: readonly Buffer[]): Promise<void> {
     if (payloads.length === 1) {
-      await this.#redis.xadd(this.#stream, "*", FIELD, payloads[0]!);
+      await this.#redis.xadd(this.#stream(), "*", FIELD, payloads[0]!);
       return;
     }
     const pipeline = this.#redis.pipeline();
-    for (const payload of payloads) pipeline.xadd(this.#stream, "*", FIELD, payload);
+    for (const payload of payloads) pipeline.xadd(this.#stream(), "*", FIELD, payload);
     const replies = await pipeline.exec();
     if (replies === null) throw new Error("pipeline aborted");
     for (const [err] of replies) if (err) throw err;

@@ -12,11 +12,11 @@ export async function conchClient(endpoint: Endpoint): Promise<ClientDriver> {
   const brokers = [`${endpoint.host}:${endpoint.port}`];
   const admin = createClient({ brokers });
   return {
-    async createStream(name) {
-      await admin.admin().createTopic(name, { partitions: 1, configs: TOPIC_CONFIGS });
+    async createStream(name, partitions = 1) {
+      await admin.admin().createTopic(name, { partitions, configs: TOPIC_CONFIGS });
     },
-    async openProducer(stream, durability) {
-      const producer = new ConchProducer(createClient({ brokers }), stream, durability);
+    async openProducer(stream, durability, partitions = 1) {
+      const producer = new ConchProducer(createClient({ brokers }), stream, durability, partitions);
       // Connected before the clock starts, as the peers' producers are.
       await producer.connect();
       return producer;
@@ -37,11 +37,16 @@ class ConchProducer implements Producer {
   // The workloads pass the same payload array on every call: its messages are built once.
   #lastPayloads: readonly Buffer[] | null = null;
   #lastMessages: ProducerMessage[] = [];
+  readonly #partitions: number;
+  /** With keys: one message array per turn through the keys, used in turn. */
+  #keyed: ProducerMessage[][] = [];
+  #turn = 0;
 
-  constructor(client: Conch, topic: string, durability: Durability) {
+  constructor(client: Conch, topic: string, durability: Durability, partitions: number) {
     this.#client = client;
     this.#producer = client.producer({ acks: durability === "durable" ? "durable" : "leader" });
     this.#topic = topic;
+    this.#partitions = partitions;
   }
 
   connect(): Promise<void> {
@@ -52,8 +57,13 @@ class ConchProducer implements Producer {
     if (payloads !== this.#lastPayloads) {
       this.#lastPayloads = payloads;
       this.#lastMessages = payloads.map((value) => ({ value, partition: 0 }));
+      this.#keyed = keyedMessages(payloads, this.#partitions);
     }
-    const messages = this.#lastMessages;
+    let messages = this.#lastMessages;
+    if (this.#partitions > 1) {
+      messages = this.#keyed[this.#turn]!;
+      this.#turn = (this.#turn + 1) % this.#keyed.length;
+    }
     // One message is what `send` is for: one promise and one small result, no result arrays.
     if (messages.length === 1) return this.#producer.send(this.#topic, messages[0]!);
     return this.#producer.sendBatch(this.#topic, messages);
@@ -62,6 +72,21 @@ class ConchProducer implements Producer {
   async close(): Promise<void> {
     await this.#client.close();
   }
+}
+
+/**
+ * The payloads with keys k0, k1, ... taken in turn, as many arrays as it takes to use every one of
+ * `partitions` keys; the partitioner hashes the keys over the partitions.
+ */
+function keyedMessages(payloads: readonly Buffer[], partitions: number): ProducerMessage[][] {
+  if (partitions <= 1) return [];
+  const turns = Math.ceil(partitions / payloads.length);
+  return Array.from({ length: turns }, (_, turn) =>
+    payloads.map((value, i) => ({
+      value,
+      key: Buffer.from(`k${(turn * payloads.length + i) % partitions}`),
+    })),
+  );
 }
 
 class ConchConsumer implements Consumer {

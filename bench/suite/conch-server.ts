@@ -63,6 +63,9 @@ export const conchServer: ServerSpec = {
         "interval",
         "--flush-interval-ms",
         "1000",
+        // Workload 6b's 10,000 partitions, with room for the internal topics beside them.
+        "--max-partitions",
+        "20000",
         "--log-level",
         "warn",
         "--log-format",

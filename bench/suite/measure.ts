@@ -1,10 +1,10 @@
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SystemId } from "./clients.js";
-import { errorText, withDeadline } from "./deadline.js";
+import { errorText, sleep, withDeadline } from "./deadline.js";
 import { measureRoundTrips } from "./exchange-ceiling.js";
 import { thousands, usToMs } from "./format-number.js";
-import { machineBusySeconds, processCpuSeconds } from "./proc-cpu.js";
+import { machineBusySeconds, processCpuSeconds, processRssBytes } from "./proc-cpu.js";
 import type { Measurement } from "./results.js";
 import type { ServerSpec } from "./types.js";
 import { runWorker } from "./worker-run.js";
@@ -155,6 +155,7 @@ async function measureOne(
     ...(o.warmMsgsPerSec !== undefined ? { warmMsgsPerSec: o.warmMsgsPerSec } : {}),
     ...(o.messagesSent !== undefined ? { messagesSent: o.messagesSent } : {}),
   };
+  const idle = w.idleSeconds === undefined ? "" : await measureIdle(m, pid, w.idleSeconds);
   const lat = o.latencyUs
     ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
     : "";
@@ -168,7 +169,29 @@ async function measureOne(
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${lat}${transfer}${others}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${lat}${transfer}${others}${idle}`,
   );
   return m;
+}
+
+/** Seconds after a workload before the idle broker's CPU is counted: its last acknowledgements out. */
+const SETTLE_SECONDS = 2;
+
+/**
+ * Leaves the broker idle for `seconds` after SETTLE_SECONDS, counting its CPU from /proc/<pid>/stat,
+ * then reads its resident memory; records both in `m` and returns them in words for the log.
+ */
+async function measureIdle(m: Measurement, pid: number, seconds: number): Promise<string> {
+  await sleep(SETTLE_SECONDS * 1000);
+  const before = processCpuSeconds(pid);
+  const start = performance.now();
+  await sleep(seconds * 1000);
+  const after = processCpuSeconds(pid);
+  const rss = processRssBytes(pid);
+  const wall = (performance.now() - start) / 1000;
+  if (before !== null && after !== null) m.idleCpuShare = (after - before) / wall;
+  if (rss !== null) m.brokerRssBytes = rss;
+  const cpu = m.idleCpuShare === undefined ? "?" : `${(m.idleCpuShare * 100).toFixed(2)}% of a core`;
+  const mib = rss === null ? "?" : `${(rss / 2 ** 20).toFixed(0)} MiB`;
+  return `; then idle ${seconds} s: broker CPU ${cpu}, RSS ${mib}`;
 }

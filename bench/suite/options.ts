@@ -25,6 +25,8 @@ const WORKLOAD_IDS: WorkloadId[] = [
   "durable-wait",
   "hermit",
   "hermit-pipelined",
+  "partitions-1",
+  "partitions-10k",
 ];
 
 const USAGE = `npm run bench -- [options]

@@ -10,17 +10,19 @@ const TICKS_PER_SECOND = 100;
  * where a server's background helpers (Redis's fork for an AOF rewrite) are accounted.
  */
 export function processCpuSeconds(pid: number): number | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
+  const text = readProc(`/proc/${pid}/stat`);
+  if (text === null) return null;
   // The command name (field 2) is in parentheses and may hold spaces: parse after the last ')'.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   // After the name, field 3 (state) is index 0, so utime (14) is index 11.
   const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
   return ticks / TICKS_PER_SECOND;
+}
+
+/** A process's resident memory in bytes, from /proc/<pid>/status, or null where unreadable. */
+export function processRssBytes(pid: number): number | null {
+  const kib = /^VmRSS:\s+(\d+) kB/m.exec(readProc(`/proc/${pid}/status`) ?? "")?.[1];
+  return kib === undefined ? null : Number(kib) * 1024;
 }
 
 /**
@@ -29,15 +31,20 @@ export function processCpuSeconds(pid: number): number | null {
  * tell how much of the machine other processes took during a measurement.
  */
 export function machineBusySeconds(): number | null {
-  let text: string;
-  try {
-    text = readFileSync("/proc/stat", "utf8");
-  } catch {
-    return null;
-  }
+  const text = readProc("/proc/stat");
+  if (text === null) return null;
   const line = text.slice(0, text.indexOf("\n"));
   const ticks = line.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal (guest time is already inside user/nice)
   const busy = ticks.slice(0, 8).reduce((sum, t, i) => (i === 3 || i === 4 ? sum : sum + t), 0);
   return busy / TICKS_PER_SECOND;
+}
+
+/** A /proc file's text, or null when the process is gone or /proc is unavailable. */
+function readProc(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
 }

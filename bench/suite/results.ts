@@ -34,6 +34,10 @@ export interface Measurement {
   roundTripP99Us?: number;
   /** Every message sent while the broker's CPU was counted, when more than `messages`. */
   messagesSent?: number;
+  /** Workloads with an idle span: the broker's CPU over it, as a share of one core. */
+  idleCpuShare?: number;
+  /** Workloads with an idle span: the broker's resident memory at its end. */
+  brokerRssBytes?: number;
 }
 
 /** The medians over the runs of one (system, workload) pair. */
@@ -57,6 +61,8 @@ export interface Summary {
   roundTripP99Us?: number;
   /** Workload 3: the median over the runs of each run's p99 divided by the round trip's before it. */
   p99OverRoundTrip?: number;
+  idleCpuShare?: number;
+  brokerRssBytes?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -118,6 +124,10 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (transfer !== undefined) summary.transferUs = transfer;
     const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
     if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
+    const idle = ok.flatMap((m) => (m.idleCpuShare !== undefined ? [m.idleCpuShare] : []));
+    if (idle.length > 0) summary.idleCpuShare = median(idle);
+    const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));
+    if (rss.length > 0) summary.brokerRssBytes = median(rss);
     const paired = ok.filter((m) => m.roundTripP99Us !== undefined && m.latencyUs !== undefined);
     if (paired.length > 0) {
       summary.roundTripP99Us = median(paired.map((m) => m.roundTripP99Us!));

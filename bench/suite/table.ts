@@ -82,7 +82,7 @@ export function renderTable(input: TableInput): string {
         fixed(s.clientCpuPerMillion, 2),
         ratio(s, conch, workload),
         ceiling(s, workload, input),
-        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s) + warmNote(s),
+        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s) + warmNote(s) + idleNote(s),
       ]);
     }
   }
@@ -127,7 +127,24 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
       return input.roundTrip && s.latencyUs
         ? `p99 ${(s.latencyUs.p99 / input.roundTrip.p99Us).toFixed(1)}x round trip`
         : "–";
+    case "partitions-1":
+      return "–";
+    case "partitions-10k": {
+      // Against the same system's rate with every key in one partition, in the same run.
+      const one = input.summaries.find((x) => x.system === s.system && x.workload === "partitions-1");
+      return one?.msgsPerSec && s.msgsPerSec
+        ? `${((s.msgsPerSec / one.msgsPerSec) * 100).toFixed(0)}% of 1 partition`
+        : "–";
+    }
   }
+}
+
+/** For workloads with an idle span: the idle broker's CPU and resident memory. */
+function idleNote(s: Summary): string {
+  if (s.idleCpuShare === undefined && s.brokerRssBytes === undefined) return "";
+  const cpu = s.idleCpuShare === undefined ? "?" : `${(s.idleCpuShare * 100).toFixed(2)}%`;
+  const rss = s.brokerRssBytes === undefined ? "?" : `${(s.brokerRssBytes / 2 ** 20).toFixed(0)} MiB`;
+  return `; idle: CPU ${cpu} of a core, RSS ${rss}`;
 }
 
 /** For workload 5: the rate once the server and client are warm. */

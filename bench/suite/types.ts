@@ -64,10 +64,16 @@ export interface Consumer {
 
 /** The worker's view of a system: connect and get producers and consumers. */
 export interface ClientDriver {
-  /** Creates the stream (topic) used by one workload. */
-  createStream(name: string): Promise<void>;
-  /** Opens a producer on its own connection. */
-  openProducer(stream: string, durability: Durability): Promise<Producer>;
+  /**
+   * Creates the stream (topic) used by one workload; with `partitions` > 1, that many partitions
+   * (Conch), streams (Redis) or subjects of one stream (NATS).
+   */
+  createStream(name: string, partitions?: number): Promise<void>;
+  /**
+   * Opens a producer on its own connection. With `partitions` > 1 it gives each message a key and
+   * spreads them over all the partitions, one key after another.
+   */
+  openProducer(stream: string, durability: Durability, partitions?: number): Promise<Producer>;
   /** Opens a consumer on its own connection. */
   openConsumer(stream: string): Promise<Consumer>;
   /** Closes the admin connection. */

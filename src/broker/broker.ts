@@ -78,9 +78,13 @@ export class Broker {
     const store = new TopicStore(dataDir, log);
     const broker = new Broker(resolved, dataDir, lock, store, log);
     try {
-      for (const meta of await store.scan()) {
-        broker.#topics.set(meta.name, await Topic.open(store, meta, resolved, log));
-      }
+      // Together: the partition opens of every topic share one bound (topic.ts).
+      const opened = await Promise.allSettled(
+        (await store.scan()).map((meta) => Topic.open(store, meta, resolved, log)),
+      );
+      for (const r of opened) if (r.status === "fulfilled") broker.#topics.set(r.value.name, r.value);
+      const failed = opened.find((r) => r.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
       await broker.groups.load();
     } catch (err) {
       await broker.close().catch(() => {});

@@ -34,8 +34,51 @@ export interface TopicDescription {
   configs: Record<string, string>;
 }
 
-/** Partition logs opened at once: each open reads and may recover segment files. */
+/**
+ * Partition logs opened or closed at once across every topic (the broker opens its topics
+ * together): each is a few file system calls on the thread pool and may recover segment files or
+ * write an index, so more at once only queues there, and closing 10,000 at once ran out of file
+ * descriptors (EMFILE: each close opens its index file while every log still holds its segment).
+ */
 const OPEN_CONCURRENCY = 8;
+let opening = 0;
+const openQueue: (() => void)[] = [];
+let openHead = 0;
+
+/** Waits for one of the OPEN_CONCURRENCY slots. */
+function openSlot(): Promise<void> | undefined {
+  if (opening < OPEN_CONCURRENCY) {
+    opening++;
+    return undefined;
+  }
+  return new Promise<void>((resolve) => openQueue.push(resolve));
+}
+
+/** Hands the slot to the next waiter, or frees it. */
+function releaseSlot(): void {
+  if (openHead < openQueue.length) {
+    const next = openQueue[openHead]!;
+    openQueue[openHead++] = noop;
+    if (openHead === openQueue.length) {
+      openQueue.length = 0;
+      openHead = 0;
+    }
+    next();
+  } else {
+    opening--;
+  }
+}
+
+function noop(): void {}
+
+async function closeLog(log: PartitionLog): Promise<void> {
+  await openSlot();
+  try {
+    await log.close();
+  } finally {
+    releaseSlot();
+  }
+}
 
 /** What a partition log of a topic runs with: the topic's effective config over the broker's. */
 export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfig {
@@ -153,7 +196,7 @@ export class Topic {
    */
   async close(reason: ConchError): Promise<void> {
     this.#closed.abort(reason);
-    const results = await Promise.allSettled(this.#logs.map((log) => log.close()));
+    const results = await Promise.allSettled(this.#logs.map((log) => closeLog(log)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) throw failed.reason;
   }
@@ -168,25 +211,21 @@ async function openLogs(
   logger: Logger,
 ): Promise<PartitionLog[]> {
   const logs: PartitionLog[] = new Array(to - from);
-  let next = from;
   let failure: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (failure === null && next < to) {
-      const partition = next++;
+  const openOne = async (partition: number): Promise<void> => {
+    await openSlot();
+    try {
+      if (failure !== null) return;
       const dir = store.partitionDir(name, partition);
-      try {
-        await mkdir(dir, { recursive: true });
-        logs[partition - from] = await PartitionLog.open(
-          dir,
-          config,
-          logger.child({ topic: name, partition }),
-        );
-      } catch (err) {
-        failure ??= err;
-      }
+      await mkdir(dir, { recursive: true });
+      logs[partition - from] = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }));
+    } catch (err) {
+      failure ??= err;
+    } finally {
+      releaseSlot();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, to - from) }, worker));
+  await Promise.all(Array.from({ length: to - from }, (_, i) => openOne(from + i)));
   if (failure !== null) {
     await Promise.allSettled(logs.filter((log) => log !== undefined).map((log) => log.close()));
     throw failure;

@@ -8,7 +8,14 @@
  * nothing refers to it: no append in it is still waiting for its write, the tail cache has let go
  * of it, and it is no longer the chunk being filled. Readers never get views of a chunk (the tail
  * cache copies out), so nothing outside storage can see a chunk being reused.
+ *
+ * A log's first chunk is small and each new one twice the last, up to the full size: a broker with
+ * 10,000 partitions that each see a few KiB would otherwise hold 10 GB of mostly untouched 1 MiB
+ * chunks, which V8 counts as external memory and answers with back-to-back full collections.
  */
+/** The first chunk of a log, or of one that went quiet and gave its chunks back. */
+export const FIRST_CHUNK_BYTES = 16 * 1024;
+
 export class Chunk {
   readonly buf: Buffer;
   /** Bytes copied in so far. */
@@ -31,6 +38,8 @@ export class AppendBuffer {
   #free: Chunk[] = [];
   /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
   #current: Chunk | null = null;
+  /** The size of the next chunk made new: doubles from FIRST_CHUNK_BYTES to the full size. */
+  #growTo: number;
   #appendsSinceTrim = false;
   /** After `copyIn`: the chunk the bytes went to and where they start in it. */
   chunk!: Chunk;
@@ -40,6 +49,7 @@ export class AppendBuffer {
   constructor(chunkBytes: number, maxFreeChunks: number) {
     this.#chunkBytes = chunkBytes;
     this.#maxFree = maxFreeChunks;
+    this.#growTo = Math.min(FIRST_CHUNK_BYTES, chunkBytes);
   }
 
   /** Copies `src` into the current chunk, or the next one when it does not fit; see `chunk`/`start`. */
@@ -51,7 +61,7 @@ export class AppendBuffer {
         chunk.current = false;
         this.release(chunk);
       }
-      chunk = n > this.#chunkBytes ? new Chunk(n) : (this.#free.pop() ?? new Chunk(this.#chunkBytes));
+      chunk = n > this.#chunkBytes ? new Chunk(n) : (this.#free.pop() ?? this.#newChunk(n));
       chunk.current = true;
       chunk.used = 0;
       this.#current = chunk;
@@ -74,12 +84,20 @@ export class AppendBuffer {
     this.#appendsSinceTrim = false;
     if (busy) return true;
     this.#free = [];
+    this.#growTo = Math.min(FIRST_CHUNK_BYTES, this.#chunkBytes);
     const chunk = this.#current;
     if (chunk !== null && chunk.outstanding === 0 && chunk.cachedRuns === 0) {
       chunk.current = false;
       this.#current = null;
     }
     return false;
+  }
+
+  /** A chunk of the next size in the doubling, or bigger if `n` needs it (never past the full size). */
+  #newChunk(n: number): Chunk {
+    const bytes = Math.max(n, this.#growTo);
+    this.#growTo = Math.min(this.#growTo * 2, this.#chunkBytes);
+    return new Chunk(bytes);
   }
 
   /** Puts `chunk` on the free list if nothing refers to it any more. */

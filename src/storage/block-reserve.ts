@@ -1,15 +1,17 @@
 /**
  * Disk blocks are reserved (fallocate) for a segment in steps ahead of its write position, not for
- * the whole segment at once. A partition's first segment reserves nothing until its first data
- * (then one chunk, min(segmentBytes, 16 MiB)), so creating many partitions cannot fill the disk with
- * empty reservations; a segment prepared ahead of a roll (a busy partition) gets its chunk at once. The file's length is segmentBytes from the start
- * (ftruncate, which costs no blocks), so an append never waits for the file to grow. Once the
- * writes pass half of what is reserved, the reservation doubles in the background (16, 32, 64 MiB,
- * ... up to segmentBytes), well before the writes reach its end: a partition being written holds
- * at most four times its data (or one chunk), and a fast writer needs only a few fallocate calls
- * per segment.
+ * the whole segment at once. A partition's first segment reserves nothing until it holds 1 MiB
+ * (its blocks are allocated as written until then), then 4 MiB, so creating many partitions cannot
+ * fill the disk with empty reservations, nor writing a little to each of them (10,000 partitions
+ * reserving 16 MiB each at their first data filled a 250 GB disk with 1 GB of data); a segment
+ * prepared ahead of a roll (a busy partition) gets a 16 MiB chunk at once. The file's length is
+ * segmentBytes from the start (ftruncate, which costs no blocks), so an append never waits for the
+ * file to grow. Once the writes pass half of what is reserved, the reservation doubles in the
+ * background (4, 8, 16 MiB, ... up to segmentBytes), well before the writes reach its end: a
+ * partition being written holds at most four times its data, and a fast writer needs only a few
+ * fallocate calls per segment.
  */
-import type { FileOps } from "./file-ops.js";
+import { type FileOps, PREALLOCATE_MIN_BYTES } from "./file-ops.js";
 import type { Segment } from "./segment.js";
 
 /** The reservation step: large enough that fallocate is rare, small enough to hold per partition. */
@@ -19,6 +21,11 @@ export function reserveChunk(segmentBytes: number): number {
   return Math.min(segmentBytes, RESERVE_CHUNK_BYTES);
 }
 
+/** A segment reserves nothing ahead until it holds this much. */
+export const RESERVE_AFTER_BYTES = 1024 * 1024;
+/** The first reservation, and the least any step reserves (PREALLOCATE_MIN_BYTES: less is not worth it). */
+export const FIRST_RESERVE_BYTES = PREALLOCATE_MIN_BYTES;
+
 /**
  * Starts the next reservation of `seg` once its writes passed half of what is reserved. Cheap when
  * nothing is due (two comparisons), so it is called after every write. One reservation runs at a
@@ -26,12 +33,9 @@ export function reserveChunk(segmentBytes: number): number {
  */
 export function extendReserve(seg: Segment, ops: FileOps, segmentBytes: number): void {
   if (seg.reservedTo >= segmentBytes || seg.reserving) return;
-  // Nothing written yet: an idle partition holds no blocks (many of them would fill the disk).
-  if (seg.size === 0 || seg.size * 2 < seg.reservedTo) return;
-  const upTo = Math.min(
-    segmentBytes,
-    Math.max(reserveChunk(segmentBytes), 2 * Math.max(seg.reservedTo, seg.size)),
-  );
+  // Little written yet: an idle or nearly idle partition reserves no blocks (many would fill the disk).
+  if (seg.size < RESERVE_AFTER_BYTES || seg.size * 2 < seg.reservedTo) return;
+  const upTo = Math.min(segmentBytes, Math.max(FIRST_RESERVE_BYTES, 2 * Math.max(seg.reservedTo, seg.size)));
   // Only the new range: what is reserved (or written) already is not walked again.
   const from = Math.min(seg.reservedTo, seg.size);
   seg.reserving = true;

@@ -5,11 +5,13 @@
  * and leaving allocate nothing. (A Set reallocated its table whenever it emptied, which happens at
  * every produce while a consumer keeps up.)
  *
- * All deadlines share one timer, armed for the earliest one. It is not cleared when the list
- * empties (a consumer that keeps up parks and wakes at every produce, and a timer per wait was a
- * measurable share of the broker's garbage): it fires when it was due, finds nothing or re-arms
- * for the next deadline, and holds the process open only while someone waits.
+ * All deadlines of a log share one task on the storage ticker (ticker.ts), due at the earliest
+ * one, so a broker with waits on thousands of partitions still runs one timer. The task is not
+ * taken out when the list empties (a consumer that keeps up parks and wakes at every produce, and
+ * a timer per wait was a measurable share of the broker's garbage): it comes due, finds nothing or
+ * schedules itself for the next deadline, and holds the process open only while someone waits.
  */
+import { storageTicker, type Ticker, TickTask } from "./ticker.js";
 
 /** A reader parked until the high watermark passes `waitOffset` or `waitDeadline` passes. */
 export interface DataWaiter {
@@ -28,9 +30,12 @@ export interface DataWaiter {
 
 export class DataWaiters {
   #waiters: DataWaiter[] = [];
-  #timer: NodeJS.Timeout | null = null;
-  #timerAt = Number.POSITIVE_INFINITY;
-  readonly #expire = (): void => this.#expired();
+  readonly #ticker: Ticker;
+  readonly #task = new TickTask((now) => this.#expired(now));
+
+  constructor(ticker: Ticker = storageTicker) {
+    this.#ticker = ticker;
+  }
 
   /** Waiters still waiting (for tests and metrics). */
   get size(): number {
@@ -46,8 +51,10 @@ export class DataWaiters {
     if (waiter.waitSlot >= 0) return true;
     waiter.waitSlot = this.#waiters.length;
     this.#waiters.push(waiter);
-    if (waiter.waitDeadline < this.#timerAt) this.#arm(waiter.waitDeadline);
-    else if (waiter.waitSlot === 0) this.#timer?.ref();
+    if (waiter.waitSlot === 0) this.#ticker.keepAlive(this.#task, true);
+    if (!this.#task.scheduled || waiter.waitDeadline < this.#task.at) {
+      this.#ticker.schedule(this.#task, waiter.waitDeadline);
+    }
     return true;
   }
 
@@ -62,7 +69,7 @@ export class DataWaiters {
       last.waitSlot = slot;
     }
     waiter.waitSlot = -1;
-    if (waiters.length === 0) this.#timer?.unref();
+    if (waiters.length === 0) this.#ticker.keepAlive(this.#task, false);
   }
 
   /** Resolves once the high watermark passes `offset`, `timeoutMs` passes, or `signal` aborts. */
@@ -92,7 +99,8 @@ export class DataWaiters {
   wakeAll(): void {
     const waiters = this.#waiters;
     this.#waiters = [];
-    this.#disarm();
+    this.#ticker.cancel(this.#task);
+    this.#ticker.keepAlive(this.#task, false);
     for (const waiter of waiters) waiter.waitSlot = -1;
     for (const waiter of waiters) waiter.waitEnded();
   }
@@ -102,32 +110,19 @@ export class DataWaiters {
     waiter.waitEnded();
   }
 
-  #arm(at: number): void {
-    this.#disarm();
-    this.#timerAt = at;
-    this.#timer = setTimeout(this.#expire, Math.max(0, Math.ceil(at - performance.now())));
-  }
-
-  #disarm(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-  }
-
-  #expired(): void {
-    this.#timer = null;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+  #expired(now: number): void {
     const waiters = this.#waiters;
     for (let i = 0; i < waiters.length; ) {
       const waiter = waiters[i]!;
       if (waiter.waitDeadline <= now) this.#finish(waiter);
       else i++;
     }
-    // Those woken may have parked again with new deadlines: the next one is looked for after.
+    // Those woken may have parked again, which scheduled the task: look for the next deadline after.
     let next = Number.POSITIVE_INFINITY;
     for (const waiter of this.#waiters) if (waiter.waitDeadline < next) next = waiter.waitDeadline;
-    if (next < this.#timerAt) this.#arm(next);
+    if (next !== Number.POSITIVE_INFINITY && (!this.#task.scheduled || next < this.#task.at)) {
+      this.#ticker.schedule(this.#task, next);
+    }
   }
 }
 

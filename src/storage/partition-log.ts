@@ -1,7 +1,8 @@
 /**
  * A partition's log: the storage contract of docs/design.md. Ties together recovery on open, the
- * write path (log-writer.ts), the read path (log-reader.ts), long polling, the flush timer and
- * retention.
+ * write path (log-writer.ts), the read path (log-reader.ts), long polling, the flush interval and
+ * retention. Its timed work runs on the storage ticker (ticker.ts), scheduled only while due: an
+ * idle log has no timer and costs no wake-ups.
  *
  * `append` copies the caller's batches before it returns: the buffer is neither kept nor modified,
  * so the caller may reuse it at once (a view into a socket frame is fine).
@@ -17,7 +18,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps } from "./file-ops.js";
+import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { LogWriter } from "./log-writer.js";
@@ -30,6 +31,7 @@ import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
+import { coarseDue, storageTicker, type Ticker, TickTask } from "./ticker.js";
 
 export type { AppendListener, AppendResult, CompactionResult, FlushPolicy, LogConfig, QuarantinedRange };
 
@@ -58,6 +60,8 @@ export interface LogOptions {
   trimIntervalMs?: number;
   /** Cap on the distinct keys one compaction pass maps (default 786,432: 24 MiB). */
   compactionMaxKeys?: number;
+  /** Runs the log's timed work (default: the storage ticker every log in the process shares). */
+  ticker?: Ticker;
 }
 
 const DURABLE_DEFAULT = { durable: false };
@@ -86,11 +90,18 @@ export class PartitionLog {
   readonly #writer: LogWriter;
   readonly #reader: LogReader;
   readonly #tail: TailCache;
-  readonly #waiters = new DataWaiters();
+  readonly #waiters: DataWaiters;
   #highWatermark: number;
-  #flushTimer: NodeJS.Timeout | null = null;
-  #retentionTimer: NodeJS.Timeout | null = null;
-  #trimTimer: NodeJS.Timeout | null = null;
+  readonly #ticker: Ticker;
+  /** An fsync of what was written, due flushIntervalMs after the first write it does not cover. */
+  readonly #flushTask = new TickTask(() => this.#writer.requestSync());
+  /** Retention's check, every retentionCheckMs while the log has closed segments. */
+  readonly #retentionTask = new TickTask(() => this.#retentionTick());
+  readonly #retentionCheckMs: number;
+  /** The quiet check, every trimIntervalMs from an append until the tail cache is let go. */
+  readonly #trimTask = new TickTask((now) => this.#trimTick(now));
+  readonly #trimIntervalMs: number;
+  readonly #chunks: AppendBuffer;
   /** Trim ticks in a row without an append. */
   #idleTicks = 0;
   #retention: Promise<number> | null = null;
@@ -122,12 +133,11 @@ export class PartitionLog {
     const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + FREE_CHUNKS_BEYOND_TAIL);
     const tail = new TailCache(tailBytes, chunks);
     this.#tail = tail;
-    // A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache.
-    this.#trimTimer = setInterval(() => {
-      if (chunks.trimIdle()) this.#idleTicks = 0;
-      else if (++this.#idleTicks === TAIL_IDLE_TICKS) tail.clear();
-    }, options.trimIntervalMs ?? TRIM_INTERVAL_MS);
-    this.#trimTimer.unref();
+    this.#chunks = chunks;
+    this.#ticker = options.ticker ?? storageTicker;
+    this.#waiters = new DataWaiters(this.#ticker);
+    this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
+    this.#retentionCheckMs = options.retentionCheckMs ?? 60_000;
     this.#writer = new LogWriter({
       dir,
       segments,
@@ -138,7 +148,12 @@ export class PartitionLog {
       config: () => this.#config,
       events: {
         written: (offset) => {
-          if (this.#config.flush !== "sync") this.#advance(offset);
+          const flush = this.#config.flush;
+          if (flush !== "sync") this.#advance(offset);
+          if (flush === "interval" && !this.#flushTask.scheduled) {
+            this.#ticker.schedule(this.#flushTask, performance.now() + this.#config.flushIntervalMs);
+          }
+          if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
       },
@@ -165,15 +180,9 @@ export class PartitionLog {
       cleanedEnd,
       maxKeys: options.compactionMaxKeys,
       stats: this.stats,
+      ticker: this.#ticker,
     });
-    this.#startFlushTimer();
-    const retentionCheckMs = options.retentionCheckMs ?? 60_000;
-    if (retentionCheckMs > 0) {
-      this.#retentionTimer = setInterval(() => {
-        this.enforceRetention().catch((err: unknown) => logger?.warn({ err }, "retention failed"));
-      }, retentionCheckMs);
-      this.#retentionTimer.unref();
-    }
+    this.#scheduleRetention();
   }
 
   /** Opens (creating if needed) the log in `dir`, recovering its last segment. */
@@ -286,6 +295,7 @@ export class PartitionLog {
     if (this.#closing !== null) throw shuttingDown();
     if (this.#requireKeys) rejectKeylessRecords(batches);
     const pending = this.#writer.append(batches, durable, listener);
+    if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
     if (stats.counting) {
       stats.appends++;
@@ -363,8 +373,15 @@ export class PartitionLog {
     const before = this.#config;
     this.#config = checked;
     if (before.flush === "sync" && checked.flush !== "sync") this.#advance(this.#writer.writtenOffset);
-    if (before.flush !== checked.flush || before.flushIntervalMs !== checked.flushIntervalMs) {
-      this.#startFlushTimer();
+    if (
+      this.#flushTask.scheduled &&
+      (checked.flush !== "interval" || checked.flushIntervalMs < before.flushIntervalMs)
+    ) {
+      // Written data waited for the old interval: its fsync comes no later than the new rules say.
+      this.#ticker.cancel(this.#flushTask);
+      if (checked.flush === "interval")
+        this.#ticker.schedule(this.#flushTask, performance.now() + checked.flushIntervalMs);
+      else this.#writer.requestSync();
     }
     this.#requireKeys = compacts(checked);
     this.#cleaner.configure(checked);
@@ -458,6 +475,16 @@ export class PartitionLog {
         await this.#ops.truncate(active.openFile, active.size);
         active.fileSize = active.size;
       }
+      // A clean stop leaves the active segment's index too, so the next open reads it instead of
+      // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
+      if (
+        failure === null &&
+        this.#writer.failure === null &&
+        active.damaged.length === 0 &&
+        !active.isEmpty
+      ) {
+        await writeFileAtomically(active.indexPath, this.dir, active.index.bytes());
+      }
     } catch (err) {
       failure ??= err;
     }
@@ -472,21 +499,43 @@ export class PartitionLog {
     this.#waiters.notify(offset);
   }
 
-  #startFlushTimer(): void {
-    if (this.#flushTimer !== null) clearInterval(this.#flushTimer);
-    this.#flushTimer = null;
-    if (this.#config.flush !== "interval") return;
-    this.#flushTimer = setInterval(() => this.#writer.requestSync(), this.#config.flushIntervalMs);
-    this.#flushTimer.unref();
+  #stopTimers(): void {
+    this.#ticker.cancel(this.#flushTask);
+    this.#ticker.cancel(this.#retentionTask);
+    this.#ticker.cancel(this.#trimTask);
   }
 
-  #stopTimers(): void {
-    if (this.#flushTimer !== null) clearInterval(this.#flushTimer);
-    if (this.#retentionTimer !== null) clearInterval(this.#retentionTimer);
-    if (this.#trimTimer !== null) clearInterval(this.#trimTimer);
-    this.#trimTimer = null;
-    this.#flushTimer = null;
-    this.#retentionTimer = null;
+  #scheduleTrim(): void {
+    this.#idleTicks = 0;
+    this.#ticker.schedule(this.#trimTask, coarseDue(performance.now(), this.#trimIntervalMs));
+  }
+
+  /** A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache. */
+  #trimTick(now: number): void {
+    if (this.#chunks.trimIdle()) this.#idleTicks = 0;
+    else if (++this.#idleTicks === TAIL_IDLE_TICKS) {
+      this.#tail.clear();
+      // Nothing is cached now: the current chunk goes too, and the checks stop until an append.
+      this.#chunks.trimIdle();
+      return;
+    }
+    this.#ticker.schedule(this.#trimTask, coarseDue(now, this.#trimIntervalMs));
+  }
+
+  #scheduleRetention(): void {
+    if (this.#retentionCheckMs > 0 && this.#closing === null && this.#segments.all.length > 1) {
+      this.#ticker.schedule(this.#retentionTask, coarseDue(performance.now(), this.#retentionCheckMs));
+    }
+  }
+
+  /**
+   * Retention never deletes the active segment: only a log with closed segments is checked, from
+   * the first roll (the writer's `written` event) until retention leaves only the active one.
+   */
+  #retentionTick(): void {
+    this.enforceRetention()
+      .catch((err: unknown) => this.#logger?.warn({ err }, "retention failed"))
+      .finally(() => this.#scheduleRetention());
   }
 
   async #deleteExpired(nowMs: number): Promise<number> {

@@ -1,14 +1,18 @@
 /**
- * Opening a partition directory: find the segments, trust a closed segment's index only when it
- * agrees with the data, scan the rest (always the last segment), cut the torn tail of the last
+ * Opening a partition directory: find the segments, trust a segment's index only when it agrees
+ * with the data, scan the rest, cut the torn tail of the last
  * segment, quarantine damage anywhere else (never deleting data; docs/design.md, recovery), and
- * rebuild missing indexes atomically.
+ * rebuild missing indexes atomically. The last segment has an index only after a clean stop (the
+ * log writes it as it closes, and the open removes it before anything is appended), so after a
+ * crash it is scanned whole, and after a clean stop no segment is: each index is checked by reading
+ * only what follows its last entry.
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
+import { readTimestampMs } from "../format/timestamp.js";
 import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
@@ -75,7 +79,7 @@ export async function recoverSegments(
     try {
       segments.push(
         await recoverSegment(dir, base, file, {
-          hasIndex: !isLast && indexes.has(base),
+          hasIndex: indexes.has(base),
           nextBase: isLast ? -1 : wals[i + 1]!,
           config,
           logger,
@@ -119,15 +123,24 @@ async function recoverSegment(
 ): Promise<Segment> {
   const { config, logger } = r;
   const isLast = r.nextBase < 0;
-  const fileSize = (await file.stat()).size;
+  const st = await file.stat();
+  const fileSize = st.size;
   const name = basename(walPath(dir, base));
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
-    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) return seg;
+    if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) {
+      // The first entry is the first batch: the segment's age for segmentMs counts from it.
+      if (seg.index.count > 0) {
+        const ts = Buffer.alloc(8);
+        seg.index.copyTimestamp(0, ts, 0);
+        seg.firstTimestampMs = readTimestampMs(ts, 0);
+      }
+      return seg;
+    }
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
   const seg = new Segment(dir, base, r.nowMs);
-  const result = await scanSegment(file, fileSize, seg, 0, base, {
+  const result = await scanSegment(file, isLast ? searchLimit(st, fileSize) : fileSize, seg, 0, base, {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
     dropped: r.dropped,
@@ -163,6 +176,20 @@ async function recoverSegment(
     if (!r.hasIndex) logger?.info({ segment: name }, "rebuilt missing segment index");
   }
   return seg;
+}
+
+/**
+ * How far into the last segment data may lie. Its file is segmentBytes long from its creation
+ * (ftruncate), and after a crash the search for good batches past zeros would read all of it: 128
+ * MiB of holes per partition, 20 s for 200 partitions on a loaded machine. Data lies in allocated
+ * blocks, written from the start and reserved ahead (block-reserve.ts), so it cannot lie much past
+ * as many bytes as are allocated; twice that, plus 1 MiB, leaves room for pages a crash lost as
+ * holes before data that survived. What lies past the limit is holes, cut with the torn tail.
+ */
+export function searchLimit(st: { blocks: number; size: number }, fileSize: number): number {
+  // A platform that does not report blocks: search everything, as before.
+  if (!Number.isFinite(st.blocks)) return fileSize;
+  return Math.min(fileSize, 2 * st.blocks * 512 + 1024 * 1024);
 }
 
 /**

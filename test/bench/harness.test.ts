@@ -22,6 +22,8 @@ test("consume shares produce's server; every other workload gets its own", () =>
     ["durable-wait"],
     ["hermit"],
     ["hermit-pipelined"],
+    ["partitions-1"],
+    ["partitions-10k"],
   ]);
 });
 
@@ -34,6 +36,11 @@ test("workload parameters at full scale are the ones the method states", () => {
   assert.equal(byId.hermit!.batch, 100);
   assert.equal(byId.hermit!.payloadBytes, 28);
   assert.equal(byId.hermit!.inFlight, 1);
+  for (const id of ["partitions-1", "partitions-10k"]) {
+    assert.equal(totalMessages(byId[id]!), 1_600_000);
+    assert.equal(byId[id]!.producers, 16);
+  }
+  assert.equal(byId["partitions-10k"]!.partitions, 10_000);
   assert.equal(totalMessages(byId["hermit-pipelined"]!), 1_000_000);
   assert.equal(byId["hermit-pipelined"]!.batch, 100);
   assert.equal(byId["hermit-pipelined"]!.inFlight, 4);

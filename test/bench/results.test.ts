@@ -15,6 +15,8 @@ const TITLES: Record<WorkloadId, string> = {
   "durable-wait": "4b. durable, stop-and-wait",
   hermit: "5. HermitMQ",
   "hermit-pipelined": "5b. HermitMQ, pipelined",
+  "partitions-1": "6a. keyed, 1 partition",
+  "partitions-10k": "6b. keyed, 10,000 partitions",
 };
 
 function ok(

@@ -3,8 +3,8 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
-import { extendReserve, RESERVE_CHUNK_BYTES } from "../../src/storage/block-reserve.js";
-import type { FileOps } from "../../src/storage/file-ops.js";
+import { extendReserve, FIRST_RESERVE_BYTES, RESERVE_CHUNK_BYTES } from "../../src/storage/block-reserve.js";
+import { defaultFileOps, type FileOps } from "../../src/storage/file-ops.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { Segment } from "../../src/storage/segment.js";
 import { testConfig, withTempDir } from "./helpers.js";
@@ -23,33 +23,37 @@ async function allocated(path: string): Promise<number> {
   return (await stat(path)).blocks * 512;
 }
 
-test("a new partition reserves no disk until its first data, then one chunk, and more as it is written", async (t) => {
+test("a new partition reserves no disk until it holds 1 MiB, then at most four times its data", async () => {
   await withTempDir(async (dir) => {
     const segmentBytes = 256 * MiB;
-    const log = await PartitionLog.open(dir, testConfig({ segmentBytes, maxBatchBytes: 8 * MiB }));
+    const reserved: number[] = [];
+    const ops: FileOps = {
+      ...defaultFileOps,
+      preallocate(path, bytes, offset) {
+        reserved.push(bytes);
+        return defaultFileOps.preallocate(path, bytes, offset);
+      },
+    };
+    const config = testConfig({ segmentBytes, maxBatchBytes: 8 * MiB });
+    const log = await PartitionLog.open(dir, config, undefined, { fileOps: ops });
     try {
       const path = join(dir, "00000000000000000000.wal");
       assert.equal((await stat(path)).size, segmentBytes, "the file is segmentBytes long from the start");
       const idle = await allocated(path);
       assert.ok(idle <= 64 * 1024, `an idle partition holds ${idle} bytes`);
       await log.append(bigBatch(1, 1024));
-      for (let i = 0; i < 500 && (await allocated(path)) < RESERVE_CHUNK_BYTES; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+      await log.flush();
+      // Not a 16 MiB chunk at the first data: 10,000 partitions with a little data each held 160 GB.
+      assert.deepEqual(reserved, [], "a partition with 1 KiB reserves nothing");
+      let written = 1024;
+      for (let i = 0; i < 10; i++) {
+        await log.append(bigBatch(16, 64 * 1024));
+        written += MiB;
       }
-      const first = await allocated(path);
-      if (first < RESERVE_CHUNK_BYTES) {
-        t.skip("this file system does not reserve blocks (fallocate)");
-        return;
-      }
-      assert.ok(first <= RESERVE_CHUNK_BYTES + MiB, `the first data reserved ${first} bytes`);
-      // Past half the first chunk, the reservation doubles in the background.
-      for (let i = 0; i < 10; i++) await log.append(bigBatch(16, 64 * 1024));
-      for (let i = 0; i < 500 && (await allocated(path)) < 2 * RESERVE_CHUNK_BYTES; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      const after = await allocated(path);
-      assert.ok(after >= 2 * RESERVE_CHUNK_BYTES, `reserved ${after} bytes after 10 MiB of writes`);
-      assert.ok(after <= 2 * RESERVE_CHUNK_BYTES + MiB, `reserved ${after} bytes after 10 MiB of writes`);
+      await log.flush();
+      assert.ok(reserved.length >= 2, `reservations: ${reserved.join(", ")}`);
+      assert.equal(reserved[0], FIRST_RESERVE_BYTES);
+      for (const r of reserved) assert.ok(r <= 4 * written, `reserved ${r} bytes for ${written}`);
     } finally {
       await log.close();
     }

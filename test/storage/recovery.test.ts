@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
+import { searchLimit } from "../../src/storage/recovery.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 });
@@ -14,6 +15,14 @@ async function fill(dir: string, appends: number): Promise<string[]> {
   for (let i = 0; i < appends; i++) await log.append(makeBatch(`v${i}`, 3));
   await log.close();
   return (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort();
+}
+
+/**
+ * What a crash leaves of the last segment's index: nothing (a clean close writes one, which the
+ * open would trust instead of scanning the segment).
+ */
+async function asAfterCrash(lastPath: string): Promise<void> {
+  await unlink(lastPath.replace(/\.wal$/, ".idx")).catch(() => {});
 }
 
 /** Start positions and base offsets of the batches in a segment file. */
@@ -80,6 +89,7 @@ test("a flipped byte in the last segment: its last batch is a torn tail and cut,
       const damaged = Buffer.from(original);
       damaged[pos] = damaged[pos]! ^ (1 + Math.floor(random() * 255));
       await writeFile(lastPath, damaged);
+      await asAfterCrash(lastPath);
       const log = await PartitionLog.open(dir, config);
       const what = `trial ${trial}: byte ${pos - target.at} of batch ${k}`;
       if (k === batches.length - 1 && (pos < target.at + 9 || pos >= target.at + 17)) {
@@ -216,4 +226,45 @@ test("leftover temporary and prepared files are removed on open", async () => {
     assert.ok(!names.includes("00000000000000099999.idx"));
     await log.close();
   });
+});
+
+test("after a clean stop the open reads the active segment's index and scans none of it; after a crash it scans it", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const lastPath = join(dir, wals.at(-1)!);
+    const original = await readFile(lastPath);
+    const first = batchesOf(original)[1]!;
+    const end = batchesOf(original).at(-1)!.base + 3;
+    // A flipped byte in an early batch of the active segment: only a scan of the segment sees it.
+    const damaged = Buffer.from(original);
+    damaged[first.at + 40] = damaged[first.at + 40]! ^ 0xff;
+    await writeFile(lastPath, damaged);
+
+    const clean = await PartitionLog.open(dir, config);
+    assert.equal(clean.logEndOffset, end);
+    assert.deepEqual(clean.quarantined(), [], "not scanned at open");
+    // A read still checks what it reads, and finds it.
+    await assert.rejects(clean.read(first.base, 1), /quarantined|failed its check/);
+    await clean.close();
+
+    await writeFile(lastPath, damaged);
+    await asAfterCrash(lastPath);
+    const crashed = await PartitionLog.open(dir, config);
+    assert.equal(crashed.logEndOffset, end);
+    assert.equal(crashed.quarantined()[0]?.firstOffset, first.base, "scanned at open");
+    await crashed.close();
+  });
+});
+
+test("after a crash the search past zeros stops near the allocated blocks, not at the preallocated length", () => {
+  const MiB = 1024 * 1024;
+  // A 128 MiB segment file holding 64 KiB: 128 MiB of holes were read per partition at each open.
+  assert.equal(searchLimit({ blocks: 128, size: 128 * MiB }, 128 * MiB), 128 * 1024 + MiB);
+  assert.equal(searchLimit({ blocks: 0, size: 128 * MiB }, 128 * MiB), MiB, "an empty segment");
+  assert.equal(
+    searchLimit({ blocks: 300_000, size: 128 * MiB }, 128 * MiB),
+    128 * MiB,
+    "never past the file",
+  );
+  assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB), 4 * MiB, "blocks unknown");
 });

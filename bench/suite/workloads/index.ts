@@ -2,6 +2,7 @@ import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
 import { hermit, hermitPipelined } from "./hermit.js";
 import { latency } from "./latency.js";
+import { partitions1, partitions10k } from "./partitions.js";
 import { produce } from "./produce.js";
 import type { Workload, WorkloadId } from "./workload.js";
 
@@ -14,6 +15,8 @@ export const WORKLOADS: readonly Workload[] = [
   durableWait,
   hermit,
   hermitPipelined,
+  partitions1,
+  partitions10k,
 ];
 
 export function workloadById(id: WorkloadId): Workload {

@@ -9,9 +9,9 @@ export async function runProducers(
   p: WorkloadParams,
   durability: Workload["durability"],
 ): Promise<WorkloadOutcome> {
-  await driver.createStream(p.stream);
+  await driver.createStream(p.stream, p.partitions);
   const producers = await Promise.all(
-    Array.from({ length: p.producers }, () => driver.openProducer(p.stream, durability)),
+    Array.from({ length: p.producers }, () => driver.openProducer(p.stream, durability, p.partitions)),
   );
   const batch = payloadBatch(p.payloadBytes, p.batch);
   const stop = startClock();

@@ -7,7 +7,9 @@ export type WorkloadId =
   | "durable"
   | "durable-wait"
   | "hermit"
-  | "hermit-pipelined";
+  | "hermit-pipelined"
+  | "partitions-1"
+  | "partitions-10k";
 
 /** The numbers that define a workload; the same for every system. */
 export interface WorkloadParams {
@@ -29,6 +31,8 @@ export interface WorkloadParams {
    * one more round measured as the warm figure; 0 for none.
    */
   warmUpSeconds?: number;
+  /** Partitions (streams) the messages are spread over by key; 1 when absent. */
+  partitions?: number;
 }
 
 export interface Workload {
@@ -39,6 +43,11 @@ export interface Workload {
   readonly durability: Durability;
   /** Another workload whose data this one reads, run just before it on the same server. */
   readonly after?: WorkloadId;
+  /**
+   * Seconds the broker is left idle after the workload while its CPU is counted, with its resident
+   * memory read at the end (the idle cost of what the workload created); absent for none.
+   */
+  readonly idleSeconds?: number;
   params(scale: number): WorkloadParams;
   run(driver: ClientDriver, params: WorkloadParams): Promise<WorkloadOutcome>;
 }

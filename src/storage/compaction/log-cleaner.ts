@@ -27,6 +27,7 @@ import type { LogStats } from "../log-stats.js";
 import type { Segment } from "../segment.js";
 import type { SegmentList } from "../segment-list.js";
 import type { TailCache } from "../tail-cache.js";
+import { coarseDue, type Ticker, TickTask } from "../ticker.js";
 import { CleanedSegmentWriter } from "./cleaned-segment.js";
 import { acquireCleanerSlot } from "./cleaner-slots.js";
 import { IoThrottle } from "./io-throttle.js";
@@ -57,6 +58,8 @@ export interface CleanerContext {
   maxKeys: number | undefined;
   /** Counted per committed pass (src/storage/log-stats.ts). */
   stats: LogStats;
+  /** Runs the background checks (one timer for every log, ticker.ts). */
+  ticker: Ticker;
 }
 
 export interface CompactionResult {
@@ -88,7 +91,8 @@ export class LogCleaner {
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
   #tombstoneDueMs = 0;
-  #timer: NodeJS.Timeout | null = null;
+  /** The background check, every #timerMs while the policy compacts. */
+  readonly #task = new TickTask((now) => this.#tick(now));
   #timerMs = 0;
   #passes: Promise<unknown> = Promise.resolve();
   #busy = false;
@@ -121,13 +125,9 @@ export class LogCleaner {
     }
     const want = compacts(config) && !this.#abort.signal.aborted ? config.compactionDelayMs : 0;
     if (want === this.#timerMs) return;
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
+    this.#ctx.ticker.cancel(this.#task);
     this.#timerMs = want;
-    if (want > 0) {
-      this.#timer = setInterval(() => this.#tick(), want);
-      this.#timer.unref();
-    }
+    if (want > 0) this.#ctx.ticker.schedule(this.#task, coarseDue(performance.now(), want));
   }
 
   /**
@@ -151,13 +151,13 @@ export class LogCleaner {
   /** Stops the checks, abandons a pass that has not committed, waits for one that has. */
   async close(): Promise<void> {
     this.#abort.abort(new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing"));
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
+    this.#ctx.ticker.cancel(this.#task);
     await this.#passes;
     await this.#lock;
   }
 
-  #tick(): void {
+  #tick(now: number): void {
+    if (this.#timerMs > 0) this.#ctx.ticker.schedule(this.#task, coarseDue(now, this.#timerMs));
     if (this.#busy || !this.#needsPass(Date.now())) return;
     this.compact(Date.now(), false).catch((err: unknown) =>
       this.#ctx.logger?.warn({ err }, "compaction failed"),

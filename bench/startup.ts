@@ -1,0 +1,127 @@
+// `npm run bench:startup`: how long a broker holding many partitions takes to open and serve, after
+// a clean stop and after SIGKILL. Fills a data directory in-process (one topic, 10,000 partitions,
+// PER_PARTITION bytes each), then starts `conch broker` on it again and again and times each start
+// from spawn to the first acknowledged produce, with the page cache dropped before each start when
+// the process may (root). See docs/performance.md, "Scale".
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pino } from "pino";
+import { Broker } from "../src/broker/broker.js";
+import { BatchBuilder } from "../src/format/batch-builder.js";
+import { createClient } from "../src/index.js";
+import { median } from "./suite/results.js";
+
+const PARTITIONS = Number(process.env.STARTUP_PARTITIONS ?? 10_000);
+const PER_PARTITION = Number(process.env.STARTUP_BYTES_PER_PARTITION ?? 200 * 1024);
+const RUNS = 3;
+const TOPIC = "startup";
+const BIN = resolve(import.meta.dirname, "../../bin/conch.js");
+const RECORD = Buffer.alloc(1024, 7);
+
+async function fill(dataDir: string): Promise<void> {
+  const broker = await Broker.open({ dataDir, maxPartitions: PARTITIONS + 100 }, pino({ level: "warn" }));
+  await broker.createTopic(TOPIC, PARTITIONS);
+  const builder = new BatchBuilder({ slabBytes: 64 * 1024 });
+  // 16 records of 1 KiB a batch, to every partition in turn, a partition's appends awaited together.
+  const batches = Math.ceil(PER_PARTITION / (16 * RECORD.length));
+  for (let p = 0; p < PARTITIONS; p++) {
+    const appends: Promise<unknown>[] = [];
+    for (let b = 0; b < batches; b++) {
+      for (let i = 0; i < 16; i++) builder.add(RECORD, null, Date.now());
+      appends.push(broker.produce(TOPIC, p, Buffer.from(builder.finish()), "leader"));
+    }
+    await Promise.all(appends);
+  }
+  await broker.close();
+}
+
+function dropCaches(): boolean {
+  try {
+    writeFileSync("/proc/sys/vm/drop_caches", "3");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the broker; resolves with it and the ms from spawn to the first acknowledged produce. */
+async function start(dataDir: string): Promise<{ child: ChildProcess; ms: number; listenMs: number }> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [BIN, "broker", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", "0", "--http-port", "0"].concat([
+      "--max-partitions",
+      String(PARTITIONS + 100),
+      // The "listening on" line is at info.
+      "--log-level",
+      "info",
+      "--log-format",
+      "json",
+    ]),
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const port = await new Promise<number>((ok, fail) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) ok(Number(m[1]));
+    });
+    child.once("exit", (code) => fail(new Error(`broker exited with ${code}: ${out}`)));
+  });
+  const listenMs = performance.now() - t0;
+  const client = createClient({ brokers: [`127.0.0.1:${port}`] });
+  await client.producer().send(TOPIC, { value: "up", partition: PARTITIONS - 1 });
+  const ms = performance.now() - t0;
+  await client.close();
+  return { child, ms, listenMs };
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  return new Promise((ok) => {
+    child.once("exit", () => ok());
+    child.kill(signal);
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "conch-startup-"));
+  const dataDir = join(dir, "data");
+  try {
+    const t = performance.now();
+    await fill(dataDir);
+    const gib = (PARTITIONS * PER_PARTITION) / 2 ** 30;
+    console.log(
+      `filled ${PARTITIONS} partitions, ${gib.toFixed(2)} GiB, in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
+    const clean: number[] = [];
+    const crashed: number[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      // After a clean stop (the fill's, then the previous run's SIGTERM).
+      const cold = dropCaches();
+      let b = await start(dataDir);
+      clean.push(b.ms);
+      console.log(
+        `run ${run} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms${cold ? " (page cache dropped)" : ""}`,
+      );
+      await stop(b.child, "SIGKILL");
+      dropCaches();
+      b = await start(dataDir);
+      crashed.push(b.ms);
+      console.log(
+        `run ${run} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms`,
+      );
+      await stop(b.child, "SIGTERM");
+    }
+    console.log(
+      `median of ${RUNS}: after a clean stop ${median(clean).toFixed(0)} ms, after SIGKILL ${median(crashed).toFixed(0)} ms`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
