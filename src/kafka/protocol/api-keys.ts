@@ -59,7 +59,7 @@ export const SUPPORTED_APIS: readonly VersionRange[] = [
   { apiKey: ApiKey.SYNC_GROUP, name: "SyncGroup", min: 0, max: 3, firstFlexible: 4 },
   { apiKey: ApiKey.DESCRIBE_GROUPS, name: "DescribeGroups", min: 0, max: 4, firstFlexible: 5 },
   { apiKey: ApiKey.LIST_GROUPS, name: "ListGroups", min: 0, max: 2, firstFlexible: 3 },
-  { apiKey: ApiKey.SASL_HANDSHAKE, name: "SaslHandshake", min: 1, max: 1, firstFlexible: 2 },
+  { apiKey: ApiKey.SASL_HANDSHAKE, name: "SaslHandshake", min: 0, max: 1, firstFlexible: 2 },
   { apiKey: ApiKey.API_VERSIONS, name: "ApiVersions", min: 0, max: 3, firstFlexible: 3 },
   { apiKey: ApiKey.CREATE_TOPICS, name: "CreateTopics", min: 0, max: 4, firstFlexible: 5 },
   { apiKey: ApiKey.DELETE_TOPICS, name: "DeleteTopics", min: 0, max: 3, firstFlexible: 4 },

@@ -7,9 +7,10 @@
  *   response v0-1 = error_code int16 | mechanisms [string]
  *
  * The versions differ in what follows: after v0 the SASL tokens travel bare, each framed by an
- * int32 size with no Kafka header; after v1 they travel inside SaslAuthenticate requests. Conch
- * serves only v1 (docs/kafka.md, "Authentication"): librdkafka, kafkajs and the Java client all
- * use it, and a bare token frame cannot be told from a request.
+ * int32 size with no Kafka header; after v1 they travel inside SaslAuthenticate requests. Both
+ * decode here and both are advertised (librdkafka takes a range without v0 to mean the broker has
+ * no SASL at all), but the Kafka session serves only v1 (docs/kafka.md, "Authentication"):
+ * librdkafka, kafkajs and the Java client all use it, and a bare token cannot be told from a request.
  */
 import { ApiKey } from "./api-keys.js";
 import { checkVersion, encodeResponse, type KafkaRequestHeader } from "./frame.js";
