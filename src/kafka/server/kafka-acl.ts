@@ -24,3 +24,8 @@ export function kafkaRefusal(
 ): number {
   return allowed(ctx, operation, type, name) ? KafkaErrorCode.NONE : REFUSED[type];
 }
+
+/** A topic is created by create on the cluster or on the topic (as `authorizeCreateTopic`). */
+export function mayCreateTopic(ctx: KafkaContext, topic: string): boolean {
+  return allowed(ctx, "create", "cluster", "cluster") || allowed(ctx, "create", "topic", topic);
+}

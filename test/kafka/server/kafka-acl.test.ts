@@ -12,6 +12,7 @@ import type { AclRule } from "../../../src/security/acl-rule.js";
 import { TestScramClient } from "../../security/scram-client.js";
 import {
   kafkaRequest,
+  metadataRequest,
   produceRequest,
   type RawKafkaClient,
   readProduceResponse,
@@ -129,4 +130,41 @@ test("kafka ACLs: kafkajs produces to an allowed topic and is refused on another
     assert.match(`${err.name} ${err.message}`, /authoriz/i);
     return true;
   });
+});
+
+/** A Metadata v1 response: each topic's error code, by name, in order. */
+function metadataTopics(frame: Buffer): [string, number][] {
+  const { body } = responseBody(frame);
+  for (let n = body.arrayCount(1); n > 0; n--) {
+    body.int32();
+    body.string();
+    body.int32();
+    body.nullableString();
+  }
+  body.int32();
+  const out: [string, number][] = [];
+  for (let n = body.arrayCount(1); n > 0; n--) {
+    const error = body.int16();
+    out.push([body.string(), error]);
+    body.boolean();
+    for (let p = body.arrayCount(1); p > 0; p--) {
+      body.skip(2 + 4 + 4);
+      body.skip(4 * body.arrayCount(4));
+      body.skip(4 * body.arrayCount(4));
+    }
+  }
+  return out;
+}
+
+test("kafka ACLs: metadata leaves out topics the principal may not describe, and refuses them by name", async (t) => {
+  const f = await secured(t);
+  const c = await f.raw();
+  await login(c, "alice", USERS.alice);
+  c.send(kafkaRequest(3, 1, 1, (w) => w.int32(-1))); // v1: a null array asks for every topic
+  assert.deepEqual(metadataTopics(await c.next()), [["open", KafkaErrorCode.NONE]]);
+  c.send(metadataRequest(2, 1, ["open", "closed"]));
+  assert.deepEqual(metadataTopics(await c.next()), [
+    ["open", KafkaErrorCode.NONE],
+    ["closed", KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED],
+  ]);
 });
