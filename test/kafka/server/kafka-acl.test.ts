@@ -168,3 +168,24 @@ test("kafka ACLs: metadata leaves out topics the principal may not describe, and
     ["closed", KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED],
   ]);
 });
+
+test("kafka ACLs: kafkajs admin is refused creating and deleting topics without create and delete", async (t) => {
+  const f = await secured(t);
+  const kafka = new Kafka({
+    clientId: "acl-admin",
+    brokers: [f.bootstrap],
+    sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  // kafkajs reports per-topic errors as a list, or as the error's own type.
+  const refused = (err: { type?: string; errors?: { type?: string }[] }): boolean =>
+    (err.errors?.[0]?.type ?? err.type) === "TOPIC_AUTHORIZATION_FAILED";
+  await assert.rejects(admin.createTopics({ topics: [{ topic: "new-one" }] }), refused);
+  await assert.rejects(admin.deleteTopics({ topics: ["open"] }), refused);
+  assert.ok(f.broker.listTopics().includes("open"));
+  assert.ok(!f.broker.listTopics().includes("new-one"));
+});
