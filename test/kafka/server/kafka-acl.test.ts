@@ -37,6 +37,17 @@ async function secured(t: Parameters<typeof startSecureKafka>[0]) {
   return f;
 }
 
+/** kafkajs logged in as alice with SCRAM-SHA-256, failing at once rather than retrying. */
+function aliceKafka(bootstrap: string): Kafka {
+  return new Kafka({
+    clientId: "acl-test",
+    brokers: [bootstrap],
+    sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  });
+}
+
 /** Logs a bare client in as `user` with SCRAM-SHA-256 (SaslHandshake v1, two SaslAuthenticate). */
 async function login(c: RawKafkaClient, user: string, password: string): Promise<void> {
   c.send(kafkaRequest(17, 1, 100, (w) => w.string("SCRAM-SHA-256")));
@@ -114,13 +125,7 @@ test("kafka ACLs: fetch is refused TOPIC_AUTHORIZATION_FAILED without read, per 
 
 test("kafka ACLs: kafkajs produces to an allowed topic and is refused on another", async (t) => {
   const f = await secured(t);
-  const kafka = new Kafka({
-    clientId: "acl-test",
-    brokers: [f.bootstrap],
-    sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 0 },
-  });
+  const kafka = aliceKafka(f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
   t.after(() => producer.disconnect());
@@ -171,13 +176,7 @@ test("kafka ACLs: metadata leaves out topics the principal may not describe, and
 
 test("kafka ACLs: kafkajs admin is refused creating and deleting topics without create and delete", async (t) => {
   const f = await secured(t);
-  const kafka = new Kafka({
-    clientId: "acl-admin",
-    brokers: [f.bootstrap],
-    sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 0 },
-  });
+  const kafka = aliceKafka(f.bootstrap);
   const admin = kafka.admin();
   await admin.connect();
   t.after(() => admin.disconnect());
