@@ -124,13 +124,24 @@ export function formatServerFirst(combinedNonce: string, salt: Buffer, iteration
   return `r=${combinedNonce},s=${salt.toString("base64")},i=${iterations}`;
 }
 
-/** Parses a client-final message whose nonce must be `combinedNonce` and proof `proofBytes` long. */
-export function parseClientFinal(message: Buffer, combinedNonce: string, proofBytes: number): ClientFinal {
+/**
+ * Parses a client-final message whose nonce must be `combinedNonce` and proof `proofBytes` long.
+ * librdkafka (2.0.2 at least) sends its own nonce again before the combined one; Kafka accepts that
+ * (it checks only that the nonce ends with the combined one), so this accepts exactly that form too.
+ * The proof covers the message as sent, so the extra prefix gains a client nothing.
+ */
+export function parseClientFinal(
+  message: Buffer,
+  combinedNonce: string,
+  proofBytes: number,
+  clientNonce: string,
+): ClientFinal {
   const s = text(message, "client-final message");
   const parts = s.split(",");
   const binding = attribute(parts[0], "c", "client-final message");
   if (binding !== NO_CHANNEL_BINDING) throw malformed("channel binding must be biws (n,,)");
-  if (attribute(parts[1], "r", "client-final message") !== combinedNonce) {
+  const r = attribute(parts[1], "r", "client-final message");
+  if (r !== combinedNonce && r !== clientNonce + combinedNonce) {
     throw malformed("client-final nonce is not the one the server sent");
   }
   const last = parts.length - 1;

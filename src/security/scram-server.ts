@@ -101,7 +101,7 @@ export class ScramServer implements SaslServer {
     const first = this.#first;
     if (credential === null || first === null) throw new ConchError(ErrorCode.INTERNAL, "SCRAM state lost");
     const n = digestBytes(this.mechanism);
-    const final = parseClientFinal(message, this.#combinedNonce, n);
+    const final = parseClientFinal(message, this.#combinedNonce, n, first.clientNonce);
     const authMessage = `${first.bare},${this.#serverFirst},${final.withoutProof}`;
     const clientSignature = hmac(this.mechanism, credential.storedKey, authMessage);
     const clientKey = Buffer.allocUnsafe(n);

@@ -9,9 +9,12 @@ import type { Operation, ResourceType } from "../security/acl-rule.js";
 import { ANONYMOUS_PRINCIPAL } from "../security/connection-auth.js";
 import type { RequestContext } from "./handler.js";
 
+/** What a check reads of a request's context: any protocol's session can hand in its own. */
+export type AuthorizationContext = Pick<RequestContext, "auth" | "authorization">;
+
 /** Whether the connection's principal may `operation` the resource (true with authorization off). */
 export function allowed(
-  ctx: RequestContext,
+  ctx: AuthorizationContext,
   operation: Operation,
   type: ResourceType,
   name: string,
@@ -26,13 +29,18 @@ export function allowed(
 }
 
 /** Throws the resource type's AUTHORIZATION_FAILED unless `allowed`. */
-export function authorize(ctx: RequestContext, operation: Operation, type: ResourceType, name: string): void {
+export function authorize(
+  ctx: AuthorizationContext,
+  operation: Operation,
+  type: ResourceType,
+  name: string,
+): void {
   if (allowed(ctx, operation, type, name)) return;
   throw refusal(ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL, operation, type, name);
 }
 
 /** A topic is created by create on the topic or on the cluster. */
-export function authorizeCreateTopic(ctx: RequestContext, topic: string): void {
+export function authorizeCreateTopic(ctx: AuthorizationContext, topic: string): void {
   if (allowed(ctx, "create", "cluster", "cluster")) return;
   authorize(ctx, "create", "topic", topic);
 }

@@ -25,11 +25,13 @@ const RESPONSE_ENCODERS = new Map<number, Encoder>([
   [k.ApiKey.SYNC_GROUP, k.encodeSyncGroupResponse],
   [k.ApiKey.DESCRIBE_GROUPS, k.encodeDescribeGroupsResponse],
   [k.ApiKey.LIST_GROUPS, k.encodeListGroupsResponse],
+  [k.ApiKey.SASL_HANDSHAKE, k.encodeSaslHandshakeResponse],
   [k.ApiKey.API_VERSIONS, k.encodeApiVersionsResponse],
   [k.ApiKey.CREATE_TOPICS, k.encodeCreateTopicsResponse],
   [k.ApiKey.DELETE_TOPICS, k.encodeDeleteTopicsResponse],
   [k.ApiKey.INIT_PRODUCER_ID, k.encodeInitProducerIdResponse],
   [k.ApiKey.DESCRIBE_CONFIGS, k.encodeDescribeConfigsResponse],
+  [k.ApiKey.SASL_AUTHENTICATE, k.encodeSaslAuthenticateResponse],
   [k.ApiKey.CREATE_PARTITIONS, k.encodeCreatePartitionsResponse],
 ]);
 

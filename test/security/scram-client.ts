@@ -33,7 +33,8 @@ export class TestScramClient {
     return Buffer.from(`n,,${this.#bare}`);
   }
 
-  final(serverFirst: Buffer): Buffer {
+  /** `prefix` goes before the combined nonce (librdkafka repeats its own nonce there). */
+  final(serverFirst: Buffer, prefix = ""): Buffer {
     const text = serverFirst.toString();
     const attrs = new Map(text.split(",").map((p) => [p[0], p.slice(2)] as const));
     const r = attrs.get("r") ?? "";
@@ -48,7 +49,7 @@ export class TestScramClient {
     );
     const clientKey = createHmac(hash, salted).update("Client Key").digest();
     const storedKey = createHash(hash).update(clientKey).digest();
-    const withoutProof = `c=biws,r=${r}`;
+    const withoutProof = `c=biws,r=${prefix}${r}`;
     const authMessage = `${this.#bare},${text},${withoutProof}`;
     const signature = createHmac(hash, storedKey).update(authMessage).digest();
     const proof = Buffer.from(clientKey.map((b, i) => b ^ (signature[i] ?? 0)));

@@ -23,7 +23,6 @@ export const ApiKey = {
   SYNC_GROUP: 14,
   DESCRIBE_GROUPS: 15,
   LIST_GROUPS: 16,
-  // 17 SaslHandshake and 36 SaslAuthenticate: a place kept for authentication, not decoded yet.
   SASL_HANDSHAKE: 17,
   API_VERSIONS: 18,
   CREATE_TOPICS: 19,
@@ -60,11 +59,13 @@ export const SUPPORTED_APIS: readonly VersionRange[] = [
   { apiKey: ApiKey.SYNC_GROUP, name: "SyncGroup", min: 0, max: 3, firstFlexible: 4 },
   { apiKey: ApiKey.DESCRIBE_GROUPS, name: "DescribeGroups", min: 0, max: 4, firstFlexible: 5 },
   { apiKey: ApiKey.LIST_GROUPS, name: "ListGroups", min: 0, max: 2, firstFlexible: 3 },
+  { apiKey: ApiKey.SASL_HANDSHAKE, name: "SaslHandshake", min: 0, max: 1, firstFlexible: 2 },
   { apiKey: ApiKey.API_VERSIONS, name: "ApiVersions", min: 0, max: 3, firstFlexible: 3 },
   { apiKey: ApiKey.CREATE_TOPICS, name: "CreateTopics", min: 0, max: 4, firstFlexible: 5 },
   { apiKey: ApiKey.DELETE_TOPICS, name: "DeleteTopics", min: 0, max: 3, firstFlexible: 4 },
   { apiKey: ApiKey.INIT_PRODUCER_ID, name: "InitProducerId", min: 0, max: 1, firstFlexible: 2 },
   { apiKey: ApiKey.DESCRIBE_CONFIGS, name: "DescribeConfigs", min: 0, max: 2, firstFlexible: 4 },
+  { apiKey: ApiKey.SASL_AUTHENTICATE, name: "SaslAuthenticate", min: 0, max: 1, firstFlexible: 2 },
   { apiKey: ApiKey.CREATE_PARTITIONS, name: "CreatePartitions", min: 0, max: 1, firstFlexible: 2 },
 ];
 

@@ -26,6 +26,8 @@ export * from "./record-batch.js";
 export * from "./record-batch-builder.js";
 export * from "./record-batch-cursor.js";
 export * from "./request-decoders.js";
+export * from "./sasl-authenticate.js";
+export * from "./sasl-handshake.js";
 export * from "./sync-group.js";
 export * from "./throttled-error.js";
 export * from "./topic-errors.js";

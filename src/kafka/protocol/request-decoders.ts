@@ -24,6 +24,8 @@ import { decodeMetadataRequest } from "./metadata.js";
 import { decodeOffsetCommitRequest } from "./offset-commit.js";
 import { decodeOffsetFetchRequest } from "./offset-fetch.js";
 import { decodeProduceRequest } from "./produce.js";
+import { decodeSaslAuthenticateRequest } from "./sasl-authenticate.js";
+import { decodeSaslHandshakeRequest } from "./sasl-handshake.js";
 import { decodeSyncGroupRequest } from "./sync-group.js";
 
 export type RequestDecoder = (h: KafkaRequestHeader) => object;
@@ -42,11 +44,13 @@ export const REQUEST_DECODERS: ReadonlyMap<number, RequestDecoder> = new Map<num
   [ApiKey.SYNC_GROUP, decodeSyncGroupRequest],
   [ApiKey.DESCRIBE_GROUPS, decodeDescribeGroupsRequest],
   [ApiKey.LIST_GROUPS, decodeListGroupsRequest],
+  [ApiKey.SASL_HANDSHAKE, decodeSaslHandshakeRequest],
   [ApiKey.API_VERSIONS, decodeApiVersionsRequest],
   [ApiKey.CREATE_TOPICS, decodeCreateTopicsRequest],
   [ApiKey.DELETE_TOPICS, decodeDeleteTopicsRequest],
   [ApiKey.INIT_PRODUCER_ID, decodeInitProducerIdRequest],
   [ApiKey.DESCRIBE_CONFIGS, decodeDescribeConfigsRequest],
+  [ApiKey.SASL_AUTHENTICATE, decodeSaslAuthenticateRequest],
   [ApiKey.CREATE_PARTITIONS, decodeCreatePartitionsRequest],
 ]);
 

@@ -16,9 +16,11 @@ import type { Listener } from "../../net/listener.js";
 import type { ConchServer } from "../../server/conch-server.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
 import { ConvertingBatches } from "../convert/converting-store.js";
+import { ApiKey } from "../protocol/api-keys.js";
 import { defaultKafkaHandlers } from "./handler-table.js";
+import { saslAuthenticateHandler, saslHandshakeHandler } from "./handlers/sasl.js";
 import type { KafkaHandlerTable, KafkaNode } from "./kafka-handler.js";
-import { KafkaSession } from "./kafka-session.js";
+import { type KafkaSecurity, KafkaSession } from "./kafka-session.js";
 
 /** The name of the Kafka listener, for logs and metrics. */
 export const KAFKA_LISTENER = "kafka";
@@ -30,6 +32,12 @@ export interface KafkaFrontEndOptions {
   nodeId?: number;
   /** Default: defaultKafkaHandlers(), every API the front-end serves. */
   handlers?: KafkaHandlerTable;
+  /**
+   * The broker's security (BrokerSecurity, docs/security.md): SASL logins (SaslHandshake and
+   * SaslAuthenticate are served and advertised only with it), required when its settings say so,
+   * and ACLs. Default null: neither.
+   */
+  security?: KafkaSecurity | null;
 }
 
 export class KafkaFrontEnd {
@@ -43,9 +51,16 @@ export class KafkaFrontEnd {
     this.#nodeId = options.nodeId ?? 0;
     // One conversion for every connection: it is used synchronously, and reuses its buffers.
     const batches: BatchConversion = new ConvertingBatches();
+    const handlers = options.handlers ?? defaultKafkaHandlers();
+    const security = options.security ?? null;
+    if (security !== null) {
+      handlers.set(ApiKey.SASL_HANDSHAKE, saslHandshakeHandler);
+      handlers.set(ApiKey.SASL_AUTHENTICATE, saslAuthenticateHandler);
+    }
     const deps = {
       broker,
-      handlers: options.handlers ?? defaultKafkaHandlers(),
+      handlers,
+      security,
       limits: server.limits,
       batches,
       node: () => this.node,

@@ -9,6 +9,8 @@
 
 import type { Logger } from "pino";
 import type { Broker } from "../../broker/broker.js";
+import type { ConnectionAuth } from "../../security/connection-auth.js";
+import type { AuthorizerSource } from "../../server/handler.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
 import type { KafkaRequestHeader } from "../protocol/frame.js";
 
@@ -37,6 +39,14 @@ export interface KafkaContext {
   responseBytes: number;
   /** A line of a kind a client can repeat at will (a refused batch): rate-limited. */
   limitedLog(key: string, fields: object, msg: string): void;
+  /** The connection's login (docs/security.md); null on a listener without security. */
+  readonly auth: ConnectionAuth | null;
+  /** Where the ACLs are; its authorizer is null with authorization off. */
+  readonly authorization: AuthorizerSource | null;
+  /** The client id of the request being handled, for the log. */
+  clientId: string | null;
+  /** Closes the connection once the requests before and including this one are answered. */
+  endConnection(): void;
 }
 
 export interface KafkaHandler {

@@ -11,6 +11,9 @@
  * - A frame that is not a request, an API we do not serve, a version outside its range, a body
  *   that does not decode: Kafka has no response for these, so the connection is closed once the
  *   requests before it are answered (a client reconnects; nothing else is affected).
+ * - With security, a listener that requires a login closes a connection that sends anything but
+ *   ApiVersions, SaslHandshake and SaslAuthenticate before it has logged in (or shown a verified
+ *   client certificate), as Kafka does: there is no error code every request can carry.
  * - A request answered at once with nothing in flight is written at once; anything else takes a
  *   slot in the queue and counts against the transport's bounds until written.
  */
@@ -18,6 +21,9 @@ import type { Broker } from "../../broker/broker.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import type { FramedConnection } from "../../net/framed-connection.js";
 import type { Session } from "../../net/session.js";
+import { certificatePrincipal } from "../../security/certificate-principal.js";
+import { type AuthSettings, ConnectionAuth } from "../../security/connection-auth.js";
+import type { AuthorizerSource } from "../../server/handler.js";
 import type { ServerLimits } from "../../server/server-options.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
 import { ApiKey, supportedApi } from "../protocol/api-keys.js";
@@ -34,7 +40,21 @@ export interface KafkaSessionDeps {
   batches: BatchConversion;
   /** The node clients are told about: its port is known once the listener listens. */
   node: () => KafkaNode;
+  /** The broker's security (BrokerSecurity); null: no logins, no ACLs. */
+  security: KafkaSecurity | null;
 }
+
+/** What a Kafka session needs of the broker's security. */
+export interface KafkaSecurity extends AuthorizerSource {
+  readonly auth: AuthSettings;
+}
+
+/** What a connection may send before it has logged in, when logging in is required. */
+const LOGIN_API_KEYS: ReadonlySet<number> = new Set([
+  ApiKey.API_VERSIONS,
+  ApiKey.SASL_HANDSHAKE,
+  ApiKey.SASL_AUTHENTICATE,
+]);
 
 /** Where the api key is in a request frame (the transport hands frames without their size field). */
 const API_KEY_AT = 0;
@@ -48,12 +68,25 @@ export class KafkaSession implements Session {
   readonly #queue: ResponseQueue;
   readonly #ctx: KafkaContext;
   #failed = false;
+  /** Set while a handler runs: an end it asks for waits until its answer is queued. */
+  #handling = false;
+  #endAfterAnswer = false;
 
   constructor(conn: FramedConnection, deps: KafkaSessionDeps) {
     this.#conn = conn;
     this.#deps = deps;
     this.#queue = new ResponseQueue(conn);
     const limits = deps.limits;
+    const security = deps.security;
+    let auth: ConnectionAuth | null = null;
+    if (security !== null) {
+      const certificate = conn.verifiedPeerCertificate();
+      auth = new ConnectionAuth(security.auth, {
+        tls: conn.encrypted,
+        address: conn.remoteAddress,
+        certificatePrincipal: certificate === null ? null : certificatePrincipal(certificate),
+      });
+    }
     this.#ctx = {
       broker: deps.broker,
       node: deps.node(),
@@ -63,6 +96,13 @@ export class KafkaSession implements Session {
       responseCap: (max) => conn.responseCap(Math.min(max, limits.maxFetchBytes)),
       responseBytes: 0,
       limitedLog: (key, fields, msg) => conn.limitedLog("info", key, fields, msg),
+      auth,
+      authorization: security,
+      clientId: null,
+      endConnection: () => {
+        if (this.#handling) this.#endAfterAnswer = true;
+        else conn.closeWhenAnswered();
+      },
     };
   }
 
@@ -94,6 +134,13 @@ export class KafkaSession implements Session {
       this.#close("malformed", { err }, "a malformed request header");
       return true;
     }
+    const auth = this.#ctx.auth;
+    if (auth !== null && !auth.authenticated && !LOGIN_API_KEYS.has(h.apiKey)) {
+      const api = supportedApi(h.apiKey);
+      const what = api === undefined ? `api ${h.apiKey}` : api.name;
+      this.#close("unauthenticated", { apiKey: h.apiKey }, `${what} before logging in (SASL)`);
+      return true;
+    }
     if (!h.supported || entry === undefined) {
       if (h.apiKey === ApiKey.API_VERSIONS) {
         this.#answer(refuseApiVersion(this.#deps.handlers, h.correlationId), request.length);
@@ -106,14 +153,22 @@ export class KafkaSession implements Session {
     }
     const ctx = this.#ctx;
     ctx.responseBytes = 0;
+    ctx.clientId = h.clientId;
     let reply: KafkaReply;
+    this.#handling = true;
     try {
       reply = entry.handle(ctx, h);
     } catch (err) {
       this.#unanswerable(err, h);
       return !keep;
+    } finally {
+      this.#handling = false;
     }
     this.#answer(reply, request.length);
+    if (this.#endAfterAnswer) {
+      this.#endAfterAnswer = false;
+      this.#conn.closeWhenAnswered();
+    }
     return !keep;
   }
 

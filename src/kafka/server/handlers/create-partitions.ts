@@ -2,6 +2,8 @@
  * CreatePartitions: grows each topic to `count` partitions in all. Replica assignments are refused
  * (one broker places everything); validate_only checks that the topic exists and would grow.
  */
+
+import { authorize } from "../../../server/authorize.js";
 import {
   type CreatePartitionsTopic,
   decodeCreatePartitionsRequest,
@@ -26,6 +28,7 @@ export const createPartitionsHandler: KafkaHandler = {
 };
 
 async function grow(ctx: KafkaContext, t: CreatePartitionsTopic, validateOnly: boolean): Promise<void> {
+  authorize(ctx, "alter", "topic", t.name);
   if (t.assignments !== null) {
     throw new KafkaRefusal(
       KafkaErrorCode.INVALID_REPLICA_ASSIGNMENT,

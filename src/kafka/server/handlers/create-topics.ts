@@ -6,6 +6,7 @@
  * validate_only checks the name and the count and creates nothing.
  */
 import { checkTopicName } from "../../../format/topic-name.js";
+import { authorizeCreateTopic } from "../../../server/authorize.js";
 import type { CreatableTopic } from "../../protocol/create-topics.js";
 import { decodeCreateTopicsRequest, encodeCreateTopicsResponse } from "../../protocol/create-topics.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
@@ -27,6 +28,7 @@ export const createTopicsHandler: KafkaHandler = {
 };
 
 async function create(ctx: KafkaContext, t: CreatableTopic, validateOnly: boolean): Promise<void> {
+  authorizeCreateTopic(ctx, t.name);
   if (t.replicationFactor !== 1 && t.replicationFactor !== -1) {
     throw new KafkaRefusal(
       KafkaErrorCode.INVALID_REPLICATION_FACTOR,

@@ -1,4 +1,6 @@
 /** DeleteTopics: each topic deleted in turn, with its data; an unknown one answers UNKNOWN_TOPIC_OR_PARTITION. */
+
+import { authorize } from "../../../server/authorize.js";
 import { decodeDeleteTopicsRequest, encodeDeleteTopicsResponse } from "../../protocol/delete-topics.js";
 import type { KafkaHandler } from "../kafka-handler.js";
 import { eachTopic } from "./admin-results.js";
@@ -10,7 +12,10 @@ export const deleteTopicsHandler: KafkaHandler = {
     const result = await eachTopic(
       req.topicNames,
       (name) => name,
-      (name) => ctx.broker.deleteTopic(name),
+      async (name) => {
+        authorize(ctx, "delete", "topic", name);
+        await ctx.broker.deleteTopic(name);
+      },
     );
     return encodeDeleteTopicsResponse(h.correlationId, h.apiVersion, result);
   },

@@ -6,6 +6,7 @@
  */
 import type { BrokerConfig } from "../../../broker/broker-config.js";
 import { ConchError, ErrorCode } from "../../../format/errors.js";
+import { authorize } from "../../../server/authorize.js";
 import {
   ConfigResourceType,
   ConfigSource,
@@ -51,8 +52,12 @@ export const describeConfigsHandler: KafkaHandler = {
 };
 
 function configsOf(ctx: KafkaContext, type: number, name: string): [string, string][] {
-  if (type === ConfigResourceType.TOPIC) return Object.entries(ctx.broker.describeTopic(name).configs);
+  if (type === ConfigResourceType.TOPIC) {
+    authorize(ctx, "describe", "topic", name);
+    return Object.entries(ctx.broker.describeTopic(name).configs);
+  }
   if (type === ConfigResourceType.BROKER && name === String(ctx.node.nodeId)) {
+    authorize(ctx, "describe", "cluster", "cluster");
     return brokerConfigs(ctx.broker.config);
   }
   throw new ConchError(ErrorCode.INVALID_REQUEST, `no config resource of type ${type} named "${name}"`);

@@ -25,6 +25,7 @@ import {
   type FetchPartitionResponse,
   type FetchRequest,
 } from "../../protocol/fetch.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import { kafkaErrorCode } from "../kafka-errors.js";
 import type { KafkaContext, KafkaHandler } from "../kafka-handler.js";
 
@@ -64,14 +65,19 @@ async function answer(
   maxBytes: number,
 ): Promise<{ topic: string; partitions: FetchPartitionResponse[] }[]> {
   const reads: PartitionRead[] = [];
-  const topics = req.topics.map((t) => ({
-    topic: t.topic,
-    partitions: t.partitions.map((asked) => {
-      const read: PartitionRead = { topic: t.topic, asked, answer: emptyAnswer(asked.partition), bytes: 0 };
-      reads.push(read);
-      return read.answer;
-    }),
-  }));
+  const topics = req.topics.map((t) => {
+    const denied = kafkaRefusal(ctx, "read", "topic", t.topic);
+    return {
+      topic: t.topic,
+      partitions: t.partitions.map((asked) => {
+        const read: PartitionRead = { topic: t.topic, asked, answer: emptyAnswer(asked.partition), bytes: 0 };
+        // A topic the principal may not read is answered with its refusal and never read.
+        if (denied !== KafkaErrorCode.NONE) read.answer.errorCode = denied;
+        else reads.push(read);
+        return read.answer;
+      }),
+    };
+  });
   let left = maxBytes;
   for (const r of reads) {
     if (left <= 0 || ctx.signal.aborted) {

@@ -11,6 +11,7 @@ import {
   encodeListOffsetsResponse,
   ListOffsetsTimestamp,
 } from "../../protocol/list-offsets.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import { kafkaErrorCode } from "../kafka-errors.js";
 import type { KafkaContext, KafkaHandler } from "../kafka-handler.js";
 
@@ -36,12 +37,19 @@ export const listOffsetsHandler: KafkaHandler = {
   async handle(ctx, h) {
     const req = decodeListOffsetsRequest(h);
     const topics = await Promise.all(
-      req.topics.map(async (t) => ({
-        name: t.name,
-        partitions: await Promise.all(
-          t.partitions.map((p) => lookUp(ctx, t.name, p.partitionIndex, p.timestamp)),
-        ),
-      })),
+      req.topics.map(async (t) => {
+        const denied = kafkaRefusal(ctx, "describe", "topic", t.name);
+        return {
+          name: t.name,
+          partitions: await Promise.all(
+            t.partitions.map((p) =>
+              denied === KafkaErrorCode.NONE
+                ? lookUp(ctx, t.name, p.partitionIndex, p.timestamp)
+                : { partitionIndex: p.partitionIndex, errorCode: denied, timestamp: -1, offset: -1 },
+            ),
+          ),
+        };
+      }),
     );
     return encodeListOffsetsResponse(h.correlationId, h.apiVersion, { throttleTimeMs: 0, topics });
   },

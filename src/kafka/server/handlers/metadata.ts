@@ -13,6 +13,7 @@ import {
   type MetadataPartition,
   type MetadataTopic,
 } from "../../protocol/metadata.js";
+import { kafkaRefusal, mayCreateTopic } from "../kafka-acl.js";
 import { kafkaErrorCode } from "../kafka-errors.js";
 import type { KafkaContext, KafkaHandler } from "../kafka-handler.js";
 
@@ -26,8 +27,17 @@ export const metadataHandler: KafkaHandler = {
     const broker = ctx.broker;
     const names = req.topics ?? broker.listTopics().filter((name) => !broker.describeTopic(name).internal);
     const topics: MetadataTopic[] = [];
+    const named = req.topics !== null;
     for (const name of names) {
-      topics.push(await describe(ctx, name, req.allowAutoTopicCreation && req.topics !== null));
+      // As Kafka: a topic the principal may not describe is left out of a listing of all topics,
+      // and refused by name when asked for.
+      const denied = kafkaRefusal(ctx, "describe", "topic", name);
+      if (denied !== KafkaErrorCode.NONE) {
+        if (named) topics.push({ errorCode: denied, name, isInternal: false, partitions: [] });
+        continue;
+      }
+      const mayCreate = named && req.allowAutoTopicCreation && mayCreateTopic(ctx, name);
+      topics.push(await describe(ctx, name, mayCreate));
     }
     const node = ctx.node;
     return encodeMetadataResponse(h.correlationId, h.apiVersion, {

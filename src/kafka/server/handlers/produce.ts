@@ -16,6 +16,7 @@ import {
   type ProducePartitionResponse,
   type ProduceRequest,
 } from "../../protocol/produce.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import { kafkaErrorCode, kafkaErrorMessage } from "../kafka-errors.js";
 import type { KafkaContext, KafkaHandler } from "../kafka-handler.js";
 
@@ -74,6 +75,7 @@ class ProduceReply {
     for (const t of this.#req.topics) {
       const partitions: ProducePartitionResponse[] = [];
       this.#topics.push({ name: t.name, partitions });
+      const denied = kafkaRefusal(ctx, "write", "topic", t.name);
       for (const p of t.partitions) {
         const answer: ProducePartitionResponse = {
           index: p.index,
@@ -83,7 +85,7 @@ class ProduceReply {
           logStartOffset: -1,
         };
         partitions.push(answer);
-        const refusal = this.#refusal(p.records);
+        const refusal = denied !== KafkaErrorCode.NONE ? denied : this.#refusal(p.records);
         if (refusal !== null) {
           answer.errorCode = refusal;
           continue;
