@@ -41,7 +41,7 @@ test("kafka frame: an unknown API or version still yields its header, then UNSUP
     [0, 2],
     [0, 9],
     [1, 12],
-    [17, 1],
+    [17, 2],
     [999, 0],
   ] as const) {
     const frame = Buffer.from("0000000a00000000000000070000", "hex");
