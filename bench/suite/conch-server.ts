@@ -66,6 +66,11 @@ export const conchServer: ServerSpec = {
         // Workload 6b's 10,000 partitions, with room for the internal topics beside them.
         "--max-partitions",
         "20000",
+        // Workload 7's crowd of 1,000 connections from one address, with the others beside it.
+        "--max-connections",
+        "4096",
+        "--max-connections-per-ip",
+        "4096",
         "--log-level",
         "warn",
         "--log-format",

@@ -154,6 +154,7 @@ async function measureOne(
     ...(o.transferUs ? { transferUs: o.transferUs } : {}),
     ...(o.warmMsgsPerSec !== undefined ? { warmMsgsPerSec: o.warmMsgsPerSec } : {}),
     ...(o.messagesSent !== undefined ? { messagesSent: o.messagesSent } : {}),
+    ...(o.soloMsgsPerSec !== undefined ? { soloMsgsPerSec: o.soloMsgsPerSec } : {}),
   };
   const idle = w.idleSeconds === undefined ? "" : await measureIdle(m, pid, w.idleSeconds);
   const lat = o.latencyUs
@@ -166,10 +167,14 @@ async function measureOne(
     o.warmMsgsPerSec === undefined
       ? ""
       : ` (warm, after the same workload again: ${thousands(o.warmMsgsPerSec)} msgs/s)`;
+  const solo =
+    o.soloMsgsPerSec === undefined
+      ? ""
+      : ` (alone just before: ${thousands(o.soloMsgsPerSec)} msgs/s, ${((m.msgsPerSec! / o.soloMsgsPerSec) * 100).toFixed(0)}% kept)`;
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${lat}${transfer}${others}${idle}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${transfer}${others}${idle}`,
   );
   return m;
 }

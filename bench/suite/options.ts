@@ -27,6 +27,7 @@ const WORKLOAD_IDS: WorkloadId[] = [
   "hermit-pipelined",
   "partitions-1",
   "partitions-10k",
+  "connections-1k",
 ];
 
 const USAGE = `npm run bench -- [options]

@@ -27,6 +27,8 @@ export interface Measurement {
   transferUs?: LatencySummary;
   /** Workload 5: the rate of a round after the server and client warmed up (WorkloadOutcome). */
   warmMsgsPerSec?: number;
+  /** Workload 7: the measured producer's rate alone, just before the measured round. */
+  soloMsgsPerSec?: number;
   /**
    * Workload 3: the p99 of a bare round trip between two Node processes at the workload's pace,
    * measured right before this run's server started (the machine drifts within a suite run).
@@ -57,6 +59,9 @@ export interface Summary {
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
   warmMsgsPerSec?: number;
+  /** Workload 7: the median rate alone, and the median over the runs of each run's rate over it. */
+  soloMsgsPerSec?: number;
+  soloShare?: number;
   /** Workload 3: the median of the bare round trips' p99 measured before the runs. */
   roundTripP99Us?: number;
   /** Workload 3: the median over the runs of each run's p99 divided by the round trip's before it. */
@@ -124,6 +129,11 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (transfer !== undefined) summary.transferUs = transfer;
     const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
     if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
+    const solo = ok.filter((m) => m.soloMsgsPerSec !== undefined && m.msgsPerSec !== undefined);
+    if (solo.length > 0) {
+      summary.soloMsgsPerSec = median(solo.map((m) => m.soloMsgsPerSec!));
+      summary.soloShare = median(solo.map((m) => m.msgsPerSec! / m.soloMsgsPerSec!));
+    }
     const idle = ok.flatMap((m) => (m.idleCpuShare !== undefined ? [m.idleCpuShare] : []));
     if (idle.length > 0) summary.idleCpuShare = median(idle);
     const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));

@@ -82,7 +82,11 @@ export function renderTable(input: TableInput): string {
         fixed(s.clientCpuPerMillion, 2),
         ratio(s, conch, workload),
         ceiling(s, workload, input),
-        note(s, workload === "latency" ? input.latencyRate : 0) + transferNote(s) + warmNote(s) + idleNote(s),
+        note(s, workload === "latency" ? input.latencyRate : 0) +
+          transferNote(s) +
+          warmNote(s) +
+          soloNote(s) +
+          idleNote(s),
       ]);
     }
   }
@@ -136,6 +140,9 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec / one.msgsPerSec) * 100).toFixed(0)}% of 1 partition`
         : "–";
     }
+    case "connections-1k":
+      // Against the same producer alone, just before, on the same server.
+      return s.soloShare === undefined ? "–" : `${(s.soloShare * 100).toFixed(0)}% of alone`;
   }
 }
 
@@ -150,6 +157,12 @@ function idleNote(s: Summary): string {
 /** For workload 5: the rate once the server and client are warm. */
 function warmNote(s: Summary): string {
   return s.warmMsgsPerSec === undefined ? "" : `; warm: ${thousands(s.warmMsgsPerSec)} msgs/s`;
+}
+
+/** For workload 7: the producer's rate alone, and the share of it it kept among the crowd. */
+function soloNote(s: Summary): string {
+  if (s.soloMsgsPerSec === undefined || s.soloShare === undefined) return "";
+  return `; alone: ${thousands(s.soloMsgsPerSec)} msgs/s, ${(s.soloShare * 100).toFixed(0)}% kept`;
 }
 
 /** For the latency workload: the part of the latency after the producer's send call. */

@@ -103,6 +103,8 @@ export interface WorkloadOutcome {
    * (cold) round and at least WARM_UP_SECONDS more of it on the same server and client.
    */
   warmMsgsPerSec?: number;
+  /** Workload 7: the measured producer's rate alone, just before the measured round. */
+  soloMsgsPerSec?: number;
   /** Every message the worker sent, when more than `messages` (the rounds around the measured one). */
   messagesSent?: number;
 }

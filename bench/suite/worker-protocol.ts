@@ -14,3 +14,14 @@ export type WorkerResult = { ok: true; outcome: WorkloadOutcome } | { ok: false;
 
 /** The worker prints its result on one stdout line starting with this. */
 export const RESULT_PREFIX = "RESULT ";
+
+/** What workload 7's worker asks its crowd process to do (slow-clients.ts; one JSON argument). */
+export interface SlowClientsRequest {
+  system: SystemId;
+  endpoint: Endpoint;
+  stream: string;
+  connections: number;
+  /** Each connection sends one message this often. */
+  intervalMs: number;
+  payloadBytes: number;
+}

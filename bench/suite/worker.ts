@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   const factory = await loadClient(request.system);
   const driver = await factory(request.endpoint);
   try {
-    const outcome = await workload.run(driver, workload.params(request.scale));
+    const outcome = await workload.run(driver, workload.params(request.scale), {
+      system: request.system,
+      endpoint: request.endpoint,
+    });
     const cpu = process.cpuUsage();
     outcome.workerCpuSeconds = (cpu.user + cpu.system) / 1e6;
     report({ ok: true, outcome });

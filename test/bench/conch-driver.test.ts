@@ -7,10 +7,12 @@ import { conchServer } from "../../bench/suite/conch-server.js";
 import { processCpuSeconds } from "../../bench/suite/proc-cpu.js";
 import type { ClientDriver, RunningServer } from "../../bench/suite/types.js";
 import { runWorker } from "../../bench/suite/worker-run.js";
+import { connections1k } from "../../bench/suite/workloads/connections.js";
 import { consume } from "../../bench/suite/workloads/consume.js";
 import { durable, durableWait } from "../../bench/suite/workloads/durable.js";
 import { latency } from "../../bench/suite/workloads/latency.js";
 import { produce } from "../../bench/suite/workloads/produce.js";
+import type { WorkerEnv } from "../../bench/suite/workloads/workload.js";
 
 // The Conch side of the suite against a real broker process, at tiny scales: the workloads must
 // deliver exactly what they sent, and the worker process must report or be killed on time.
@@ -25,6 +27,11 @@ before(async () => {
   driver = await conchClient(server.endpoint);
 });
 
+/** The worker's view of the system under test. */
+function env(): WorkerEnv {
+  return { system: "conch", endpoint: server.endpoint };
+}
+
 after(async () => {
   if (!built) return;
   await driver.close();
@@ -34,27 +41,38 @@ after(async () => {
 
 test("produce then consume reads back every message", { skip: !built }, async () => {
   const p = produce.params(0.0004); // 2,000 messages
-  const wrote = await produce.run(driver, p);
+  const wrote = await produce.run(driver, p, env());
   assert.equal(wrote.messages, 2_000);
   assert.equal(wrote.payloadBytes, 200_000);
-  const read = await consume.run(driver, p);
+  const read = await consume.run(driver, p, env());
   assert.equal(read.messages, 2_000);
   assert.equal(read.payloadBytes, 200_000);
 });
 
 test("latency records every message after the warm-up", { skip: !built }, async () => {
   const p = latency.params(0.01); // 5,500 messages at 50,000 msg/s
-  const out = await latency.run(driver, p);
+  const out = await latency.run(driver, p, env());
   assert.equal(out.messages, 5_500);
   assert.equal(out.latencyUs?.count, 5_500 - p.warmupMessages);
   assert.ok(out.latencyUs.p50 <= out.latencyUs.p99 && out.latencyUs.p99 <= out.latencyUs.p999);
 });
 
 test("durable producers are acknowledged for every message", { skip: !built }, async () => {
-  const out = await durable.run(driver, durable.params(0.01)); // 16 x 500
+  const out = await durable.run(driver, durable.params(0.01), env()); // 16 x 500
   assert.equal(out.messages, 8_000);
-  const wait = await durableWait.run(driver, durableWait.params(0.01)); // 16 x 50
+  const wait = await durableWait.run(driver, durableWait.params(0.01), env()); // 16 x 50
   assert.equal(wait.messages, 800);
+});
+
+test("workload 7 measures its producer alone, then among a crowd in another process", {
+  skip: !built,
+}, async () => {
+  const p = { ...connections1k.params(0.01), connections: 40 }; // 10,000 messages, each round
+  const out = await connections1k.run(driver, p, env());
+  assert.equal(out.messages, 10_000);
+  assert.ok(out.soloMsgsPerSec !== undefined && out.soloMsgsPerSec > 0);
+  // Both rounds, and whatever the crowd had acknowledged when it stopped.
+  assert.ok(out.messagesSent !== undefined && out.messagesSent >= 20_000);
 });
 
 test("a worker process reports its outcome", { skip: !built }, async () => {

@@ -24,6 +24,7 @@ test("consume shares produce's server; every other workload gets its own", () =>
     ["hermit-pipelined"],
     ["partitions-1"],
     ["partitions-10k"],
+    ["connections-1k"],
   ]);
 });
 
@@ -41,6 +42,8 @@ test("workload parameters at full scale are the ones the method states", () => {
     assert.equal(byId[id]!.producers, 16);
   }
   assert.equal(byId["partitions-10k"]!.partitions, 10_000);
+  assert.equal(byId["connections-1k"]!.connections, 1_000);
+  assert.equal(byId["connections-1k"]!.producers, 1);
   assert.equal(totalMessages(byId["hermit-pipelined"]!), 1_000_000);
   assert.equal(byId["hermit-pipelined"]!.batch, 100);
   assert.equal(byId["hermit-pipelined"]!.inFlight, 4);

@@ -17,6 +17,7 @@ const TITLES: Record<WorkloadId, string> = {
   "hermit-pipelined": "5b. HermitMQ, pipelined",
   "partitions-1": "6a. keyed, 1 partition",
   "partitions-10k": "6b. keyed, 10,000 partitions",
+  "connections-1k": "7. 1,000 connections",
 };
 
 function ok(
@@ -193,6 +194,28 @@ test("workload 5's warm rate is the median of the runs', and its broker CPU coun
     latencyRate: 50_000,
   });
   assert.match(table, /warm: 2,600,000 msgs\/s/);
+});
+
+test("workload 7 keeps the median of each run's share of the producer's rate alone", () => {
+  const summaries = summarize([
+    ok("conch", "connections-1k", 1, 900_000, { soloMsgsPerSec: 1_000_000 }),
+    ok("conch", "connections-1k", 2, 500_000, { soloMsgsPerSec: 1_000_000 }),
+    // The slowest run alone kept the most: the share is a median of ratios, not a ratio of medians.
+    ok("conch", "connections-1k", 3, 400_000, { soloMsgsPerSec: 500_000 }),
+  ]);
+  const s = summaries.find((x) => x.workload === "connections-1k")!;
+  assert.equal(s.soloMsgsPerSec, 1_000_000);
+  assert.equal(s.soloShare, 0.8);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["connections-1k"],
+    systems: ["conch"],
+    latencyRate: 50_000,
+  });
+  assert.match(table, /80% of alone/);
+  assert.match(table, /alone: 1,000,000 msgs\/s, 80% kept/);
 });
 
 test("the chart is one SVG document with escaped text and a bar per measured system", () => {

@@ -1,3 +1,4 @@
+import { connections1k } from "./connections.js";
 import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
 import { hermit, hermitPipelined } from "./hermit.js";
@@ -17,6 +18,7 @@ export const WORKLOADS: readonly Workload[] = [
   hermitPipelined,
   partitions1,
   partitions10k,
+  connections1k,
 ];
 
 export function workloadById(id: WorkloadId): Workload {

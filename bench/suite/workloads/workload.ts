@@ -1,4 +1,5 @@
-import type { ClientDriver, Durability, WorkloadOutcome } from "../types.js";
+import type { SystemId } from "../clients.js";
+import type { ClientDriver, Durability, Endpoint, WorkloadOutcome } from "../types.js";
 
 export type WorkloadId =
   | "produce"
@@ -9,7 +10,8 @@ export type WorkloadId =
   | "hermit"
   | "hermit-pipelined"
   | "partitions-1"
-  | "partitions-10k";
+  | "partitions-10k"
+  | "connections-1k";
 
 /** The numbers that define a workload; the same for every system. */
 export interface WorkloadParams {
@@ -33,6 +35,14 @@ export interface WorkloadParams {
   warmUpSeconds?: number;
   /** Partitions (streams) the messages are spread over by key; 1 when absent. */
   partitions?: number;
+  /** Workload 7: the slow connections beside the measured producer. */
+  connections?: number;
+}
+
+/** Which system and broker the worker runs against, for a workload that starts processes of its own. */
+export interface WorkerEnv {
+  system: SystemId;
+  endpoint: Endpoint;
 }
 
 export interface Workload {
@@ -49,7 +59,7 @@ export interface Workload {
    */
   readonly idleSeconds?: number;
   params(scale: number): WorkloadParams;
-  run(driver: ClientDriver, params: WorkloadParams): Promise<WorkloadOutcome>;
+  run(driver: ClientDriver, params: WorkloadParams, env: WorkerEnv): Promise<WorkloadOutcome>;
 }
 
 /** Counts shrink with --scale for quick runs, but never to nothing. */
