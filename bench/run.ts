@@ -75,6 +75,9 @@ async function ceilings(): Promise<Ceilings> {
     out.disk = await withDeadline("disk ceiling", 180_000, measureDisk());
     log(
       `disk: ${out.disk.sequentialMBps.toFixed(0)} MB/s (1 GiB in 1 MiB writes + fdatasync); ` +
+        (out.disk.coldReadMBps === undefined
+          ? "cold read: not measured (the page cache could not be dropped); "
+          : `cold read ${out.disk.coldReadMBps.toFixed(0)} MB/s (the same file in 1 MiB reads, its pages dropped first); `) +
         `4 KiB write + fdatasync: ${out.disk.syncWriteMedianUs.toFixed(0)} us`,
     );
   } catch (err) {

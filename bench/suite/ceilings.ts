@@ -1,17 +1,25 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
 
 // The machine's limits, measured in the same run as the brokers so every figure can be read as a
 // fraction of what the disk and the loopback interface can do at all from Node.
 
 const MiB = 1024 * 1024;
+const execFileAsync = promisify(execFile);
 
 export interface DiskCeiling {
   /** Sequential write of `bytes` in 1 MiB chunks followed by one fdatasync, in MB/s (10^6 bytes). */
   sequentialMBps: number;
+  /**
+   * The same file read back in 1 MiB reads after its pages were dropped from the page cache, in
+   * MB/s; absent when they could not be dropped (then a read would measure memory, not the disk).
+   */
+  coldReadMBps?: number;
   bytes: number;
   /** One 4 KiB write + fdatasync, median of `syncSamples`, in microseconds. */
   syncWriteMedianUs: number;
@@ -32,6 +40,7 @@ export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promis
       await file.close();
     }
     const seconds = (performance.now() - start) / 1000;
+    const coldReadMBps = await measureColdRead(join(dir, "seq"), bytes);
 
     const small = Buffer.alloc(4096, 0x33);
     const syncFile = await open(join(dir, "sync"), "w");
@@ -49,6 +58,7 @@ export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promis
     samples.sort((a, b) => a - b);
     return {
       sequentialMBps: bytes / 1e6 / seconds,
+      ...(coldReadMBps === null ? {} : { coldReadMBps }),
       bytes,
       syncWriteMedianUs: samples[samples.length >> 1] ?? 0,
       syncSamples,
@@ -57,6 +67,28 @@ export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promis
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Reads a written, synced file after dropping its pages from the page cache: GNU dd's
+ * `iflag=nocache count=0` asks the kernel to drop the whole file's clean pages (posix_fadvise
+ * DONTNEED), with no privilege needed. Null when dd is missing or refuses.
+ */
+async function measureColdRead(path: string, bytes: number): Promise<number | null> {
+  try {
+    await execFileAsync("dd", [`if=${path}`, "iflag=nocache", "count=0", "status=none"]);
+  } catch {
+    return null;
+  }
+  const chunk = Buffer.allocUnsafe(MiB);
+  const file = await open(path, "r");
+  const start = performance.now();
+  try {
+    for (let read = 0; read < bytes; read += MiB) await file.read(chunk, 0, MiB, read);
+  } finally {
+    await file.close();
+  }
+  return bytes / 1e6 / ((performance.now() - start) / 1000);
 }
 
 export interface LoopbackCeiling {

@@ -99,6 +99,11 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
         mark([w], "skipped", `needs a successful ${w.after} run first`);
         continue;
       }
+      const cannot = w.notFor?.[system];
+      if (cannot !== undefined) {
+        mark([w], "skipped", cannot);
+        continue;
+      }
       const m = await measureOne(ctx, w, server.pid, server.endpoint);
       if (w.id === "latency" && m.status === "ok" && roundTrip !== null) m.roundTripP99Us = roundTrip;
       previousOk = m.status === "ok";
@@ -155,6 +160,7 @@ async function measureOne(
     ...(o.warmMsgsPerSec !== undefined ? { warmMsgsPerSec: o.warmMsgsPerSec } : {}),
     ...(o.messagesSent !== undefined ? { messagesSent: o.messagesSent } : {}),
     ...(o.soloMsgsPerSec !== undefined ? { soloMsgsPerSec: o.soloMsgsPerSec } : {}),
+    ...(o.soloLatencyUs ? { soloLatencyUs: o.soloLatencyUs } : {}),
   };
   const idle = w.idleSeconds === undefined ? "" : await measureIdle(m, pid, w.idleSeconds);
   const lat = o.latencyUs
@@ -167,6 +173,9 @@ async function measureOne(
     o.warmMsgsPerSec === undefined
       ? ""
       : ` (warm, after the same workload again: ${thousands(o.warmMsgsPerSec)} msgs/s)`;
+  const soloLatency = o.soloLatencyUs
+    ? ` (alone before: p50 ${usToMs(o.soloLatencyUs.p50)} ms, p99 ${usToMs(o.soloLatencyUs.p99)} ms)`
+    : "";
   const solo =
     o.soloMsgsPerSec === undefined
       ? ""
@@ -174,7 +183,7 @@ async function measureOne(
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${transfer}${others}${idle}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${idle}`,
   );
   return m;
 }

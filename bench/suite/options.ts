@@ -28,6 +28,7 @@ const WORKLOAD_IDS: WorkloadId[] = [
   "partitions-1",
   "partitions-10k",
   "connections-1k",
+  "cold-read",
 ];
 
 const USAGE = `npm run bench -- [options]

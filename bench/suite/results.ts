@@ -29,6 +29,8 @@ export interface Measurement {
   warmMsgsPerSec?: number;
   /** Workload 7: the measured producer's rate alone, just before the measured round. */
   soloMsgsPerSec?: number;
+  /** Workload 8: the paced producer's latency alone, before the measured round. */
+  soloLatencyUs?: LatencySummary;
   /**
    * Workload 3: the p99 of a bare round trip between two Node processes at the workload's pace,
    * measured right before this run's server started (the machine drifts within a suite run).
@@ -62,6 +64,9 @@ export interface Summary {
   /** Workload 7: the median rate alone, and the median over the runs of each run's rate over it. */
   soloMsgsPerSec?: number;
   soloShare?: number;
+  /** Workload 8: the median latency alone, and the median over the runs of each run's p99 over it. */
+  soloLatencyUs?: LatencySummary;
+  p99OverSolo?: number;
   /** Workload 3: the median of the bare round trips' p99 measured before the runs. */
   roundTripP99Us?: number;
   /** Workload 3: the median over the runs of each run's p99 divided by the round trip's before it. */
@@ -138,6 +143,11 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (idle.length > 0) summary.idleCpuShare = median(idle);
     const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));
     if (rss.length > 0) summary.brokerRssBytes = median(rss);
+    const alone = ok.filter((m) => m.soloLatencyUs !== undefined && m.latencyUs !== undefined);
+    if (alone.length > 0) {
+      summary.soloLatencyUs = medianLatency(alone.map((m) => m.soloLatencyUs!))!;
+      summary.p99OverSolo = median(alone.map((m) => m.latencyUs!.p99 / m.soloLatencyUs!.p99));
+    }
     const paired = ok.filter((m) => m.roundTripP99Us !== undefined && m.latencyUs !== undefined);
     if (paired.length > 0) {
       summary.roundTripP99Us = median(paired.map((m) => m.roundTripP99Us!));

@@ -86,6 +86,7 @@ export function renderTable(input: TableInput): string {
           transferNote(s) +
           warmNote(s) +
           soloNote(s) +
+          soloLatencyNote(s) +
           idleNote(s),
       ]);
     }
@@ -140,6 +141,10 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec / one.msgsPerSec) * 100).toFixed(0)}% of 1 partition`
         : "–";
     }
+    case "cold-read":
+      return input.disk?.coldReadMBps
+        ? `${((mbps / input.disk.coldReadMBps) * 100).toFixed(0)}% cold disk read`
+        : "–";
     case "connections-1k":
       // Against the same producer alone, just before, on the same server.
       return s.soloShare === undefined ? "–" : `${(s.soloShare * 100).toFixed(0)}% of alone`;
@@ -163,6 +168,13 @@ function warmNote(s: Summary): string {
 function soloNote(s: Summary): string {
   if (s.soloMsgsPerSec === undefined || s.soloShare === undefined) return "";
   return `; alone: ${thousands(s.soloMsgsPerSec)} msgs/s, ${(s.soloShare * 100).toFixed(0)}% kept`;
+}
+
+/** For workload 8: the producer's latency alone, and how many times its p99 grew beside the reads. */
+function soloLatencyNote(s: Summary): string {
+  const alone = s.soloLatencyUs;
+  if (alone === undefined || s.p99OverSolo === undefined) return "";
+  return `; producer alone p50 / p99 ${usToMs(alone.p50)} / ${usToMs(alone.p99)} ms, p99 beside the reads ${s.p99OverSolo.toFixed(2)}x`;
 }
 
 /** For the latency workload: the part of the latency after the producer's send call. */

@@ -105,6 +105,8 @@ export interface WorkloadOutcome {
   warmMsgsPerSec?: number;
   /** Workload 7: the measured producer's rate alone, just before the measured round. */
   soloMsgsPerSec?: number;
+  /** Workload 8: the paced producer's latency alone, before the measured round. */
+  soloLatencyUs?: LatencySummary;
   /** Every message the worker sent, when more than `messages` (the rounds around the measured one). */
   messagesSent?: number;
 }

@@ -7,6 +7,7 @@ import { conchServer } from "../../bench/suite/conch-server.js";
 import { processCpuSeconds } from "../../bench/suite/proc-cpu.js";
 import type { ClientDriver, RunningServer } from "../../bench/suite/types.js";
 import { runWorker } from "../../bench/suite/worker-run.js";
+import { coldRead } from "../../bench/suite/workloads/cold-read.js";
 import { connections1k } from "../../bench/suite/workloads/connections.js";
 import { consume } from "../../bench/suite/workloads/consume.js";
 import { durable, durableWait } from "../../bench/suite/workloads/durable.js";
@@ -73,6 +74,17 @@ test("workload 7 measures its producer alone, then among a crowd in another proc
   assert.ok(out.soloMsgsPerSec !== undefined && out.soloMsgsPerSec > 0);
   // Both rounds, and whatever the crowd had acknowledged when it stopped.
   assert.ok(out.messagesSent !== undefined && out.messagesSent >= 20_000);
+});
+
+test("workload 8 reads every message written, its producer timed alone and beside the reads", {
+  skip: !built || process.getuid?.() !== 0 ? "dropping the page cache needs root" : false,
+}, async () => {
+  const p = coldRead.params(0.0001); // 4 x 2,500 messages of 1 KiB; the producer 1 s alone
+  const out = await coldRead.run(driver, p, env());
+  assert.equal(out.messages, 10_000);
+  assert.equal(out.payloadBytes, 10_000 * 1024);
+  assert.ok(out.soloLatencyUs !== undefined && out.soloLatencyUs.count >= 9_000, "about 1 s at 10,000 msg/s");
+  assert.ok(out.latencyUs !== undefined && out.latencyUs.count > 0);
 });
 
 test("a worker process reports its outcome", { skip: !built }, async () => {

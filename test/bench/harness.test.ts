@@ -25,6 +25,7 @@ test("consume shares produce's server; every other workload gets its own", () =>
     ["partitions-1"],
     ["partitions-10k"],
     ["connections-1k"],
+    ["cold-read"],
   ]);
 });
 
@@ -44,6 +45,8 @@ test("workload parameters at full scale are the ones the method states", () => {
   assert.equal(byId["partitions-10k"]!.partitions, 10_000);
   assert.equal(byId["connections-1k"]!.connections, 1_000);
   assert.equal(byId["connections-1k"]!.producers, 1);
+  // 4 x 2,441,406 messages of 1 KiB: the 10 GB the method states.
+  assert.equal(totalMessages(byId["cold-read"]!) * byId["cold-read"]!.payloadBytes, 9_999_998_976);
   assert.equal(totalMessages(byId["hermit-pipelined"]!), 1_000_000);
   assert.equal(byId["hermit-pipelined"]!.batch, 100);
   assert.equal(byId["hermit-pipelined"]!.inFlight, 4);

@@ -18,6 +18,7 @@ const TITLES: Record<WorkloadId, string> = {
   "partitions-1": "6a. keyed, 1 partition",
   "partitions-10k": "6b. keyed, 10,000 partitions",
   "connections-1k": "7. 1,000 connections",
+  "cold-read": "8. cold read",
 };
 
 function ok(
@@ -216,6 +217,48 @@ test("workload 7 keeps the median of each run's share of the producer's rate alo
   });
   assert.match(table, /80% of alone/);
   assert.match(table, /alone: 1,000,000 msgs\/s, 80% kept/);
+});
+
+test("workload 8 reads each run's producer p99 against its own p99 alone, and the reads against the cold disk", () => {
+  const lat = (p99: number) => ({ count: 1, p50: p99 / 2, p99, p999: p99, max: p99 });
+  const summaries = summarize([
+    ok("conch", "cold-read", 1, 1_000_000, {
+      latencyUs: lat(3_000),
+      soloLatencyUs: lat(1_000),
+      payloadMBps: 300,
+    }),
+    ok("conch", "cold-read", 2, 1_000_000, {
+      latencyUs: lat(2_000),
+      soloLatencyUs: lat(2_000),
+      payloadMBps: 300,
+    }),
+    ok("conch", "cold-read", 3, 1_000_000, {
+      latencyUs: lat(4_000),
+      soloLatencyUs: lat(2_000),
+      payloadMBps: 300,
+    }),
+  ]);
+  const s = summaries.find((x) => x.workload === "cold-read")!;
+  assert.equal(s.p99OverSolo, 2);
+  assert.equal(s.soloLatencyUs?.p99, 2_000);
+  const table = renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads: ["cold-read"],
+    systems: ["conch"],
+    latencyRate: 50_000,
+    disk: {
+      sequentialMBps: 400,
+      coldReadMBps: 400,
+      bytes: 1,
+      syncWriteMedianUs: 300,
+      syncSamples: 1,
+      dir: "/tmp",
+    },
+  });
+  assert.match(table, /p99 beside the reads 2\.00x/);
+  assert.match(table, /75% cold disk read/);
 });
 
 test("the chart is one SVG document with escaped text and a bar per measured system", () => {

@@ -1,3 +1,4 @@
+import { coldRead } from "./cold-read.js";
 import { connections1k } from "./connections.js";
 import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
@@ -19,6 +20,7 @@ export const WORKLOADS: readonly Workload[] = [
   partitions1,
   partitions10k,
   connections1k,
+  coldRead,
 ];
 
 export function workloadById(id: WorkloadId): Workload {

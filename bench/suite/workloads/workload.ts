@@ -11,7 +11,8 @@ export type WorkloadId =
   | "hermit-pipelined"
   | "partitions-1"
   | "partitions-10k"
-  | "connections-1k";
+  | "connections-1k"
+  | "cold-read";
 
 /** The numbers that define a workload; the same for every system. */
 export interface WorkloadParams {
@@ -35,6 +36,8 @@ export interface WorkloadParams {
   warmUpSeconds?: number;
   /** Partitions (streams) the messages are spread over by key; 1 when absent. */
   partitions?: number;
+  /** Workload 8: seconds the paced producer runs alone. */
+  soloSeconds?: number;
   /** Workload 7: the slow connections beside the measured producer. */
   connections?: number;
 }
@@ -58,6 +61,8 @@ export interface Workload {
    * memory read at the end (the idle cost of what the workload created); absent for none.
    */
   readonly idleSeconds?: number;
+  /** Systems that cannot do the workload at all, with the reason printed in their rows. */
+  readonly notFor?: Partial<Record<SystemId, string>>;
   params(scale: number): WorkloadParams;
   run(driver: ClientDriver, params: WorkloadParams, env: WorkerEnv): Promise<WorkloadOutcome>;
 }
