@@ -9,12 +9,13 @@ import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName } from "../format/topic-name.js";
 import type { OffsetSpec } from "./broker-requests.js";
-import { ConsumerGroup, unknownMember } from "./group.js";
+import { ConsumerGroup } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
 import { describe, type GroupDescription, type GroupKind, type GroupListing } from "./group-description.js";
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
 import type { JoinResult } from "./group-member.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
+import { unknownMember } from "./rebalancing-group.js";
 import type { TopicDescription } from "./topic.js";
 
 export type { AssignmentStrategy } from "./group-assignor.js";

@@ -10,13 +10,12 @@
  *   Stable or CompletingRebalance --a member joins, leaves, the leader rejoins or a session ends--> PreparingRebalance
  *   PreparingRebalance --the last member leaves--> Empty
  *
- * As in group.ts, time is what the coordinator passes in; nothing here reads a clock.
+ * What it shares with a Conch group is in rebalancing-group.ts; time is what the coordinator passes in.
  */
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { unknownMember } from "./group.js";
 import { GroupWait } from "./group-wait.js";
+import { RebalancingGroup, unknownMember } from "./rebalancing-group.js";
 
 export type KafkaGroupStateName = "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable";
 
@@ -93,7 +92,6 @@ export class KafkaMember {
 }
 
 const EMPTY = new Uint8Array(0);
-const MAX_ID_PREFIX = 64;
 /**
  * Ids handed out and not yet joined with, per group: a client that asks again and again without
  * ever coming back would otherwise grow the table for a whole session timeout. Past this, the
@@ -103,32 +101,24 @@ const MAX_PENDING_IDS = 1024;
 /** Kafka generations are int32. */
 const MAX_GENERATION = 0x7fffffff;
 
-export class KafkaGroup {
-  readonly name: string;
-  #state: KafkaGroupStateName = "Empty";
-  #generation = 0;
+export class KafkaGroup extends RebalancingGroup<
+  "CompletingRebalance" | "Stable",
+  KafkaMember,
+  JoinedResult
+> {
   #protocolType = "";
   /** The protocol of the current generation; "" before the first. */
   #protocol = "";
   #leader = "";
-  #members = new Map<string, KafkaMember>();
   /** Ids handed out with MEMBER_ID_REQUIRED, not yet joined with: id -> when they lapse. */
   #pendingIds = new Map<string, number>();
-  #arrivals = 0;
-  #rebalanceDeadline = 0;
-  #logger: Logger;
 
   constructor(name: string, logger: Logger) {
-    this.name = name;
-    this.#logger = logger;
+    super(name, logger, MAX_GENERATION);
   }
 
   get state(): KafkaGroupStateName {
-    return this.#state;
-  }
-
-  get generation(): number {
-    return this.#generation;
+    return this.status;
   }
 
   get protocolType(): string {
@@ -143,26 +133,17 @@ export class KafkaGroup {
     return this.#leader;
   }
 
-  get memberCount(): number {
-    return this.#members.size;
-  }
-
   /** Whether the group holds anything worth keeping in memory: members or ids handed out. */
   get live(): boolean {
-    return this.#members.size > 0 || this.#pendingIds.size > 0;
-  }
-
-  /** Members ordered by id. */
-  members(): KafkaMember[] {
-    return [...this.#members.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.roster.size > 0 || this.#pendingIds.size > 0;
   }
 
   join(spec: KafkaJoinSpec, now: number, signal?: AbortSignal): Promise<KafkaJoinResult> {
     this.#checkProtocols(spec);
-    let member = spec.memberId === "" ? undefined : this.#members.get(spec.memberId);
+    let member = spec.memberId === "" ? undefined : this.roster.get(spec.memberId);
     let changed = false;
     if (spec.memberId === "") {
-      const id = `${spec.clientId === "" ? "member" : spec.clientId.slice(0, MAX_ID_PREFIX)}-${randomUUID()}`;
+      const id = this.newMemberId(spec.clientId);
       if (spec.requireKnownMemberId) {
         if (this.#pendingIds.size >= MAX_PENDING_IDS) {
           this.#pendingIds.delete(this.#pendingIds.keys().next().value as string);
@@ -184,23 +165,11 @@ export class KafkaGroup {
     }
     // A follower that only lost the answer to its join gets it again; the leader rejoining a stable
     // group means it wants a new assignment (its topics' metadata changed), as in Kafka.
-    const settled = this.#state === "Stable" || this.#state === "CompletingRebalance";
-    if (settled && !changed && !member.isNew && (member.id !== this.#leader || this.#state !== "Stable")) {
-      return Promise.resolve(this.#resultFor(member));
+    const settled = this.status === "Stable" || this.status === "CompletingRebalance";
+    if (settled && !changed && !member.isNew && (member.id !== this.#leader || this.status !== "Stable")) {
+      return Promise.resolve(this.resultFor(member));
     }
-    const joined = member;
-    const result = new Promise<KafkaJoinResult>((resolve, reject) => {
-      const previous = joined.pendingJoin;
-      const pending = new GroupWait<JoinedResult>(resolve, reject, () => this.#abandon(joined, pending, now));
-      joined.pendingJoin = pending;
-      previous?.reject(
-        new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, "a newer join of the same member replaced this one"),
-      );
-      pending.watch(signal);
-    });
-    if (this.#state !== "PreparingRebalance") this.#prepareRebalance(now, `${member.id} joined`);
-    this.#completeIfReady(now);
-    return result;
+    return this.waitForRebalance(member, now, signal);
   }
 
   /**
@@ -214,11 +183,11 @@ export class KafkaGroup {
     now: number,
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
-    const member = this.#member(memberId);
+    const member = this.member(memberId);
     member.lastSeen = now;
-    if (generation !== this.#generation || member.isNew) throw this.#illegalGeneration(generation);
-    if (this.#state === "PreparingRebalance") throw this.#rebalancing();
-    if (this.#state === "Stable") return Promise.resolve(member.assignment);
+    this.checkGeneration(member, generation);
+    if (this.status === "PreparingRebalance") throw this.rebalancing();
+    if (this.status === "Stable") return Promise.resolve(member.assignment);
     const result = new Promise<Uint8Array>((resolve, reject) => {
       const previous = member.pendingSync;
       const pending = new GroupWait<Uint8Array>(resolve, reject, () => {
@@ -237,13 +206,13 @@ export class KafkaGroup {
     if (memberId === this.#leader) {
       const given = new Map<string, Uint8Array>();
       for (const a of assignments) given.set(a.memberId, a.assignment);
-      for (const m of this.#members.values()) m.assignment = given.get(m.id) ?? EMPTY;
-      this.#state = "Stable";
-      this.#logger.info(
-        { group: this.name, generation: this.#generation },
+      for (const m of this.roster.values()) m.assignment = given.get(m.id) ?? EMPTY;
+      this.status = "Stable";
+      this.logger.info(
+        { group: this.name, generation: this.generation },
         "assignment received from the leader",
       );
-      for (const m of this.#members.values()) {
+      for (const m of this.roster.values()) {
         const pending = m.pendingSync;
         m.pendingSync = null;
         pending?.resolve(m.assignment);
@@ -254,15 +223,15 @@ export class KafkaGroup {
 
   /** REBALANCE_IN_PROGRESS while the members must rejoin; else the generation must be current. */
   heartbeat(memberId: string, generation: number, now: number): void {
-    const member = this.#member(memberId);
+    const member = this.member(memberId);
     member.lastSeen = now;
-    if (this.#state === "PreparingRebalance") throw this.#rebalancing();
-    if (generation !== this.#generation || member.isNew) throw this.#illegalGeneration(generation);
+    if (this.status === "PreparingRebalance") throw this.rebalancing();
+    this.checkGeneration(member, generation);
   }
 
   leave(memberId: string, now: number): void {
     if (this.#pendingIds.delete(memberId)) return;
-    this.#remove(this.#member(memberId), now, "left the group");
+    this.remove(this.member(memberId), now, "left the group");
   }
 
   /**
@@ -271,40 +240,20 @@ export class KafkaGroup {
    * commit on behalf of no member, for a group without members.
    */
   checkCommit(memberId: string, generation: number, now: number): void {
-    if (memberId === "" && generation === 0) {
-      if (this.#members.size > 0) {
-        throw new ConchError(
-          ErrorCode.GROUP_NOT_EMPTY,
-          `group "${this.name}" has ${this.#members.size} member(s): only they may commit`,
-        );
-      }
-      return;
-    }
-    const member = this.#member(memberId);
-    if (generation !== this.#generation || member.isNew) throw this.#illegalGeneration(generation);
-    if (this.#state === "CompletingRebalance") throw this.#rebalancing();
+    if (this.commitWithoutMember(memberId, generation)) return;
+    const member = this.member(memberId);
+    this.checkGeneration(member, generation);
+    if (this.status === "CompletingRebalance") throw this.rebalancing();
     member.lastSeen = now;
   }
 
-  tick(now: number): void {
+  override tick(now: number): void {
     for (const [id, until] of this.#pendingIds) if (now >= until) this.#pendingIds.delete(id);
-    if (this.#state === "PreparingRebalance" && now >= this.#rebalanceDeadline) {
-      for (const m of [...this.#members.values()]) {
-        if (m.pendingJoin === null) {
-          this.#logger.info({ group: this.name, member: m.id }, "member dropped: did not rejoin in time");
-          this.#drop(m);
-        }
-      }
-      this.#complete(now);
-      return;
-    }
-    for (const m of [...this.#members.values()]) {
-      if (m.expired(now)) this.#remove(m, now, `missed its heartbeats for ${m.sessionTimeoutMs} ms`);
-    }
+    super.tick(now);
   }
 
   abortWaits(err: ConchError): void {
-    for (const m of this.#members.values()) {
+    for (const m of this.roster.values()) {
       const join = m.pendingJoin;
       const sync = m.pendingSync;
       m.pendingJoin = null;
@@ -314,16 +263,66 @@ export class KafkaGroup {
     }
   }
 
+  /** Members waiting for the old generation's assignment must rejoin instead. */
+  protected override onPrepare(): void {
+    for (const m of this.roster.values()) {
+      const sync = m.pendingSync;
+      m.pendingSync = null;
+      sync?.reject(this.rebalancing());
+    }
+  }
+
+  protected override onEmpty(): void {
+    this.#protocol = "";
+    this.#leader = "";
+  }
+
+  /** A protocol and a leader for the members present; then the group waits for the leader's sync. */
+  protected override assign(members: readonly KafkaMember[]): "CompletingRebalance" {
+    this.#protocol = chooseProtocol(members);
+    if (!this.roster.has(this.#leader)) {
+      this.#leader = members.reduce((a, b) => (b.since < a.since ? b : a)).id;
+    }
+    for (const m of members) m.assignment = EMPTY;
+    this.logger.info(
+      { group: this.name, generation: this.generation, members: members.length, protocol: this.#protocol },
+      "rebalance complete: waiting for the leader's assignment",
+    );
+    return "CompletingRebalance";
+  }
+
+  protected override resultFor(member: KafkaMember): JoinedResult {
+    const isLeader = member.id === this.#leader;
+    return {
+      kind: "joined",
+      generation: this.generation,
+      memberId: member.id,
+      protocol: this.#protocol,
+      leader: this.#leader,
+      members: isLeader
+        ? this.members().map((m) => ({ memberId: m.id, metadata: m.metadataFor(this.#protocol) }))
+        : [],
+    };
+  }
+
+  /** A member taken out is no longer the leader, and its sync is answered. */
+  protected override forget(member: KafkaMember): void {
+    if (this.#leader === member.id) this.#leader = "";
+    const sync = member.pendingSync;
+    member.pendingSync = null;
+    sync?.reject(unknownMember(this.name, member.id));
+  }
+
   /** A new member's protocols must match the group's type and share one with every member. */
   #checkProtocols(spec: KafkaJoinSpec): void {
-    if (this.#members.size === 0) return;
+    if (this.roster.size === 0) return;
     if (spec.protocolType !== this.#protocolType) {
       throw new ConchError(
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
         `group "${this.name}" has protocol type "${this.#protocolType}", not "${spec.protocolType}"`,
       );
     }
-    const others = [...this.#members.values()].filter((m) => m.id !== spec.memberId);
+    const others = [...this.roster.values()].filter((m) => m.id !== spec.memberId);
     if (others.length === 0) return;
     const common = spec.protocols.some((p) =>
       others.every((m) => m.protocols.some((q) => q.name === p.name)),
@@ -337,123 +336,10 @@ export class KafkaGroup {
   }
 
   #add(id: string, spec: KafkaJoinSpec, now: number): KafkaMember {
-    const member = new KafkaMember(id, this.#arrivals++, spec, now);
-    if (this.#members.size === 0) this.#protocolType = spec.protocolType;
-    this.#members.set(id, member);
+    const member = new KafkaMember(id, this.arrivals++, spec, now);
+    if (this.roster.size === 0) this.#protocolType = spec.protocolType;
+    this.roster.set(id, member);
     return member;
-  }
-
-  #member(memberId: string): KafkaMember {
-    const member = this.#members.get(memberId);
-    if (member === undefined) throw unknownMember(this.name, memberId);
-    return member;
-  }
-
-  /** Takes a member out and answers whatever it waits in. */
-  #drop(member: KafkaMember): void {
-    this.#members.delete(member.id);
-    if (this.#leader === member.id) this.#leader = "";
-    const join = member.pendingJoin;
-    const sync = member.pendingSync;
-    member.pendingJoin = null;
-    member.pendingSync = null;
-    join?.reject(unknownMember(this.name, member.id));
-    sync?.reject(unknownMember(this.name, member.id));
-  }
-
-  #remove(member: KafkaMember, now: number, why: string): void {
-    this.#drop(member);
-    this.#logger.info({ group: this.name, member: member.id }, `member removed: ${why}`);
-    if (this.#state !== "PreparingRebalance") this.#prepareRebalance(now, `${member.id} ${why}`);
-    this.#completeIfReady(now);
-  }
-
-  #abandon(member: KafkaMember, pending: GroupWait<JoinedResult>, now: number): void {
-    if (member.pendingJoin !== pending) return;
-    member.pendingJoin = null;
-    pending.reject(new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, "join abandoned: the connection closed"));
-    if (member.isNew) {
-      this.#drop(member);
-      this.#completeIfReady(now);
-    } else {
-      member.lastSeen = now;
-    }
-  }
-
-  #prepareRebalance(now: number, why: string): void {
-    this.#state = "PreparingRebalance";
-    // Members waiting for the old generation's assignment must rejoin instead.
-    for (const m of this.#members.values()) {
-      const sync = m.pendingSync;
-      m.pendingSync = null;
-      sync?.reject(this.#rebalancing());
-    }
-    let timeout = 0;
-    for (const m of this.#members.values()) timeout = Math.max(timeout, m.rebalanceTimeoutMs);
-    this.#rebalanceDeadline = now + timeout;
-    this.#logger.info({ group: this.name, generation: this.#generation }, `rebalancing: ${why}`);
-  }
-
-  #completeIfReady(now: number): void {
-    if (this.#state !== "PreparingRebalance") return;
-    for (const m of this.#members.values()) if (m.pendingJoin === null) return;
-    this.#complete(now);
-  }
-
-  #complete(now: number): void {
-    this.#generation = this.#generation === MAX_GENERATION ? 1 : this.#generation + 1;
-    const members = [...this.#members.values()];
-    if (members.length === 0) {
-      this.#state = "Empty";
-      this.#protocol = "";
-      this.#leader = "";
-      this.#logger.info({ group: this.name, generation: this.#generation }, "group is empty");
-      return;
-    }
-    this.#protocol = chooseProtocol(members);
-    if (!this.#members.has(this.#leader)) {
-      this.#leader = members.reduce((a, b) => (b.since < a.since ? b : a)).id;
-    }
-    for (const m of members) {
-      m.isNew = false;
-      m.lastSeen = now;
-      m.assignment = EMPTY;
-    }
-    this.#state = "CompletingRebalance";
-    this.#logger.info(
-      { group: this.name, generation: this.#generation, members: members.length, protocol: this.#protocol },
-      "rebalance complete: waiting for the leader's assignment",
-    );
-    for (const m of members) {
-      const pending = m.pendingJoin;
-      m.pendingJoin = null;
-      pending?.resolve(this.#resultFor(m));
-    }
-  }
-
-  #resultFor(member: KafkaMember): JoinedResult {
-    const isLeader = member.id === this.#leader;
-    return {
-      kind: "joined",
-      generation: this.#generation,
-      memberId: member.id,
-      protocol: this.#protocol,
-      leader: this.#leader,
-      members: isLeader
-        ? this.members().map((m) => ({ memberId: m.id, metadata: m.metadataFor(this.#protocol) }))
-        : [],
-    };
-  }
-
-  #rebalancing(): ConchError {
-    return new ConchError(ErrorCode.REBALANCE_IN_PROGRESS, `group "${this.name}" is rebalancing: rejoin`);
-  }
-
-  #illegalGeneration(generation: number): ConchError {
-    return new ConchError(
-      ErrorCode.ILLEGAL_GENERATION,
-      `generation ${generation} of group "${this.name}" is over (now ${this.#generation}): rejoin`,
-    );
   }
 }
 

@@ -3,8 +3,8 @@
  * when it was last heard from, the join it is waiting in (if any) and the partitions it owns in the
  * group's current generation.
  */
-import type { ConchError } from "../format/errors.js";
 import type { AssignmentStrategy } from "./group-assignor.js";
+import type { JoinWaiter } from "./rebalancing-group.js";
 
 export interface TopicPartitions {
   topic: string;
@@ -20,10 +20,7 @@ export interface JoinResult {
 }
 
 /** A JoinGroup request the broker holds until the rebalance completes. */
-export interface PendingJoin {
-  resolve(result: JoinResult): void;
-  reject(err: ConchError): void;
-}
+export type PendingJoin = JoinWaiter<JoinResult>;
 
 export class GroupMember {
   readonly id: string;
