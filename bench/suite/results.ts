@@ -36,6 +36,8 @@ export interface Measurement {
   messagesSent?: number;
   /** Workloads with an idle span: the broker's CPU over it, as a share of one core. */
   idleCpuShare?: number;
+  /** The broker's GC time over its CPU time across the workload (brokers that report it). */
+  brokerGcShare?: number;
   /** Workloads with an idle span: the broker's resident memory at its end. */
   brokerRssBytes?: number;
 }
@@ -63,6 +65,7 @@ export interface Summary {
   p99OverRoundTrip?: number;
   idleCpuShare?: number;
   brokerRssBytes?: number;
+  brokerGcShare?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -126,6 +129,8 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
     const idle = ok.flatMap((m) => (m.idleCpuShare !== undefined ? [m.idleCpuShare] : []));
     if (idle.length > 0) summary.idleCpuShare = median(idle);
+    const gc = ok.flatMap((m) => (m.brokerGcShare !== undefined ? [m.brokerGcShare] : []));
+    if (gc.length > 0) summary.brokerGcShare = median(gc);
     const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));
     if (rss.length > 0) summary.brokerRssBytes = median(rss);
     const paired = ok.filter((m) => m.roundTripP99Us !== undefined && m.latencyUs !== undefined);

@@ -1,8 +1,10 @@
-import type { ClientDriver, Durability, WorkloadOutcome } from "../types.js";
+import type { ClientDriver, Durability, Endpoint, WorkloadOutcome } from "../types.js";
 
 export type WorkloadId =
   | "produce"
   | "consume"
+  | "kafka-produce"
+  | "kafka-consume"
   | "latency"
   | "durable"
   | "durable-wait"
@@ -48,8 +50,15 @@ export interface Workload {
    * memory read at the end (the idle cost of what the workload created); absent for none.
    */
   readonly idleSeconds?: number;
+  /** Runs through the broker's Kafka listener: systems without one get "not run". */
+  readonly needsKafka?: boolean;
   params(scale: number): WorkloadParams;
-  run(driver: ClientDriver, params: WorkloadParams): Promise<WorkloadOutcome>;
+  run(driver: ClientDriver, params: WorkloadParams, endpoints?: WorkloadEndpoints): Promise<WorkloadOutcome>;
+}
+
+/** The broker's listeners besides the one the driver connects to. */
+export interface WorkloadEndpoints {
+  kafka?: Endpoint;
 }
 
 /** Counts shrink with --scale for quick runs, but never to nothing. */
