@@ -159,7 +159,10 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
   };
   const gcAfter = gcBefore === null ? null : ((await server.gcSnapshot?.()) ?? null);
   const gc = gcBefore && gcAfter ? gcShare(gcBefore, gcAfter) : null;
-  if (gc !== null) m.brokerGcShare = gc;
+  if (gc !== null && gcBefore && gcAfter) {
+    m.brokerGcShare = gc;
+    m.brokerGcCount = gcAfter.gcCount - gcBefore.gcCount;
+  }
   const idle = w.idleSeconds === undefined ? "" : await measureIdle(m, pid, w.idleSeconds);
   const lat = o.latencyUs
     ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
@@ -173,7 +176,8 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
       : ` (warm, after the same workload again: ${thousands(o.warmMsgsPerSec)} msgs/s)`;
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
-  const gcText = gc === null ? "" : `; broker GC ${(gc * 100).toFixed(1)}% of its CPU`;
+  const gcText =
+    gc === null ? "" : `; broker GC ${(gc * 100).toFixed(1)}% of its CPU (${m.brokerGcCount} collections)`;
   ctx.log(
     `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${lat}${transfer}${others}${gcText}${idle}`,
   );

@@ -36,8 +36,13 @@ export interface Measurement {
   messagesSent?: number;
   /** Workloads with an idle span: the broker's CPU over it, as a share of one core. */
   idleCpuShare?: number;
-  /** The broker's GC time over its CPU time across the workload (brokers that report it). */
+  /**
+   * The broker's GC pauses (wall time) over its CPU time across the workload, for brokers that
+   * report them; on a loaded machine a pause also counts the time the broker waited for a core.
+   */
   brokerGcShare?: number;
+  /** The collections behind brokerGcShare. */
+  brokerGcCount?: number;
   /** Workloads with an idle span: the broker's resident memory at its end. */
   brokerRssBytes?: number;
 }
