@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { renderChart } from "../../bench/suite/chart.js";
 import { gcShare, lastGcSnapshot } from "../../bench/suite/gc-snapshot.js";
 import { kafkaTargets, renderKafkaTargets } from "../../bench/suite/kafka-targets.js";
 import { LengthLineCounter } from "../../bench/suite/kcat-output.js";
@@ -154,6 +155,20 @@ test("the table's Kafka rows carry the CPU ratio and GC share, and peers say why
   assert.match(row("Conch", "1. produce"), /broker GC 4\.2%/);
   assert.doesNotMatch(row("Conch", "1. produce"), /CPU\/msg/);
   assert.match(row("NATS JetStream", "Kafka produce"), /not run: no Kafka protocol/);
+});
+
+test("the chart's Kafka panels name the broker's CPU per message against the native path's", () => {
+  const svg = renderChart({
+    summaries: summarize(measured),
+    systems: ["conch", "nats"],
+    systemNames: { conch: "Conch", nats: "NATS JetStream", redis: "Redis Streams" },
+    workloads: ["produce", "kafka-produce"],
+    workloadTitles: Object.fromEntries(WORKLOADS.map((w) => [w.id, w.title])) as Record<WorkloadId, string>,
+    subtitle: "test",
+    latencyRate: 50_000,
+  });
+  assert.ok(svg.includes("K1. Kafka produce — messages per second (Conch's broker CPU per message 1.25x"));
+  assert.ok(svg.includes("not run: no Kafka protocol"));
 });
 
 test("a GC snapshot is read from the last gc-share line, and the share is GC over CPU between two", () => {
