@@ -16,6 +16,7 @@ import {
 } from "./suite/exchange-ceiling.js";
 import { usToMs } from "./suite/format-number.js";
 import { installPeers } from "./suite/install-peers.js";
+import { kafkaTargets, renderKafkaTargets } from "./suite/kafka-targets.js";
 import { runSession, sessions } from "./suite/measure.js";
 import { parseOptions } from "./suite/options.js";
 import { type Measurement, summarize } from "./suite/results.js";
@@ -187,7 +188,9 @@ async function main(): Promise<void> {
     exchange,
     latencyRate: latency.params(options.scale).rate,
   });
-  console.log(table);
+  const targets = kafkaTargets(summaries, ids);
+  const targetText = renderKafkaTargets(targets);
+  console.log(targetText ? `${table}\n\n${targetText}` : table);
 
   const report = {
     startedAt,
@@ -220,6 +223,7 @@ async function main(): Promise<void> {
     summaries,
     measurements,
     table,
+    kafkaTargets: targets,
   };
   await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);

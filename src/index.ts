@@ -31,6 +31,7 @@ export {
   type CommittedOffset,
   GroupAdmin,
   type GroupInfo,
+  type GroupKindName,
   type GroupMemberInfo,
   type GroupPartitionDescription,
   type GroupStateName,

@@ -1,5 +1,6 @@
 import type { SystemId } from "./clients.js";
 import { thousands, usToMs } from "./format-number.js";
+import { kafkaCpuRatio } from "./kafka-targets.js";
 import type { Summary } from "./results.js";
 import type { WorkloadId } from "./workloads/workload.js";
 
@@ -35,7 +36,8 @@ export function renderChart(input: ChartInput): string {
       system,
       s: input.summaries.find((x) => x.system === system && x.workload === workload),
     }));
-    parts.push(text(16, y + 14, input.workloadTitles[workload] + panelUnit(workload), 14, "bold"));
+    const title = input.workloadTitles[workload] + panelUnit(workload) + kafkaNote(input.summaries, workload);
+    parts.push(text(16, y + 14, title, 14, "bold"));
     y += TITLE_H;
     if (workload === "latency") y = latencyPanel(parts, rows, input, y);
     else y = throughputPanel(parts, rows, input, y);
@@ -59,6 +61,14 @@ function panelUnit(workload: WorkloadId): string {
   return workload === "latency"
     ? " — ms from scheduled send to receipt at 50,000 msg/s (log scale)"
     : " — messages per second";
+}
+
+/** For the Kafka workloads: Conch's broker CPU per message over the native path's, in the same run. */
+function kafkaNote(summaries: readonly Summary[], workload: WorkloadId): string {
+  const ratio = kafkaCpuRatio(summaries, workload);
+  return ratio === undefined
+    ? ""
+    : ` (Conch's broker CPU per message ${ratio.toFixed(2)}x the native path's)`;
 }
 
 function throughputPanel(parts: string[], rows: Row[], input: ChartInput, y0: number): number {

@@ -4,9 +4,10 @@ import type { SystemId } from "./clients.js";
 import { errorText, sleep, withDeadline } from "./deadline.js";
 import { measureRoundTrips } from "./exchange-ceiling.js";
 import { thousands, usToMs } from "./format-number.js";
+import { gcShare } from "./gc-snapshot.js";
 import { machineBusySeconds, processCpuSeconds, processRssBytes } from "./proc-cpu.js";
 import type { Measurement } from "./results.js";
-import type { ServerSpec } from "./types.js";
+import type { RunningServer, ServerSpec } from "./types.js";
 import { runWorker } from "./worker-run.js";
 import { totalMessages, type Workload } from "./workloads/workload.js";
 
@@ -63,6 +64,9 @@ async function roundTripBefore(ctx: SessionContext, session: readonly Workload[]
   }
 }
 
+/** Why the Kafka workloads do not run against a system. */
+export const NO_KAFKA = "no Kafka protocol";
+
 /** Seconds of the round trip before workload 3 (the first is warm-up). */
 const ROUND_TRIP_SECONDS = 4;
 
@@ -78,7 +82,8 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
     for (const w of list) out.push({ system, workload: w.id, run, status, reason });
   };
   const durability = session[0]!.durability;
-  const unsupported = spec.unsupported(durability);
+  const unsupported =
+    spec.servesKafka !== true && session.some((w) => w.needsKafka) ? NO_KAFKA : spec.unsupported(durability);
   if (unsupported) {
     mark(session, "skipped", unsupported);
     return out;
@@ -104,7 +109,7 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
         mark([w], "skipped", cannot);
         continue;
       }
-      const m = await measureOne(ctx, w, server.pid, server.endpoint);
+      const m = await measureOne(ctx, w, server);
       if (w.id === "latency" && m.status === "ok" && roundTrip !== null) m.roundTripP99Us = roundTrip;
       previousOk = m.status === "ok";
       out.push(m);
@@ -115,18 +120,15 @@ export async function runSession(ctx: SessionContext, session: readonly Workload
   return out;
 }
 
-async function measureOne(
-  ctx: SessionContext,
-  w: Workload,
-  pid: number,
-  endpoint: { host: string; port: number },
-): Promise<Measurement> {
+async function measureOne(ctx: SessionContext, w: Workload, server: RunningServer): Promise<Measurement> {
   const { system, spec, run } = ctx;
+  const { pid, endpoint, kafka } = server;
+  const gcBefore = (await server.gcSnapshot?.()) ?? null;
   const cpuBefore = processCpuSeconds(pid);
   const busyBefore = machineBusySeconds();
   const wallBefore = performance.now();
   const result = await runWorker(
-    { system, workload: w.id, endpoint, scale: ctx.scale },
+    { system, workload: w.id, endpoint, ...(kafka ? { kafka } : {}), scale: ctx.scale },
     timeLimitMs(w, ctx.scale),
   );
   const cpuAfter = processCpuSeconds(pid);
@@ -162,6 +164,12 @@ async function measureOne(
     ...(o.soloMsgsPerSec !== undefined ? { soloMsgsPerSec: o.soloMsgsPerSec } : {}),
     ...(o.soloLatencyUs ? { soloLatencyUs: o.soloLatencyUs } : {}),
   };
+  const gcAfter = gcBefore === null ? null : ((await server.gcSnapshot?.()) ?? null);
+  const gc = gcBefore && gcAfter ? gcShare(gcBefore, gcAfter) : null;
+  if (gc !== null && gcBefore && gcAfter) {
+    m.brokerGcShare = gc;
+    m.brokerGcCount = gcAfter.gcCount - gcBefore.gcCount;
+  }
   const idle = w.idleSeconds === undefined ? "" : await measureIdle(m, pid, w.idleSeconds);
   const lat = o.latencyUs
     ? `, p50 ${usToMs(o.latencyUs.p50)} ms, p99 ${usToMs(o.latencyUs.p99)} ms, p99.9 ${usToMs(o.latencyUs.p999)} ms`
@@ -182,8 +190,10 @@ async function measureOne(
       : ` (alone just before: ${thousands(o.soloMsgsPerSec)} msgs/s, ${((m.msgsPerSec! / o.soloMsgsPerSec) * 100).toFixed(0)}% kept)`;
   const others =
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
+  const gcText =
+    gc === null ? "" : `; broker GC ${(gc * 100).toFixed(1)}% of its CPU (${m.brokerGcCount} collections)`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${idle}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${gcText}${idle}`,
   );
   return m;
 }

@@ -20,6 +20,8 @@ const SYSTEMS: SystemId[] = ["conch", "nats", "redis"];
 const WORKLOAD_IDS: WorkloadId[] = [
   "produce",
   "consume",
+  "kafka-produce",
+  "kafka-consume",
   "latency",
   "durable",
   "durable-wait",

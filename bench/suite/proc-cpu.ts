@@ -10,12 +10,25 @@ const TICKS_PER_SECOND = 100;
  * where a server's background helpers (Redis's fork for an AOF rewrite) are accounted.
  */
 export function processCpuSeconds(pid: number): number | null {
+  return statSeconds(pid, [11, 12, 13, 14]);
+}
+
+/**
+ * CPU seconds of this process's children that have exited and been reaped (cutime + cstime), or
+ * null where unreadable: what a worker that runs a client program (kcat) spent outside Node.
+ */
+export function reapedChildrenCpuSeconds(): number | null {
+  return statSeconds(process.pid, [13, 14]);
+}
+
+/** The sum of some of /proc/<pid>/stat's clock-tick fields, in seconds. */
+function statSeconds(pid: number, fieldIndexes: readonly number[]): number | null {
   const text = readProc(`/proc/${pid}/stat`);
   if (text === null) return null;
   // The command name (field 2) is in parentheses and may hold spaces: parse after the last ')'.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // After the name, field 3 (state) is index 0, so utime (14) is index 11.
-  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
+  // After the name, field 3 (state) is index 0, so utime (14) is index 11 and cutime (16) 13.
+  const ticks = fieldIndexes.reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
   return ticks / TICKS_PER_SECOND;
 }
 

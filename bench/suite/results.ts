@@ -40,6 +40,13 @@ export interface Measurement {
   messagesSent?: number;
   /** Workloads with an idle span: the broker's CPU over it, as a share of one core. */
   idleCpuShare?: number;
+  /**
+   * The broker's GC pauses (wall time) over its CPU time across the workload, for brokers that
+   * report them; on a loaded machine a pause also counts the time the broker waited for a core.
+   */
+  brokerGcShare?: number;
+  /** The collections behind brokerGcShare. */
+  brokerGcCount?: number;
   /** Workloads with an idle span: the broker's resident memory at its end. */
   brokerRssBytes?: number;
 }
@@ -73,6 +80,7 @@ export interface Summary {
   p99OverRoundTrip?: number;
   idleCpuShare?: number;
   brokerRssBytes?: number;
+  brokerGcShare?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -141,6 +149,8 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     }
     const idle = ok.flatMap((m) => (m.idleCpuShare !== undefined ? [m.idleCpuShare] : []));
     if (idle.length > 0) summary.idleCpuShare = median(idle);
+    const gc = ok.flatMap((m) => (m.brokerGcShare !== undefined ? [m.brokerGcShare] : []));
+    if (gc.length > 0) summary.brokerGcShare = median(gc);
     const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));
     if (rss.length > 0) summary.brokerRssBytes = median(rss);
     const alone = ok.filter((m) => m.soloLatencyUs !== undefined && m.latencyUs !== undefined);

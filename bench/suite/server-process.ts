@@ -43,12 +43,17 @@ export interface LaunchSpec {
   ready?(endpoint: Endpoint): Promise<void>;
 }
 
+/** A started server, with the file its stdout and stderr go to. */
+export interface LaunchedServer extends RunningServer {
+  readonly logPath: string;
+}
+
 /**
  * Starts a server on a free loopback port with a fresh data directory, waits until it accepts TCP
  * connections, and returns a handle whose stop() always kills it and retires the directory (removed
  * at the end of the run, see spent-data.ts).
  */
-export async function launch(spec: LaunchSpec): Promise<RunningServer> {
+export async function launch(spec: LaunchSpec): Promise<LaunchedServer> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const dataDir = await mkdtemp(join(tmpdir(), `conch-bench-${spec.name}-`));
@@ -62,7 +67,7 @@ export async function launch(spec: LaunchSpec): Promise<RunningServer> {
   throw lastError;
 }
 
-async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<RunningServer> {
+async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<LaunchedServer> {
   const port = await freePort();
   const logPath = join(dataDir, "server.log");
   const log = openSync(logPath, "a");
@@ -119,10 +124,10 @@ async function launchOnce(spec: LaunchSpec, dataDir: string): Promise<RunningSer
     await stop();
     throw err;
   }
-  return { pid: child.pid, endpoint, stop };
+  return { pid: child.pid, endpoint, stop, logPath };
 }
 
-function canConnect(endpoint: Endpoint): Promise<boolean> {
+export function canConnect(endpoint: Endpoint): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(endpoint.port, endpoint.host);
     socket.once("connect", () => {

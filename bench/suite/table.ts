@@ -2,6 +2,7 @@ import type { DiskCeiling, LoopbackCeiling } from "./ceilings.js";
 import type { SystemId } from "./clients.js";
 import type { ExchangeCeiling, RoundTripCeiling } from "./exchange-ceiling.js";
 import { fixed, thousands, usToMs } from "./format-number.js";
+import { kafkaCpuRatio, NATIVE_TWIN } from "./kafka-targets.js";
 import type { Summary } from "./results.js";
 import type { WorkloadId } from "./workloads/workload.js";
 
@@ -87,7 +88,9 @@ export function renderTable(input: TableInput): string {
           warmNote(s) +
           soloNote(s) +
           soloLatencyNote(s) +
-          idleNote(s),
+          idleNote(s) +
+          gcNote(s) +
+          kafkaNote(input.summaries, s),
       ]);
     }
   }
@@ -112,6 +115,7 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
   const mbps = s.payloadMBps ?? 0;
   switch (workload) {
     case "produce":
+    case "kafka-produce":
     case "hermit-pipelined":
       return input.disk ? `${((mbps / input.disk.sequentialMBps) * 100).toFixed(1)}% disk` : "–";
     case "hermit":
@@ -119,6 +123,7 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec / input.exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
         : "–";
     case "consume":
+    case "kafka-consume":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
     case "durable-wait":
@@ -149,6 +154,19 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
       // Against the same producer alone, just before, on the same server.
       return s.soloShare === undefined ? "–" : `${(s.soloShare * 100).toFixed(0)}% of alone`;
   }
+}
+
+/** For brokers that report it: the share of their CPU that went to GC. */
+function gcNote(s: Summary): string {
+  return s.brokerGcShare === undefined ? "" : `; broker GC ${(s.brokerGcShare * 100).toFixed(1)}%`;
+}
+
+/** For Conch's Kafka workloads: the broker's CPU per message over the native path's in the same run. */
+function kafkaNote(summaries: readonly Summary[], s: Summary): string {
+  const twin = NATIVE_TWIN[s.workload];
+  if (s.system !== "conch" || !twin) return "";
+  const ratio = kafkaCpuRatio(summaries, s.workload);
+  return ratio === undefined ? "" : `; broker CPU/msg ${ratio.toFixed(2)}x ${twin}'s`;
 }
 
 /** For workloads with an idle span: the idle broker's CPU and resident memory. */

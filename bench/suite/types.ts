@@ -15,10 +15,24 @@ export type Durability =
   /** Acknowledge only after an fsync that covers the message. */
   | "durable";
 
+/** Totals since the broker started (the line scripts/gc-share.mjs prints). */
+export interface GcSnapshot {
+  cpuMs: number;
+  gcMs: number;
+  gcCount: number;
+}
+
 /** A broker process the suite started and must stop. */
 export interface RunningServer {
   readonly pid: number;
   readonly endpoint: Endpoint;
+  /** Its Kafka listener, for a system that has one. */
+  readonly kafka?: Endpoint;
+  /**
+   * The broker's GC time and CPU time so far, for a system that can report them (Conch, through
+   * scripts/gc-share.mjs); null when it did not answer.
+   */
+  gcSnapshot?(): Promise<GcSnapshot | null>;
   /** Stops the process (SIGTERM, then SIGKILL after a bound) and removes its data directory. */
   stop(): Promise<void>;
 }
@@ -26,6 +40,8 @@ export interface RunningServer {
 /** The parent's view of a system: can it run here, and how to start it. */
 export interface ServerSpec {
   readonly name: string;
+  /** Whether its brokers serve the Kafka protocol (the Kafka workloads run only there). */
+  readonly servesKafka?: boolean;
   /** Version string of the installed server, or a reason it cannot run on this machine. */
   probe(): Promise<{ ok: true; version: string; client: string } | { ok: false; reason: string }>;
   /** A reason the system cannot honour a durability mode, or null when it can. */

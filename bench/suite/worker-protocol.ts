@@ -7,6 +7,8 @@ export interface WorkerRequest {
   system: SystemId;
   workload: WorkloadId;
   endpoint: Endpoint;
+  /** The broker's Kafka listener, when it has one. */
+  kafka?: Endpoint;
   scale: number;
 }
 

@@ -3,6 +3,7 @@
 
 import { loadClient } from "./clients.js";
 import { errorText } from "./deadline.js";
+import { reapedChildrenCpuSeconds } from "./proc-cpu.js";
 import { RESULT_PREFIX, type WorkerRequest, type WorkerResult } from "./worker-protocol.js";
 import { workloadById } from "./workloads/index.js";
 
@@ -15,9 +16,11 @@ async function main(): Promise<void> {
     const outcome = await workload.run(driver, workload.params(request.scale), {
       system: request.system,
       endpoint: request.endpoint,
+      ...(request.kafka ? { kafka: request.kafka } : {}),
     });
     const cpu = process.cpuUsage();
-    outcome.workerCpuSeconds = (cpu.user + cpu.system) / 1e6;
+    // With the client programs it ran (kcat), so that their CPU is not counted as other processes'.
+    outcome.workerCpuSeconds = (cpu.user + cpu.system) / 1e6 + (reapedChildrenCpuSeconds() ?? 0);
     report({ ok: true, outcome });
   } finally {
     await driver.close();

@@ -26,7 +26,7 @@ export function registerGroupCommands(program: Command): void {
   withBroker(
     group
       .command("list")
-      .description("print every group: name, state and member count")
+      .description("print every group: name, kind (native or Kafka), state and member count")
       .option("--json", "print one JSON object a line"),
   ).action(async (o: BrokerFlags & { json?: boolean }) => {
     const groups = await withClient(o, (client) => client.groups().listGroups());
@@ -146,13 +146,23 @@ function resetPosition(to: StartPosition): ResetPosition {
 }
 
 export function listLines(groups: readonly GroupSummary[]): string[] {
-  return table([["GROUP", "STATE", "MEMBERS"], ...groups.map((g) => [g.group, g.state, `${g.members}`])]);
+  return table([
+    ["GROUP", "KIND", "STATE", "MEMBERS"],
+    ...groups.map((g) => [g.group, kindText(g), g.state, `${g.members}`]),
+  ]);
+}
+
+/** "native", "kafka (consumer)", or "-" from a broker that does not say. */
+function kindText(g: Pick<GroupSummary, "kind" | "protocolType">): string {
+  if (g.kind === undefined) return "-";
+  return g.protocolType ? `${g.kind} (${g.protocolType})` : g.kind;
 }
 
 /** A header, the members and what each owns, then one row per partition. */
 export function describeLines(info: GroupInfo): string[] {
   const lines = [
     `group: ${info.group}`,
+    `kind: ${kindText(info)}`,
     `state: ${info.state}`,
     `generation: ${info.generation}`,
     `strategy: ${info.strategy === "" ? "-" : info.strategy}`,

@@ -2,6 +2,7 @@
  * Consumer group administration (docs/groups.md): list, describe, read and reset committed
  * offsets, delete. One request each, on a connection the caller owns.
  */
+import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeCommitOffsetsResponse, encodeCommitOffsetsRequest } from "../protocol/commit-offsets.js";
 import { decodeDeleteGroupResponse, encodeDeleteGroupRequest } from "../protocol/delete-group.js";
 import {
@@ -9,19 +10,38 @@ import {
   encodeDescribeGroupRequest,
   type GroupPartitionDescription,
 } from "../protocol/describe-group.js";
+import {
+  decodeDescribeGroupResponseV2,
+  encodeDescribeGroupRequestV2,
+} from "../protocol/describe-group-v2.js";
 import { decodeFetchOffsetsResponse, encodeFetchOffsetsRequest } from "../protocol/fetch-offsets.js";
 import type { TopicPartitions } from "../protocol/group-assignment.js";
+import { type GroupKindName, groupKindName } from "../protocol/group-kind.js";
 import { type GroupStateName, groupStateName } from "../protocol/group-state.js";
 import { decodeListGroupsResponse, encodeListGroupsRequest } from "../protocol/list-groups.js";
+import { decodeListGroupsResponseV2, encodeListGroupsRequestV2 } from "../protocol/list-groups-v2.js";
 import { decodeResetOffsetsResponse, encodeResetOffsetsRequest, ResetTo } from "../protocol/reset-offsets.js";
 import type { ConnectionManager } from "./connection-manager.js";
 
+/** A broker that does not serve a request's newer version answers UNSUPPORTED_VERSION. */
+function olderBroker(err: unknown): boolean {
+  return err instanceof ConchError && err.code === ErrorCode.UNSUPPORTED_VERSION;
+}
+
 export type { GroupPartitionDescription } from "../protocol/describe-group.js";
 export type { TopicPartitions } from "../protocol/group-assignment.js";
+export type { GroupKindName } from "../protocol/group-kind.js";
 export type { GroupStateName } from "../protocol/group-state.js";
 
 export interface GroupSummary {
   group: string;
+  /**
+   * native: Conch's clients, the broker assigns; kafka: Kafka clients, the leader member assigns.
+   * Absent from a broker that predates ListGroups version 2.
+   */
+  kind?: GroupKindName;
+  /** A Kafka group's protocol type (e.g. "consumer"); "" for a native group; absent as `kind`. */
+  protocolType?: string;
   state: GroupStateName;
   members: number;
 }
@@ -34,6 +54,9 @@ export interface GroupMemberInfo {
 
 export interface GroupInfo {
   group: string;
+  /** As in GroupSummary; absent from a broker that predates DescribeGroup version 2. */
+  kind?: GroupKindName;
+  protocolType?: string;
   state: GroupStateName;
   generation: number;
   strategy: string;
@@ -63,23 +86,35 @@ export class GroupAdmin {
     this.#manager = manager;
   }
 
+  /** Every group; against a broker that predates ListGroups version 2, without kinds. */
   async listGroups(call: GroupCallOptions = {}): Promise<GroupSummary[]> {
-    const res = await this.#manager.request(
-      encodeListGroupsRequest,
-      undefined,
-      decodeListGroupsResponse,
-      call,
-    );
+    const m = this.#manager;
+    try {
+      const res = await m.request(encodeListGroupsRequestV2, undefined, decodeListGroupsResponseV2, call);
+      return res.groups.map((g) => ({
+        group: g.group,
+        kind: groupKindName(g.kind),
+        protocolType: g.protocolType,
+        state: groupStateName(g.state),
+        members: g.members,
+      }));
+    } catch (err) {
+      if (!olderBroker(err)) throw err;
+    }
+    const res = await m.request(encodeListGroupsRequest, undefined, decodeListGroupsResponse, call);
     return res.groups.map((g) => ({ group: g.group, state: groupStateName(g.state), members: g.members }));
   }
 
+  /** The group's description; against a broker that predates DescribeGroup version 2, without its kind. */
   async describeGroup(group: string, call: GroupCallOptions = {}): Promise<GroupInfo> {
-    const d = await this.#manager.request(
-      encodeDescribeGroupRequest,
-      { group },
-      decodeDescribeGroupResponse,
-      call,
-    );
+    const m = this.#manager;
+    try {
+      const d = await m.request(encodeDescribeGroupRequestV2, { group }, decodeDescribeGroupResponseV2, call);
+      return { ...d, kind: groupKindName(d.kind), state: groupStateName(d.state) };
+    } catch (err) {
+      if (!olderBroker(err)) throw err;
+    }
+    const d = await m.request(encodeDescribeGroupRequest, { group }, decodeDescribeGroupResponse, call);
     return { ...d, state: groupStateName(d.state) };
   }
 

@@ -87,6 +87,12 @@ export const FETCH_GROUP_VERSION = 2;
  */
 export const DESCRIBE_TOPIC_QUARANTINE_VERSION = 2;
 
+/**
+ * ListGroups and DescribeGroup version 2 add each group's kind (native or Kafka) and protocol type.
+ * The broker still answers version 1 as before; a client falls back to it against an older broker.
+ */
+export const GROUP_KIND_VERSION = 2;
+
 const apiNames = new Map<number, string>(Object.entries(ApiKey).map(([name, key]) => [key, name]));
 
 /** The name of an apiKey (`PRODUCE`), or `API_<n>` for one this version does not know. */

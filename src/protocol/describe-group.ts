@@ -18,7 +18,8 @@ import { responseBodyReader } from "./error-response.js";
 import { requestBodyReader, requestWriter, responseWriter } from "./frame.js";
 import { assignmentSize, readAssignment, type TopicPartitions, writeAssignment } from "./group-assignment.js";
 import { type GroupStateValue, groupStateFromWire } from "./group-state.js";
-import { stringSize } from "./wire-writer.js";
+import type { WireReader } from "./wire-reader.js";
+import { stringSize, type WireWriter } from "./wire-writer.js";
 
 export interface DescribeGroupRequest {
   group: string;
@@ -71,17 +72,28 @@ export function decodeDescribeGroupRequest(frame: Buffer): DescribeGroupRequest 
 }
 
 export function encodeDescribeGroupResponse(correlationId: number, res: DescribeGroupResponse): Buffer {
+  return writeDescribeGroupBody(responseWriter(correlationId, describeGroupBodySize(res)), res).finish();
+}
+
+export function decodeDescribeGroupResponse(frame: Buffer): DescribeGroupResponse {
+  const r = responseBodyReader(frame);
+  const res = readDescribeGroupBody(r);
+  r.done();
+  return res;
+}
+
+/** The bytes of version 1's response body, which version 2's begins with. */
+export function describeGroupBodySize(res: DescribeGroupResponse): number {
   let size = stringSize(res.group) + 1 + 4 + stringSize(res.strategy) + 4 + 4;
   for (const m of res.members) {
     size += stringSize(m.memberId) + stringSize(m.clientId) + assignmentSize(m.assignment);
   }
   for (const p of res.partitions) size += stringSize(p.topic) + 4 + stringSize(p.owner) + 24;
-  const w = responseWriter(correlationId, size)
-    .string(res.group)
-    .u8(res.state)
-    .u32(res.generation)
-    .string(res.strategy)
-    .count(res.members.length);
+  return size;
+}
+
+export function writeDescribeGroupBody(w: WireWriter, res: DescribeGroupResponse): WireWriter {
+  w.string(res.group).u8(res.state).u32(res.generation).string(res.strategy).count(res.members.length);
   for (const m of res.members) {
     w.string(m.memberId).string(m.clientId);
     writeAssignment(w, m.assignment);
@@ -90,11 +102,10 @@ export function encodeDescribeGroupResponse(correlationId: number, res: Describe
   for (const p of res.partitions) {
     w.string(p.topic).u32(p.partition).string(p.owner).i64(p.committed).u64(p.highWatermark).i64(p.lag);
   }
-  return w.finish();
+  return w;
 }
 
-export function decodeDescribeGroupResponse(frame: Buffer): DescribeGroupResponse {
-  const r = responseBodyReader(frame);
+export function readDescribeGroupBody(r: WireReader): DescribeGroupResponse {
   const group = r.string();
   const state = groupStateFromWire(r.u8());
   const generation = r.u32();
@@ -118,6 +129,5 @@ export function decodeDescribeGroupResponse(frame: Buffer): DescribeGroupRespons
     const lag = r.i64();
     partitions[i] = { topic, partition, owner, committed, highWatermark, lag };
   }
-  r.done();
   return { group, state, generation, strategy, members, partitions };
 }

@@ -8,6 +8,7 @@ import {
   type ApiKeyNumber,
   DESCRIBE_TOPIC_QUARANTINE_VERSION,
   FETCH_GROUP_VERSION,
+  GROUP_KIND_VERSION,
 } from "../protocol/api.js";
 import {
   alterTopic,
@@ -72,8 +73,17 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);
   add(ApiKey.COMMIT_OFFSETS, groups.commitOffsets);
   add(ApiKey.FETCH_OFFSETS, groups.fetchOffsets);
-  add(ApiKey.LIST_GROUPS, groups.listGroups);
-  add(ApiKey.DESCRIBE_GROUP, groups.describeGroup);
+  // Version 2 adds each group's kind and protocol type; version 1 stays served.
+  table[ApiKey.LIST_GROUPS] = {
+    version: GROUP_KIND_VERSION,
+    minVersion: API_VERSION[ApiKey.LIST_GROUPS],
+    handle: groups.listGroups,
+  };
+  table[ApiKey.DESCRIBE_GROUP] = {
+    version: GROUP_KIND_VERSION,
+    minVersion: API_VERSION[ApiKey.DESCRIBE_GROUP],
+    handle: groups.describeGroup,
+  };
   add(ApiKey.RESET_OFFSETS, groups.resetOffsets);
   add(ApiKey.DELETE_GROUP, groups.deleteGroup);
   return table;

@@ -4,15 +4,20 @@
  * except commits and resets, which answer once the offsets are fsynced.
  */
 import type { GroupStateName, ResetTarget } from "../broker/group-coordinator.js";
+import { GROUP_KIND_VERSION } from "../protocol/api.js";
 import { decodeCommitOffsetsRequest, encodeCommitOffsetsResponse } from "../protocol/commit-offsets.js";
 import { decodeDeleteGroupRequest, encodeDeleteGroupResponse } from "../protocol/delete-group.js";
 import { decodeDescribeGroupRequest, encodeDescribeGroupResponse } from "../protocol/describe-group.js";
+import { encodeDescribeGroupResponseV2 } from "../protocol/describe-group-v2.js";
 import { decodeFetchOffsetsRequest, encodeFetchOffsetsResponse } from "../protocol/fetch-offsets.js";
+import { requestApiVersion } from "../protocol/frame.js";
+import { groupKindValue } from "../protocol/group-kind.js";
 import { GroupState, type GroupStateValue } from "../protocol/group-state.js";
 import { decodeHeartbeatRequest, encodeHeartbeatResponse } from "../protocol/heartbeat.js";
 import { decodeJoinGroupRequest, encodeJoinGroupResponse } from "../protocol/join-group.js";
 import { decodeLeaveGroupRequest, encodeLeaveGroupResponse } from "../protocol/leave-group.js";
 import { decodeListGroupsRequest, encodeListGroupsResponse } from "../protocol/list-groups.js";
+import { encodeListGroupsResponseV2 } from "../protocol/list-groups-v2.js";
 import {
   decodeResetOffsetsRequest,
   encodeResetOffsetsResponse,
@@ -65,21 +70,34 @@ export function fetchOffsets(ctx: RequestContext, frame: Buffer, correlationId: 
   return encodeFetchOffsetsResponse(correlationId, { offsets });
 }
 
+/** Versions 1 and 2 share the request; version 2's response adds each group's kind and protocol type. */
 export function listGroups(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   decodeListGroupsRequest(frame);
   // A group the principal may not describe is not listed.
   const groups = ctx.broker.groups
     .listGroups()
     .filter((g) => allowed(ctx, "describe", "group", g.group))
-    .map((g) => ({ group: g.group, state: WIRE_STATE[g.state], members: g.members }));
-  return encodeListGroupsResponse(correlationId, { groups });
+    .map((g) => ({
+      group: g.group,
+      state: WIRE_STATE[g.state],
+      members: g.members,
+      kind: groupKindValue(g.kind),
+      protocolType: g.protocolType,
+    }));
+  return requestApiVersion(frame) >= GROUP_KIND_VERSION
+    ? encodeListGroupsResponseV2(correlationId, { groups })
+    : encodeListGroupsResponse(correlationId, { groups });
 }
 
+/** Versions 1 and 2 share the request; version 2's response adds the group's kind and protocol type. */
 export function describeGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   const req = decodeDescribeGroupRequest(frame);
   authorize(ctx, "describe", "group", req.group);
   const d = ctx.broker.groups.describeGroup(req.group);
-  return encodeDescribeGroupResponse(correlationId, { ...d, state: WIRE_STATE[d.state] });
+  const res = { ...d, state: WIRE_STATE[d.state], kind: groupKindValue(d.kind) };
+  return requestApiVersion(frame) >= GROUP_KIND_VERSION
+    ? encodeDescribeGroupResponseV2(correlationId, res)
+    : encodeDescribeGroupResponse(correlationId, res);
 }
 
 export function resetOffsets(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {

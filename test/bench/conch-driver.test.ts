@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { after, before, test } from "node:test";
 import { conchClient } from "../../bench/suite/conch-driver.js";
 import { conchServer } from "../../bench/suite/conch-server.js";
+import { KCAT } from "../../bench/suite/kcat.js";
 import { processCpuSeconds } from "../../bench/suite/proc-cpu.js";
 import type { ClientDriver, RunningServer } from "../../bench/suite/types.js";
 import { runWorker } from "../../bench/suite/worker-run.js";
@@ -11,6 +13,7 @@ import { coldRead } from "../../bench/suite/workloads/cold-read.js";
 import { connections1k } from "../../bench/suite/workloads/connections.js";
 import { consume } from "../../bench/suite/workloads/consume.js";
 import { durable, durableWait } from "../../bench/suite/workloads/durable.js";
+import { kafkaConsume, kafkaProduce } from "../../bench/suite/workloads/kafka.js";
 import { latency } from "../../bench/suite/workloads/latency.js";
 import { produce } from "../../bench/suite/workloads/produce.js";
 import type { WorkerEnv } from "../../bench/suite/workloads/workload.js";
@@ -48,6 +51,34 @@ test("produce then consume reads back every message", { skip: !built }, async ()
   const read = await consume.run(driver, p, env());
   assert.equal(read.messages, 2_000);
   assert.equal(read.payloadBytes, 200_000);
+});
+
+const kcat = spawnSync(KCAT, ["-V"]).status === 0;
+
+test("Kafka produce then Kafka consume move every message through kcat", {
+  skip: !built || !kcat,
+}, async () => {
+  assert.ok(server.kafka, "the broker's Kafka listener is known");
+  const p = kafkaProduce.params(0.0005); // 2,500 messages: two batches and a tail
+  assert.equal(p.messagesPerProducer, 2_500);
+  const endpoints = { ...env(), kafka: server.kafka };
+  const wrote = await kafkaProduce.run(driver, p, endpoints);
+  assert.equal(wrote.messages, 2_500);
+  assert.ok(wrote.clientCpuSeconds > 0, "kcat's CPU is counted");
+  const read = await kafkaConsume.run(driver, p, endpoints);
+  assert.equal(read.messages, 2_500);
+  // Asking for more than was written fails instead of waiting or passing.
+  const more = { ...p, messagesPerProducer: 2_501 };
+  await assert.rejects(kafkaConsume.run(driver, more, endpoints), /read 2,?500 of 2,?501/);
+});
+
+test("the broker reports its GC and CPU totals on request", { skip: !built }, async () => {
+  const first = await server.gcSnapshot?.();
+  await produce.run(driver, { ...produce.params(0.0004), stream: "bench_gc" }, env());
+  const second = await server.gcSnapshot?.();
+  assert.ok(first && second, "both snapshots answered");
+  assert.ok(second.cpuMs > first.cpuMs);
+  assert.ok(second.gcMs >= first.gcMs && second.gcCount >= first.gcCount);
 });
 
 test("latency records every message after the warm-up", { skip: !built }, async () => {

@@ -2,14 +2,17 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderChart } from "../../bench/suite/chart.js";
 import type { SystemId } from "../../bench/suite/clients.js";
-import { type Measurement, median, summarize } from "../../bench/suite/results.js";
+import { median, summarize } from "../../bench/suite/results.js";
 import { renderTable } from "../../bench/suite/table.js";
 import type { WorkloadId } from "../../bench/suite/workloads/workload.js";
+import { ok } from "./measurements.js";
 
 const NAMES: Record<SystemId, string> = { conch: "Conch", nats: "NATS JetStream", redis: "Redis Streams" };
 const TITLES: Record<WorkloadId, string> = {
   produce: "1. produce",
   consume: "2. consume",
+  "kafka-produce": "K1. Kafka produce",
+  "kafka-consume": "K2. Kafka consume",
   latency: "3. latency",
   durable: "4. durable",
   "durable-wait": "4b. durable, stop-and-wait",
@@ -20,30 +23,6 @@ const TITLES: Record<WorkloadId, string> = {
   "connections-1k": "7. 1,000 connections",
   "cold-read": "8. cold read",
 };
-
-function ok(
-  system: SystemId,
-  workload: WorkloadId,
-  run: number,
-  msgsPerSec: number,
-  extra: Partial<Measurement> = {},
-) {
-  const messages = 1_000_000;
-  return {
-    system,
-    workload,
-    run,
-    status: "ok",
-    messages,
-    payloadBytes: messages * 100,
-    seconds: messages / msgsPerSec,
-    msgsPerSec,
-    payloadMBps: (msgsPerSec * 100) / 1e6,
-    clientCpuSeconds: 2,
-    brokerCpuSeconds: 4,
-    ...extra,
-  } satisfies Measurement;
-}
 
 test("median of odd and even counts", () => {
   assert.equal(median([3, 1, 2]), 2);

@@ -57,8 +57,8 @@ test("conch consume --group resumes where the group stopped; conch group list, d
   assert.deepEqual(
     lines(list.stdout).map((l) => l.split(/\s+/)),
     [
-      ["GROUP", "STATE", "MEMBERS"],
-      ["cli", "Empty", "0"],
+      ["GROUP", "KIND", "STATE", "MEMBERS"],
+      ["cli", "native", "Empty", "0"],
     ],
   );
 
@@ -128,5 +128,5 @@ test("conch consume --group resumes where the group stopped; conch group list, d
   const deleted = await conch("group", "delete", "cli", ...b);
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.match(deleted.stderr, /deleted group cli/);
-  assert.deepEqual(lines((await conch("group", "list", ...b)).stdout), ["GROUP  STATE  MEMBERS"]);
+  assert.deepEqual(lines((await conch("group", "list", ...b)).stdout), ["GROUP  KIND  STATE  MEMBERS"]);
 });

@@ -273,7 +273,9 @@ test("group administration: list, describe, reset (refused with members) and del
   const c = member(served);
   await take(c.messages(), 3);
   await c.commit();
-  assert.deepEqual(await groups.listGroups(), [{ group: "g", state: "Stable", members: 1 }]);
+  assert.deepEqual(await groups.listGroups(), [
+    { group: "g", kind: "native", protocolType: "", state: "Stable", members: 1 },
+  ]);
   const d = await groups.describeGroup("g");
   assert.equal(d.state, "Stable");
   assert.equal(d.members.length, 1);

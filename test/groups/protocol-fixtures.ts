@@ -110,6 +110,53 @@ ffffffffffffffff                    ;   committed none (-1)
 0000000000000011                    ;   highWatermark 17
 ffffffffffffffff                    ;   lag none (-1)
 
+# list-groups-v2-request: correlationId 25, ListGroups version 2
+00000008 0019 0002 00000019         ; size 8, apiKey 25, apiVersion 2, correlationId 25
+
+# list-groups-v2-response: correlationId 25, native group "billing" Stable with 2 members, Kafka group "reports" of protocol type "consumer" CompletingRebalance with 1
+00000034 00000019 0000              ; size 52, correlationId 25, errorCode 0
+00000002                            ; groups: 2
+0007 62696c6c696e67                 ;   group "billing"
+02                                  ;   state 2 (Stable)
+00000002                            ;   members 2
+00                                  ;   kind 0 (native)
+0000                                ;   protocolType ""
+0007 7265706f727473                 ;   group "reports"
+03                                  ;   state 3 (CompletingRebalance)
+00000001                            ;   members 1
+01                                  ;   kind 1 (Kafka)
+0008 636f6e73756d6572               ;   protocolType "consumer"
+
+# describe-group-v2-request: correlationId 26, DescribeGroup version 2, group "billing"
+00000011 001a 0002 0000001a         ; size 17, apiKey 26, apiVersion 2, correlationId 26
+0007 62696c6c696e67                 ; group "billing"
+
+# describe-group-v2-response: correlationId 26, as describe-group-response, then kind 1 (Kafka) and protocol type "consumer"
+000000bc 0000001a 0000              ; size 188, correlationId 26, errorCode 0
+0007 62696c6c696e67                 ; group "billing"
+02                                  ; state 2 (Stable)
+00000003                            ; generation 3
+0005 72616e6765                     ; strategy "range"
+00000001                            ; members: 1
+000a 636f6e63682d6a732d31           ;   memberId "conch-js-1"
+0008 636f6e63682d6a73               ;   clientId "conch-js"
+00000001                            ;   assignment: 1 topic
+0006 6f7264657273                   ;     topic "orders"
+00000002 00000000 00000001          ;     partitions: 2, namely 0 and 1
+00000002                            ; partitions: 2
+0006 6f7264657273 00000000          ;   topic "orders", partition 0
+000a 636f6e63682d6a732d31           ;   owner "conch-js-1"
+000000000000002b                    ;   committed 43
+0000000000000032                    ;   highWatermark 50
+0000000000000007                    ;   lag 7
+0006 6f7264657273 00000001          ;   topic "orders", partition 1
+000a 636f6e63682d6a732d31           ;   owner "conch-js-1"
+ffffffffffffffff                    ;   committed none (-1)
+0000000000000011                    ;   highWatermark 17
+ffffffffffffffff                    ;   lag none (-1)
+01                                  ; kind 1 (Kafka)
+0008 636f6e73756d6572               ; protocolType "consumer"
+
 # reset-offsets-request: correlationId 27, group "billing", topic "orders", to 2 (by timestamp), 1700000000000
 00000022 001b 0001 0000001b         ; size 34, apiKey 27, apiVersion 1, correlationId 27
 0007 62696c6c696e67                 ; group "billing"
@@ -153,6 +200,17 @@ export interface GroupCase {
 }
 
 const assignment = [{ topic: "orders", partitions: [0, 1] }];
+const describedBilling = {
+  group: "billing",
+  state: p.GroupState.STABLE,
+  generation: 3,
+  strategy: "range",
+  members: [{ memberId: "conch-js-1", clientId: "conch-js", assignment }],
+  partitions: [
+    { topic: "orders", partition: 0, owner: "conch-js-1", committed: 43, highWatermark: 50, lag: 7 },
+    { topic: "orders", partition: 1, owner: "conch-js-1", committed: -1, highWatermark: 17, lag: -1 },
+  ],
+};
 const empty = (encode: (id: number) => Buffer) => (id: number) => encode(id);
 
 export const groupCases: Record<string, GroupCase> = {
@@ -270,19 +328,54 @@ export const groupCases: Record<string, GroupCase> = {
   },
   "describe-group-response": {
     correlationId: 26,
-    value: {
-      group: "billing",
-      state: p.GroupState.STABLE,
-      generation: 3,
-      strategy: "range",
-      members: [{ memberId: "conch-js-1", clientId: "conch-js", assignment }],
-      partitions: [
-        { topic: "orders", partition: 0, owner: "conch-js-1", committed: 43, highWatermark: 50, lag: 7 },
-        { topic: "orders", partition: 1, owner: "conch-js-1", committed: -1, highWatermark: 17, lag: -1 },
-      ],
-    },
+    value: describedBilling,
     encode: p.encodeDescribeGroupResponse,
     decode: p.decodeDescribeGroupResponse,
+  },
+  "list-groups-v2-request": {
+    apiKey: p.ApiKey.LIST_GROUPS,
+    apiVersion: p.GROUP_KIND_VERSION,
+    correlationId: 25,
+    value: undefined,
+    encode: empty(p.encodeListGroupsRequestV2),
+    decode: p.decodeListGroupsRequest,
+  },
+  "list-groups-v2-response": {
+    correlationId: 25,
+    value: {
+      groups: [
+        {
+          group: "billing",
+          state: p.GroupState.STABLE,
+          members: 2,
+          kind: p.GroupKind.NATIVE,
+          protocolType: "",
+        },
+        {
+          group: "reports",
+          state: p.GroupState.COMPLETING_REBALANCE,
+          members: 1,
+          kind: p.GroupKind.KAFKA,
+          protocolType: "consumer",
+        },
+      ],
+    },
+    encode: p.encodeListGroupsResponseV2,
+    decode: p.decodeListGroupsResponseV2,
+  },
+  "describe-group-v2-request": {
+    apiKey: p.ApiKey.DESCRIBE_GROUP,
+    apiVersion: p.GROUP_KIND_VERSION,
+    correlationId: 26,
+    value: { group: "billing" },
+    encode: p.encodeDescribeGroupRequestV2,
+    decode: p.decodeDescribeGroupRequest,
+  },
+  "describe-group-v2-response": {
+    correlationId: 26,
+    value: { ...describedBilling, kind: p.GroupKind.KAFKA, protocolType: "consumer" },
+    encode: p.encodeDescribeGroupResponseV2,
+    decode: p.decodeDescribeGroupResponseV2,
   },
   "reset-offsets-request": {
     apiKey: p.ApiKey.RESET_OFFSETS,

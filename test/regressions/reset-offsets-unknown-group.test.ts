@@ -27,7 +27,7 @@ test("reset-offsets on a group that does not exist is refused with UNKNOWN_GROUP
     assert.equal(r.stderr, 'error: there is no group "typo" (UNKNOWN_GROUP)\n');
   }
   const list = await shared.conch(["group", "list"]);
-  assert.equal(list.stdout, "GROUP  STATE  MEMBERS\n", "no group was created");
+  assert.equal(list.stdout, "GROUP  KIND  STATE  MEMBERS\n", "no group was created");
 });
 
 test("reset-offsets: --dry-run and --execute together are a usage error", async () => {

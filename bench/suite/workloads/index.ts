@@ -3,15 +3,21 @@ import { connections1k } from "./connections.js";
 import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
 import { hermit, hermitPipelined } from "./hermit.js";
+import { kafkaConsume, kafkaProduce } from "./kafka.js";
 import { latency } from "./latency.js";
 import { partitions1, partitions10k } from "./partitions.js";
 import { produce } from "./produce.js";
 import type { Workload, WorkloadId } from "./workload.js";
 
-/** The workloads in the order they run (consume reads what produce wrote, on the same server). */
+/**
+ * The workloads in the order they run (consume reads what produce wrote, on the same server; the
+ * Kafka pair follows the native pair so that the two are measured minutes apart).
+ */
 export const WORKLOADS: readonly Workload[] = [
   produce,
   consume,
+  kafkaProduce,
+  kafkaConsume,
   latency,
   durable,
   durableWait,

@@ -4,6 +4,8 @@ import type { ClientDriver, Durability, Endpoint, WorkloadOutcome } from "../typ
 export type WorkloadId =
   | "produce"
   | "consume"
+  | "kafka-produce"
+  | "kafka-consume"
   | "latency"
   | "durable"
   | "durable-wait"
@@ -46,6 +48,8 @@ export interface WorkloadParams {
 export interface WorkerEnv {
   system: SystemId;
   endpoint: Endpoint;
+  /** The broker's Kafka listener, when it has one. */
+  kafka?: Endpoint;
 }
 
 export interface Workload {
@@ -63,6 +67,8 @@ export interface Workload {
   readonly idleSeconds?: number;
   /** Systems that cannot do the workload at all, with the reason printed in their rows. */
   readonly notFor?: Partial<Record<SystemId, string>>;
+  /** Runs through the broker's Kafka listener: systems without one get "not run". */
+  readonly needsKafka?: boolean;
   params(scale: number): WorkloadParams;
   run(driver: ClientDriver, params: WorkloadParams, env: WorkerEnv): Promise<WorkloadOutcome>;
 }
