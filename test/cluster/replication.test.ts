@@ -1,0 +1,141 @@
+/**
+ * Replication between in-process brokers with roles handed out by hand (the metadata side is a
+ * stand-in, replica-cluster.ts): followers store the leader's batches byte for byte, acks "all"
+ * waits for the ISR, a follower that stops fetching leaves the ISR, a follower whose log parted
+ * from the new leader's truncates to the epoch boundary, and a fenced leader acknowledges nothing.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConchError, ErrorCode } from "../../src/format/errors.js";
+import { makeBatch } from "../storage/helpers.js";
+import { batchCrcs, role, startCluster, until } from "./replica-cluster.js";
+
+const TOPIC = "replicated";
+
+function codeOf(err: unknown): number {
+  return err instanceof ConchError ? err.code : -1;
+}
+
+test("followers store the leader's batches byte for byte, and acks all answers once they have them", async (t) => {
+  const cluster = await startCluster(t, [1, 2, 3], TOPIC);
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2, 3]));
+  const leader = cluster.node(1).broker;
+  let last = -1;
+  for (let i = 0; i < 40; i++) {
+    const ack = await leader.produce(TOPIC, 0, makeBatch(`m${i}`, 1 + (i % 5)), "all");
+    last = ack.lastOffset;
+    // Answered only once every in-sync replica stored it: look at once, before anything else runs.
+    for (const id of [2, 3]) {
+      const leo = cluster.node(id).broker.partition(TOPIC, 0).logEndOffset;
+      assert.ok(leo > last, `broker ${id} has ${leo}, the ack said ${last}`);
+    }
+  }
+  const log = leader.partition(TOPIC, 0);
+  assert.equal(log.highWatermark, last + 1);
+  const expected = await batchCrcs(log, log.highWatermark);
+  assert.equal(expected.length, 40);
+  for (const id of [2, 3]) {
+    assert.deepEqual(
+      await batchCrcs(cluster.node(id).broker.partition(TOPIC, 0), log.highWatermark),
+      expected,
+    );
+    assert.deepEqual(cluster.node(id).broker.partition(TOPIC, 0).epochs.entries, [
+      { epoch: 1, startOffset: 0 },
+    ]);
+  }
+  // Followers refuse clients: they are not the leader.
+  await assert.rejects(cluster.node(2).broker.produce(TOPIC, 0, makeBatch("x"), "leader"), (err) => {
+    return codeOf(err) === ErrorCode.NOT_LEADER;
+  });
+  await assert.rejects(
+    cluster
+      .node(3)
+      .broker.fetch({ topic: TOPIC, partition: 0, offset: 0, maxBytes: 1000, maxWaitMs: 0, minBytes: 0 }),
+    (err) => codeOf(err) === ErrorCode.NOT_LEADER,
+  );
+});
+
+test("a follower that stops fetching leaves the ISR, and acks all goes on while min.insync.replicas is met", async (t) => {
+  let minIsr = 2;
+  const cluster = await startCluster(t, [1, 2, 3], TOPIC, {
+    lagTimeMaxMs: 300,
+    minInsyncReplicas: () => minIsr,
+  });
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2, 3]));
+  const leader = cluster.node(1).broker;
+  await leader.produce(TOPIC, 0, makeBatch("before"), "all");
+  // Broker 3 stops fetching (as a paused process would).
+  await cluster.node(3).manager.dropPartition(TOPIC, 0);
+  const started = performance.now();
+  const ack = await leader.produce(TOPIC, 0, makeBatch("during"), "all", 10_000);
+  const waited = performance.now() - started;
+  assert.ok(waited >= 250, `answered after ${waited.toFixed(0)} ms, before the follower could lag out`);
+  assert.deepEqual(cluster.node(1).manager.describe(TOPIC, 0)?.isr, [1, 2]);
+  assert.deepEqual(cluster.proposals.at(-1), { brokerId: 1, isr: [1, 2] });
+  assert.ok(cluster.node(2).broker.partition(TOPIC, 0).logEndOffset > ack.lastOffset);
+  minIsr = 3;
+  await assert.rejects(leader.produce(TOPIC, 0, makeBatch("short"), "all"), (err) => {
+    return codeOf(err) === ErrorCode.NOT_ENOUGH_REPLICAS;
+  });
+  // acks leader does not look at the ISR.
+  await leader.produce(TOPIC, 0, makeBatch("leader-only"), "leader");
+  // Broker 3 comes back, catches up and joins the ISR again.
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2, 3], [1, 2]), [3]);
+  await until(() => cluster.node(1).manager.describe(TOPIC, 0)?.isr.length === 3, "broker 3 back in the ISR");
+  await leader.produce(TOPIC, 0, makeBatch("after"), "all");
+});
+
+test("a follower whose log parted from the new leader's truncates to the epoch boundary", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC);
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]));
+  const a = cluster.node(1).broker;
+  const b = cluster.node(2).broker;
+  for (let i = 0; i < 5; i++) await a.produce(TOPIC, 0, makeBatch(`committed${i}`, 2), "all");
+  const boundary = a.partition(TOPIC, 0).logEndOffset;
+  // Broker 2 stops following; broker 1 takes writes nobody else has (acks leader).
+  await cluster.node(2).manager.dropPartition(TOPIC, 0);
+  for (let i = 0; i < 3; i++) await a.produce(TOPIC, 0, makeBatch(`lost${i}`, 3), "leader");
+  assert.equal(a.partition(TOPIC, 0).logEndOffset, boundary + 9);
+  // Broker 2 leads epoch 2 and writes its own; broker 1 follows it.
+  await cluster.apply(role(TOPIC, 2, 2, [1, 2], [2]), [2]);
+  for (let i = 0; i < 2; i++) await b.produce(TOPIC, 0, makeBatch(`new${i}`, 1), "leader");
+  await cluster.apply(role(TOPIC, 2, 2, [1, 2], [2]), [1]);
+  const aLog = a.partition(TOPIC, 0);
+  const bLog = b.partition(TOPIC, 0);
+  await until(
+    () => aLog.logEndOffset === bLog.logEndOffset && aLog.epochs.latestEpoch === 2,
+    "broker 1 caught up",
+  );
+  assert.equal(aLog.logEndOffset, boundary + 2);
+  assert.deepEqual(await batchCrcs(aLog, aLog.logEndOffset), await batchCrcs(bLog, bLog.logEndOffset));
+  assert.deepEqual(aLog.epochs.entries, [
+    { epoch: 1, startOffset: 0 },
+    { epoch: 2, startOffset: boundary },
+  ]);
+  // And it rejoins the ISR of epoch 2.
+  await until(() => cluster.node(2).manager.describe(TOPIC, 0)?.isr.length === 2, "broker 1 in the ISR");
+});
+
+test("a fenced leader acknowledges nothing more, not even a produce it took before", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC, { lagTimeMaxMs: 60_000 });
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]));
+  const a = cluster.node(1).broker;
+  await a.produce(TOPIC, 0, makeBatch("ok"), "all");
+  const hw = a.partition(TOPIC, 0).highWatermark;
+  // The follower pauses; an acks all produce waits for it; then the leader's lease deadline passes.
+  await cluster.node(2).manager.dropPartition(TOPIC, 0);
+  const waiting = a.produce(TOPIC, 0, makeBatch("in-flight"), "all", 1_000);
+  cluster.node(1).manager.fence();
+  // The follower comes back, but a fenced leader serves it nothing, so nothing is acknowledged.
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]), [2]);
+  await assert.rejects(waiting, (err) => codeOf(err) === ErrorCode.TIMEOUT);
+  assert.equal(a.partition(TOPIC, 0).highWatermark, hw);
+  await assert.rejects(
+    a.produce(TOPIC, 0, makeBatch("after"), "all"),
+    (err) => codeOf(err) === ErrorCode.NOT_LEADER,
+  );
+  await assert.rejects(
+    a.produce(TOPIC, 0, makeBatch("after"), "leader"),
+    (err) => codeOf(err) === ErrorCode.NOT_LEADER,
+  );
+});
