@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
+import { createClient } from "../../src/index.js";
 import { makeBatch } from "../storage/helpers.js";
 import { batchCrcs, role, startCluster, until } from "./replica-cluster.js";
 
@@ -138,4 +139,27 @@ test("a fenced leader acknowledges nothing more, not even a produce it took befo
     a.produce(TOPIC, 0, makeBatch("after"), "leader"),
     (err) => codeOf(err) === ErrorCode.NOT_LEADER,
   );
+});
+
+test("the SDK's acks all goes over the wire (acks 3) and is answered once the follower has the records", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC, { minInsyncReplicas: () => 2 });
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]));
+  const conch = createClient({ brokers: [`127.0.0.1:${cluster.node(1).endpoint.port}`] });
+  t.after(() => conch.close());
+  const producer = conch.producer({ acks: "all", lingerMs: 0 });
+  const follower = cluster.node(2).broker.partition(TOPIC, 0);
+  for (let i = 0; i < 20; i++) {
+    const { offset } = await producer.send(TOPIC, { value: `v${i}`, partition: 0 });
+    assert.ok(
+      follower.logEndOffset > offset,
+      `the follower has ${follower.logEndOffset}, the ack said ${offset}`,
+    );
+  }
+  // Below min.insync.replicas the SDK sees NOT_ENOUGH_REPLICAS (retriable) until its delivery timeout.
+  await cluster.node(2).manager.dropPartition(TOPIC, 0);
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2], [1]), [1]);
+  const short = conch.producer({ acks: "all", lingerMs: 0, deliveryTimeoutMs: 300 });
+  await assert.rejects(short.send(TOPIC, { value: "x", partition: 0 }), (err) => {
+    return codeOf(err) === ErrorCode.NOT_ENOUGH_REPLICAS || codeOf(err) === ErrorCode.TIMEOUT;
+  });
 });
