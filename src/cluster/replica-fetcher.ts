@@ -48,8 +48,13 @@ export class ReplicaFetcher implements AppendListener {
   #generation = 0;
   /** Responses that wait for an epoch entry to reach the disk before their records are stored. */
   #queue: Promise<void> | null = null;
-  /** Bytes of stored responses, by stream generation, for their credit (in order: appends complete in order). */
+  /**
+   * Appends under way, in order (they complete in order): each one's record bytes and the stream
+   * generation they came on. Only the current stream's are credited: credit on a later stream for
+   * an earlier one's bytes would tell its leader of records this log may not hold.
+   */
   readonly #pendingBytes: number[] = [];
+  readonly #pendingGenerations: number[] = [];
   #retryTimer: NodeJS.Timeout | null = null;
   #stopped = false;
 
@@ -88,8 +93,11 @@ export class ReplicaFetcher implements AppendListener {
         }
       }
       const log = o.log;
+      // The fetch offset tells the leader what this log holds: appends still on their way must
+      // have reached it first (a restart of the stream is rare; this waits for one fsync).
+      if (log.localEndOffset !== log.logEndOffset) await log.flush();
+      if (this.#stopped) return;
       const generation = ++this.#generation;
-      this.#pendingBytes.length = 0;
       const leo = log.logEndOffset;
       const lastEpoch = leo > log.logStartOffset ? log.epochs.epochAt(leo - 1) : -1;
       const req: ReplicaFetchRequest = {
@@ -169,19 +177,22 @@ export class ReplicaFetcher implements AppendListener {
   }
 
   #store(records: Buffer): void {
-    this.#pendingBytes.push(records.length);
     this.#o.log.appendReplicatedTo(records, this);
+    this.#pendingBytes.push(records.length);
+    this.#pendingGenerations.push(this.#generation);
   }
 
   appended(_result: AppendResult): void {
     const bytes = this.#pendingBytes.shift();
+    const generation = this.#pendingGenerations.shift();
     const conn = this.#conn;
-    if (bytes === undefined || conn === null || this.#stopped) return;
+    if (bytes === undefined || generation !== this.#generation || conn === null || this.#stopped) return;
     conn.send(encodeStreamCredit, { streamId: this.#streamId, bytes });
   }
 
   appendFailed(err: Error): void {
     this.#pendingBytes.shift();
+    this.#pendingGenerations.shift();
     this.#restart(err);
   }
 
