@@ -6,8 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Connection } from "../../src/client/connection.js";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
 import { createClient } from "../../src/index.js";
+import {
+  decodeReplicaFetchResponse,
+  encodeReplicaFetchRequest,
+  NO_EPOCH,
+} from "../../src/protocol/replica-fetch.js";
 import { makeBatch } from "../storage/helpers.js";
 import { batchCrcs, role, startCluster, until } from "./replica-cluster.js";
 
@@ -162,4 +168,69 @@ test("the SDK's acks all goes over the wire (acks 3) and is answered once the fo
   await assert.rejects(short.send(TOPIC, { value: "x", partition: 0 }), (err) => {
     return codeOf(err) === ErrorCode.NOT_ENOUGH_REPLICAS || codeOf(err) === ErrorCode.TIMEOUT;
   });
+});
+
+test("consumers on the leader never read past the high watermark; past it and within the log is OFFSET_NOT_AVAILABLE", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC, { lagTimeMaxMs: 60_000 });
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]));
+  const a = cluster.node(1).broker;
+  await a.produce(TOPIC, 0, makeBatch("replicated", 2), "all");
+  await cluster.node(2).manager.dropPartition(TOPIC, 0);
+  await a.produce(TOPIC, 0, makeBatch("leader-only", 2), "leader");
+  const log = a.partition(TOPIC, 0);
+  assert.equal(log.highWatermark, 2);
+  assert.equal(log.logEndOffset, 4);
+  const fetch = (offset: number, maxWaitMs = 0) =>
+    a.fetch({ topic: TOPIC, partition: 0, offset, maxBytes: 1 << 20, maxWaitMs, minBytes: 1 });
+  const atHw = await fetch(2, 50);
+  assert.equal(atHw.records.length, 0);
+  assert.equal(atHw.highWatermark, 2);
+  await assert.rejects(fetch(3), (err) => codeOf(err) === ErrorCode.OFFSET_NOT_AVAILABLE);
+  await assert.rejects(fetch(5), (err) => codeOf(err) === ErrorCode.OFFSET_OUT_OF_RANGE);
+  // A long poll at the high watermark is answered when the follower catches up, not before.
+  const polling = fetch(2, 10_000);
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]), [2]);
+  const caughtUp = await polling;
+  assert.equal(caughtUp.highWatermark, 4);
+  assert.ok(caughtUp.records.length > 0);
+});
+
+test("a replica fetch for another epoch is FENCED_LEADER_EPOCH, and on a single broker NOT_LEADER", async (t) => {
+  const cluster = await startCluster(t, [1], TOPIC);
+  await cluster.apply(role(TOPIC, 1, 3, [1, 2], [1]), [1]);
+  const conn = await Connection.open(
+    { host: "127.0.0.1", port: cluster.node(1).endpoint.port },
+    {
+      clientId: "test",
+      connectTimeoutMs: 5_000,
+      requestTimeoutMs: 5_000,
+    },
+  );
+  t.after(() => conn.close());
+  const open = (currentLeaderEpoch: number) =>
+    new Promise<number>((resolve) => {
+      conn.streamTo(
+        encodeReplicaFetchRequest,
+        {
+          topic: TOPIC,
+          partition: 0,
+          replicaId: 2,
+          currentLeaderEpoch,
+          fetchOffset: 0,
+          lastFetchedEpoch: NO_EPOCH,
+          maxBytes: 1 << 20,
+          maxWaitMs: 100,
+          windowBytes: 1 << 20,
+        },
+        decodeReplicaFetchResponse,
+        { responded: () => resolve(0), requestFailed: (err) => resolve(err.code) },
+        null,
+      );
+    });
+  assert.equal(await open(2), ErrorCode.FENCED_LEADER_EPOCH);
+  assert.equal(await open(4), ErrorCode.FENCED_LEADER_EPOCH);
+  // The right epoch opens a stream: the first (empty) response comes within maxWaitMs.
+  assert.equal(await open(3), 0);
+  await cluster.node(1).manager.close();
+  assert.equal(await open(3), ErrorCode.NOT_LEADER);
 });
