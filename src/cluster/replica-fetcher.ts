@@ -196,7 +196,10 @@ export class ReplicaFetcher implements AppendListener {
     this.#restart(err);
   }
 
-  /** The logs parted: cut this one back to where they agree and fetch from there. */
+  /**
+   * The logs parted: cut this one back to where they agree and fetch from there; or the leader's
+   * log starts after this one's end: empty this one and start it there.
+   */
   #diverged(res: ReplicaFetchResponse): void {
     const log = this.#o.log;
     let target = res.divergingEndOffset;
@@ -214,9 +217,14 @@ export class ReplicaFetcher implements AppendListener {
       },
       "follower's log parted from the leader's: truncating",
     );
+    // Past this log's end: the leader no longer holds what lies between; start again at its start.
+    const restart = res.divergingEndOffset > log.logEndOffset;
     const settled = this.#queue ?? Promise.resolve();
     void settled
-      .then(() => log.truncateTo(target))
+      .then(async () => {
+        if (restart) await log.restartAt(res.divergingEndOffset);
+        else await log.truncateTo(target);
+      })
       .then(
         () => {
           if (generation === this.#generation) void this.#open();

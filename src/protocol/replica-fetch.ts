@@ -19,7 +19,9 @@
  * has none. When the leader's log parts from the follower's before `fetchOffset`, the first
  * response has `diverging` 1, no records, and says where: `divergingEpoch` is the largest epoch at
  * or below `lastFetchedEpoch` on the leader (NO_EPOCH when none), `divergingEndOffset` where it ends
- * there (the follower truncates to it and opens a new stream); the stream ends after it. Otherwise
+ * there (the follower truncates to it and opens a new stream); the stream ends after it. A
+ * `fetchOffset` below the leader's log start is answered the same way with NO_EPOCH and the log
+ * start as `divergingEndOffset`, past the follower's end: it empties its log to start there. Otherwise
  * `diverging` is 0, `divergingEpoch` NO_EPOCH and `divergingEndOffset` 0. `epochs` are the leader-epoch entries covering the records sent (the
  * one holding their first offset and any starting among them), for the follower's own epoch file.
  */

@@ -87,13 +87,12 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
     try {
       const log = this.#checkRole();
       this.#feed.followerAt(req.topic, req.partition, req.replicaId, req.currentLeaderEpoch, req.fetchOffset);
-      if (this.#diverged(log)) return;
       if (req.fetchOffset < log.logStartOffset) {
-        throw new ConchError(
-          ErrorCode.OFFSET_OUT_OF_RANGE,
-          `offset ${req.fetchOffset} is before the leader's log start ${log.logStartOffset}`,
-        );
+        // Retention took what the follower lacks: it starts its log again at this one's start.
+        this.#divergence(log, NO_EPOCH, log.logStartOffset);
+        return;
       }
+      if (this.#diverged(log)) return;
     } catch (err) {
       this.#end(err);
       return;
@@ -162,6 +161,13 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
         end = found.endOffset;
       } else end = log.logStartOffset;
     } else if (req.fetchOffset <= leo) return false;
+    this.#divergence(log, epoch, Math.min(end, req.fetchOffset));
+    return true;
+  }
+
+  /** The one response that tells the follower where to cut (or start) its log; the stream ends. */
+  #divergence(log: PartitionLog, epoch: number, endOffset: number): void {
+    const req = this.#req;
     const header = encodeReplicaFetchResponseHeader(
       this.#id,
       {
@@ -170,14 +176,13 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
         logStartOffset: log.logStartOffset,
         diverging: true,
         divergingEpoch: epoch,
-        divergingEndOffset: Math.min(end, req.fetchOffset),
+        divergingEndOffset: endOffset,
         epochs: [],
       },
       0,
     );
     this.#ctx.streams.push(header);
     this.#end(null);
-    return true;
   }
 
   /** Starts the next read unless one is under way, or the window or the connection is full. */

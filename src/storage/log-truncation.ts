@@ -14,6 +14,7 @@ import { HEADER_SIZE } from "../format/layout.js";
 import { type FileOps, syncDir } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
+import type { SegmentPreparer } from "./segment-preparer.js";
 import { scanSegment } from "./segment-scan.js";
 import type { TailCache } from "./tail-cache.js";
 
@@ -71,6 +72,36 @@ export async function cutLog(ctx: TruncationContext, offset: number): Promise<nu
   await unlink(seg.indexPath).catch(() => {});
   await syncDir(dirname(seg.walPath));
   return seg.nextOffset;
+}
+
+/**
+ * Empties the log and starts it again at `offset` (a follower so far behind that its leader no
+ * longer holds the records it lacks): the first segment is cut empty, the others go, and a fresh
+ * segment at `offset` replaces it.
+ */
+export async function restartLog(
+  ctx: TruncationContext,
+  offset: number,
+  preparer: SegmentPreparer,
+  segmentBytes: number,
+): Promise<void> {
+  const { segments } = ctx;
+  await cutLog(ctx, segments.startOffset);
+  const old = segments.active;
+  if (old.baseOffset === offset) return;
+  const dir = dirname(old.walPath);
+  const seg = new Segment(dir, offset, Date.now());
+  // No blocks until the first data, as for a new log (block-reserve.ts).
+  const prepared = await preparer.take(segmentBytes, seg.walPath, false);
+  seg.setFile(prepared.file);
+  seg.fileSize = prepared.size;
+  seg.reservedTo = prepared.reserved;
+  segments.restart(seg);
+  old.deleted = true;
+  await old.closeFile().catch(() => {});
+  await unlink(old.walPath).catch(() => {});
+  await unlink(old.indexPath).catch(() => {});
+  await syncDir(dir);
 }
 
 /** The file position of the first batch of `seg` whose last offset is at or past `offset`. */

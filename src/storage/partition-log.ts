@@ -10,6 +10,7 @@
 import { mkdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { MAX_OFFSET } from "../format/layout.js";
 import { AppendBuffer } from "./append-buffer.js";
 import { extendReserve } from "./block-reserve.js";
 import { rejectKeylessRecords } from "./compaction/keyed-records.js";
@@ -22,7 +23,7 @@ import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js
 import { LeaderEpochs } from "./leader-epochs.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
-import { cutLog } from "./log-truncation.js";
+import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
@@ -463,16 +464,7 @@ export class PartitionLog {
       .exclusive(async () => {
         await this.#writer.flush();
         await this.#writer.idle();
-        const end = await cutLog(
-          {
-            segments: this.#segments,
-            tail: this.#tail,
-            ops: this.#ops,
-            indexIntervalBytes: this.#config.indexIntervalBytes,
-            allowGaps: this.#requireKeys,
-          },
-          offset,
-        );
+        const end = await cutLog(this.#truncation(), offset);
         this.#writer.rewind(end);
         this.#localEnd = Math.min(this.#localEnd, end);
         this.#highWatermark = Math.min(this.#highWatermark, end);
@@ -483,6 +475,43 @@ export class PartitionLog {
       .finally(() => {
         this.#truncating = false;
       });
+  }
+
+  /**
+   * Empties the log and starts it again at `offset`: for a follower whose leader no longer holds
+   * the records between this log's end and its own start (retention). The leader epochs go too
+   * (the leader sends the one covering `offset` with the first records).
+   */
+  restartAt(offset: number): Promise<void> {
+    if (this.#closing !== null) return Promise.reject(shuttingDown());
+    if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+      return Promise.reject(new ConchError(ErrorCode.INVALID_REQUEST, `cannot start the log at ${offset}`));
+    }
+    this.#truncating = true;
+    return this.#cleaner
+      .exclusive(async () => {
+        await this.#writer.flush();
+        await this.#writer.idle();
+        await restartLog(this.#truncation(), offset, this.#preparer, this.#config.segmentBytes);
+        this.#writer.rewind(offset);
+        this.#localEnd = offset;
+        this.#highWatermark = offset;
+        await this.epochs.truncateFromEnd(0);
+        this.#logger?.warn({ logStartOffset: offset }, "partition log emptied to start again");
+      })
+      .finally(() => {
+        this.#truncating = false;
+      });
+  }
+
+  #truncation(): TruncationContext {
+    return {
+      segments: this.#segments,
+      tail: this.#tail,
+      ops: this.#ops,
+      indexIntervalBytes: this.#config.indexIntervalBytes,
+      allowGaps: this.#requireKeys,
+    };
   }
 
   /** The first offset whose record timestamp is >= `timestampMs`, or null when none is visible. */

@@ -84,6 +84,11 @@ export class SegmentList {
     return i < 0 ? [] : this.#segments.splice(i + 1);
   }
 
+  /** The log starts over with `segment` alone (restartLog). */
+  restart(segment: Segment): void {
+    this.#segments = [segment];
+  }
+
   /** Removes and returns the `n` oldest segments; never the active one. */
   removeOldest(n: number): Segment[] {
     return this.#segments.splice(0, Math.min(n, this.#segments.length - 1));

@@ -234,3 +234,22 @@ test("a replica fetch for another epoch is FENCED_LEADER_EPOCH, and on a single 
   await cluster.node(1).manager.close();
   assert.equal(await open(3), ErrorCode.NOT_LEADER);
 });
+
+test("a follower behind the leader's log start empties its log and starts again there", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC);
+  const a = cluster.node(1).broker;
+  await a.alterTopic(TOPIC, { "segment.bytes": "4096", "retention.bytes": "8192" });
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2], [1]), [1]);
+  for (let i = 0; i < 100; i++) await a.produce(TOPIC, 0, makeBatch(`m${i}`, 2), "leader");
+  const aLog = a.partition(TOPIC, 0);
+  await aLog.enforceRetention();
+  assert.ok(aLog.logStartOffset > 0, "retention removed the start of the leader's log");
+  // Broker 2 still holds offsets 0-1 of an old life: far behind the leader's start.
+  const bLog = cluster.node(2).broker.partition(TOPIC, 0);
+  await bLog.append(makeBatch("old", 2));
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2], [1]), [2]);
+  await until(() => bLog.logEndOffset === aLog.logEndOffset, "broker 2 caught up");
+  assert.equal(bLog.logStartOffset, aLog.logStartOffset);
+  assert.deepEqual(await batchCrcs(bLog, bLog.logEndOffset), await batchCrcs(aLog, aLog.logEndOffset));
+  await until(() => cluster.node(1).manager.describe(TOPIC, 0)?.isr.length === 2, "broker 2 in the ISR");
+});

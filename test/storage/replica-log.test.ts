@@ -4,7 +4,7 @@
  * consistent with the log through recovery, and a visibility ceiling holds readers back.
  */
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { batchLastOffset, recordSize } from "../../src/format/batch-header.js";
@@ -157,6 +157,36 @@ test("readers never pass the visibility ceiling; between it and the log end is O
     assert.deepEqual(offsetsOf(await readAll(log)), range(0, 4));
     log.setVisibilityCeiling(100);
     assert.equal(log.highWatermark, 8);
+    await log.close();
+  });
+});
+
+test("restartAt empties the log and starts it again at an offset past its end, across a reopen", async () => {
+  await withTempDir(async (dir) => {
+    const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 256 });
+    let log = await PartitionLog.open(dir, config);
+    for (let i = 0; i < 60; i++) await log.append(makeBatch(`m${i}`, 2));
+    await log.epochs.assign(1, 0);
+    await log.restartAt(500);
+    assert.equal(log.logStartOffset, 500);
+    assert.equal(log.logEndOffset, 500);
+    assert.equal(log.highWatermark, 500);
+    assert.equal(log.segmentCount, 1);
+    assert.deepEqual(log.epochs.entries, []);
+    assert.equal((await log.read(500, 1 << 20)).records.length, 0);
+    await assert.rejects(
+      log.read(10, 1 << 20),
+      (err: ConchError) => err.code === ErrorCode.OFFSET_OUT_OF_RANGE,
+    );
+    assert.equal((await log.append(makeBatch("after", 3))).baseOffset, 500);
+    await log.close();
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.endsWith(".wal")),
+      ["00000000000000000500.wal"],
+    );
+    log = await PartitionLog.open(dir, config);
+    assert.equal(log.logStartOffset, 500);
+    assert.deepEqual(offsetsOf(await readAll(log)), range(500, 503));
     await log.close();
   });
 });
