@@ -50,6 +50,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
   readonly #broker: Broker;
   readonly #view: ClusterView;
   readonly #partitions = new Map<string, Hosted>();
+  /** Role changes of a partition run one after another, in the order they were handed over. */
+  readonly #changes = new Map<string, Promise<void>>();
   readonly #lagTimeMaxMs: number;
   readonly #connection: ConnectionOptions;
   /** One timer for the whole broker: the ISR check of every partition it leads. */
@@ -74,7 +76,11 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
 
   // ---- ReplicaControl ------------------------------------------------------------------------
 
-  async applyRole(role: PartitionRole): Promise<void> {
+  applyRole(role: PartitionRole): Promise<void> {
+    return this.#serially(keyOf(role.topic, role.partition), () => this.#apply(role));
+  }
+
+  async #apply(role: PartitionRole): Promise<void> {
     if (this.#closed) return;
     const key = keyOf(role.topic, role.partition);
     const current = this.#partitions.get(key);
@@ -138,10 +144,24 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
     hosted.fetcher.start();
   }
 
-  async dropPartition(topic: string, partition: number): Promise<void> {
+  dropPartition(topic: string, partition: number): Promise<void> {
     const key = keyOf(topic, partition);
-    this.#stopHosted(this.#partitions.get(key));
-    this.#partitions.delete(key);
+    return this.#serially(key, async () => {
+      this.#stopHosted(this.#partitions.get(key));
+      this.#partitions.delete(key);
+    });
+  }
+
+  /** Runs `change` after the partition's earlier changes (a leader's epoch file write is async). */
+  #serially(key: string, change: () => Promise<void>): Promise<void> {
+    const before = this.#changes.get(key) ?? Promise.resolve();
+    const next = before.catch(() => {}).then(change);
+    const tail = next.catch(() => {});
+    this.#changes.set(key, tail);
+    void tail.then(() => {
+      if (this.#changes.get(key) === tail) this.#changes.delete(key);
+    });
+    return next;
   }
 
   fence(): void {
