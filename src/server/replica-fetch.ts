@@ -86,13 +86,14 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
     const req = this.#req;
     try {
       const log = this.#checkRole();
-      this.#feed.followerAt(req.topic, req.partition, req.replicaId, req.currentLeaderEpoch, req.fetchOffset);
       if (req.fetchOffset < log.logStartOffset) {
         // Retention took what the follower lacks: it starts its log again at this one's start.
         this.#divergence(log, NO_EPOCH, log.logStartOffset);
         return;
       }
       if (this.#diverged(log)) return;
+      // Only now is the fetch offset a log end this log shares: a parted follower's is not.
+      this.#feed.followerAt(req.topic, req.partition, req.replicaId, req.currentLeaderEpoch, req.fetchOffset);
     } catch (err) {
       this.#end(err);
       return;

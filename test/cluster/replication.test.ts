@@ -13,6 +13,7 @@ import {
   decodeReplicaFetchResponse,
   encodeReplicaFetchRequest,
   NO_EPOCH,
+  type ReplicaFetchResponse,
 } from "../../src/protocol/replica-fetch.js";
 import { makeBatch } from "../storage/helpers.js";
 import { batchCrcs, role, startCluster, until } from "./replica-cluster.js";
@@ -252,4 +253,39 @@ test("a follower behind the leader's log start empties its log and starts again 
   assert.equal(bLog.logStartOffset, aLog.logStartOffset);
   assert.deepEqual(await batchCrcs(bLog, bLog.logEndOffset), await batchCrcs(aLog, aLog.logEndOffset));
   await until(() => cluster.node(1).manager.describe(TOPIC, 0)?.isr.length === 2, "broker 2 in the ISR");
+});
+
+test("a follower whose log is longer than the leader's is not counted at its fetch offset (nor let into the ISR)", async (t) => {
+  const cluster = await startCluster(t, [1], TOPIC);
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2], [1]), [1]);
+  await cluster.node(1).broker.produce(TOPIC, 0, makeBatch("a", 2), "all");
+  const conn = await Connection.open(
+    { host: "127.0.0.1", port: cluster.node(1).endpoint.port },
+    { clientId: "test", connectTimeoutMs: 5_000, requestTimeoutMs: 5_000 },
+  );
+  t.after(() => conn.close());
+  // Replica 2 claims 1000 records of no epoch: its log parted from this one at the leader's end.
+  const res = await new Promise<ReplicaFetchResponse>((resolve, reject) => {
+    conn.streamTo(
+      encodeReplicaFetchRequest,
+      {
+        topic: TOPIC,
+        partition: 0,
+        replicaId: 2,
+        currentLeaderEpoch: 1,
+        fetchOffset: 1000,
+        lastFetchedEpoch: NO_EPOCH,
+        maxBytes: 1 << 20,
+        maxWaitMs: 100,
+        windowBytes: 1 << 20,
+      },
+      decodeReplicaFetchResponse,
+      { responded: resolve, requestFailed: reject },
+      null,
+    );
+  });
+  assert.equal(res.diverging, true);
+  assert.equal(res.divergingEndOffset, 2);
+  assert.deepEqual(cluster.proposals, []);
+  assert.deepEqual(cluster.node(1).manager.describe(TOPIC, 0)?.isr, [1]);
 });
