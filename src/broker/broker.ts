@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
-import { checkDurationMs } from "../format/duration.js";
+import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
 import { ErrorCounts } from "../storage/error-counts.js";
@@ -17,6 +17,7 @@ import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
+import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
@@ -45,6 +46,8 @@ export class Broker {
   #topics = new Map<string, Topic>();
   /** Automatic creates in progress, so concurrent produces to a new topic share one. */
   #autoCreating = new Map<string, Promise<Topic>>();
+  /** Cluster mode's replica manager; null on a single node. */
+  #replication: PartitionReplication | null = null;
   #adminTail: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | null = null;
 
@@ -219,13 +222,39 @@ export class Broker {
    * `records` is not referenced once this returns (the log copies it, and a produce that waits for
    * its topic to be created waits with a copy), so the caller may reuse its memory at once.
    */
-  produce(topic: string, partition: number, records: Buffer, acks: Acks): Promise<AppendResult> {
+  produce(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    acks: Acks,
+    timeoutMs = ACKS_ALL_DEFAULT_TIMEOUT_MS,
+  ): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
-      this.produceTo(topic, partition, records, acks, {
-        appended: (r) => resolve({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }),
-        appendFailed: reject,
-      });
+      this.produceTo(
+        topic,
+        partition,
+        records,
+        acks,
+        {
+          appended: (r) => resolve({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }),
+          appendFailed: reject,
+        },
+        timeoutMs,
+      );
     });
+  }
+
+  /**
+   * Cluster mode: from now on produce and consumer fetches reach only partitions this broker
+   * leads, and acks "all" waits for the in-sync replicas (replication.ts).
+   */
+  setReplication(replication: PartitionReplication | null): void {
+    this.#replication = replication;
+  }
+
+  /** Cluster mode's replica manager (setReplication), null on a single node. */
+  get replication(): PartitionReplication | null {
+    return this.#replication;
   }
 
   /**
@@ -233,7 +262,14 @@ export class Broker {
    * a chain of promises. Never throws: a produce refused at once is told to `listener` before this
    * returns, like any other failure.
    */
-  produceTo(topic: string, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
+  produceTo(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    acks: Acks,
+    listener: AppendListener,
+    timeoutMs = ACKS_ALL_DEFAULT_TIMEOUT_MS,
+  ): void {
     try {
       this.#checkOpen();
       if (!ACKS.has(acks)) {
@@ -244,7 +280,7 @@ export class Broker {
       }
       const t = this.#topics.get(topic);
       if (t !== undefined) {
-        this.#append(t, partition, records, acks, listener);
+        this.#append(t, partition, records, acks, listener, timeoutMs);
         return;
       }
     } catch (err) {
@@ -255,21 +291,40 @@ export class Broker {
     // Everyone waiting on the same create resumes in call order, so their appends keep it.
     const kept = Buffer.from(records);
     this.#autoCreate(topic)
-      .then((created) => this.#append(created, partition, kept, acks, listener))
+      .then((created) => this.#append(created, partition, kept, acks, listener, timeoutMs))
       .catch((err: unknown) => {
         this.errors.count(err);
         listener.appendFailed(asError(err));
       });
   }
 
-  #append(t: Topic, partition: number, records: Buffer, acks: Acks, listener: AppendListener): void {
+  #append(
+    t: Topic,
+    partition: number,
+    records: Buffer,
+    acks: Acks,
+    listener: AppendListener,
+    timeoutMs: number,
+  ): void {
     if (t.internal) {
       throw new ConchError(
         ErrorCode.INVALID_TOPIC_NAME,
         `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
-    t.partition(partition).appendTo(records, acks === "durable", listener);
+    const log = t.partition(partition);
+    const replication = this.#replication;
+    if (replication === null) {
+      log.appendTo(records, acks === "durable", listener);
+      return;
+    }
+    replication.checkLeader(t.name, partition);
+    if (acks !== "all") {
+      log.appendTo(records, acks === "durable", listener);
+      return;
+    }
+    replication.checkInSync(t.name, partition);
+    log.appendTo(records, false, new AcksAllWait(log, listener, acksAllTimeout(timeoutMs)));
   }
 
   /**
@@ -298,7 +353,9 @@ export class Broker {
       checkCount("minBytes", request.minBytes);
       const t = this.#topics.get(topic);
       if (t !== undefined) {
-        fetchWithWait(t.partition(partition), request, t.closedSignal, listener);
+        const log = t.partition(partition);
+        this.#replication?.checkLeader(topic, partition);
+        fetchWithWait(log, request, t.closedSignal, listener);
         return;
       }
     } catch (err) {
@@ -501,4 +558,10 @@ function unknownTopic(name: string): ConchError {
   const problem = topicNameProblem(name);
   if (problem !== null) return new ConchError(ErrorCode.INVALID_TOPIC_NAME, problem);
   return new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
+}
+
+/** A produce's timeout as the wait of acks "all": none given (0 or less) is the default; at most a timer's ceiling. */
+function acksAllTimeout(timeoutMs: number): number {
+  if (!(timeoutMs > 0)) return ACKS_ALL_DEFAULT_TIMEOUT_MS;
+  return Math.min(Math.floor(timeoutMs), MAX_TIMER_MS);
 }

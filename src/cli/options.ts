@@ -59,12 +59,12 @@ export function parseStartPosition(text: string): StartPosition {
   return isTime ? { kind: "timestamp", timestampMs: n } : { kind: "offset", offset: n };
 }
 
-export const ACKS = ["none", "leader", "durable"] as const;
+export const ACKS = ["none", "leader", "durable", "all"] as const;
 export type AcksName = (typeof ACKS)[number];
 
 /** The wire value of an acks name (docs/protocol.md, Produce). */
-export function acksLevel(name: AcksName): 0 | 1 | 2 {
-  return name === "none" ? 0 : name === "leader" ? 1 : 2;
+export function acksLevel(name: AcksName): 0 | 1 | 2 | 3 {
+  return name === "none" ? 0 : name === "leader" ? 1 : name === "durable" ? 2 : 3;
 }
 
 /**

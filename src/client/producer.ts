@@ -48,7 +48,7 @@ import { DEFAULT_METADATA_MAX_AGE_MS, TopicMetadata } from "./topic-metadata.js"
 
 export type { RecordMetadata, SendBatchResult } from "./producer-batch.js";
 
-export type AcksSetting = "none" | "leader" | "durable";
+export type AcksSetting = "none" | "leader" | "durable" | "all";
 
 export interface ProducerOptions {
   /** When the broker answers: "none" (never; offsets are -1), "leader" (stored), "durable" (fsynced). Default "leader". */
@@ -112,7 +112,12 @@ export interface ProducerMessage {
   partition?: number | undefined;
 }
 
-const ACKS: Record<AcksSetting, AcksValue> = { none: Acks.NONE, leader: Acks.LEADER, durable: Acks.DURABLE };
+const ACKS: Record<AcksSetting, AcksValue> = {
+  none: Acks.NONE,
+  leader: Acks.LEADER,
+  durable: Acks.DURABLE,
+  all: Acks.ALL,
+};
 
 // One executor for every promise: it hands out the resolvers without a closure per message.
 let capturedResolve: unknown = null;
@@ -168,7 +173,7 @@ export class Producer {
     if (this.#acks === undefined) {
       throw new ConchError(
         ErrorCode.INVALID_CONFIG,
-        `acks must be "none", "leader" or "durable", not ${JSON.stringify(options.acks)}`,
+        `acks must be "none", "leader", "durable" or "all", not ${JSON.stringify(options.acks)}`,
       );
     }
     this.#retries = integerOption("retries", options.retries, Number.MAX_SAFE_INTEGER);

@@ -49,6 +49,15 @@ export const ErrorCode = {
   CLUSTER_AUTHORIZATION_FAILED: 45,
   USER_ALREADY_EXISTS: 46,
   UNKNOWN_USER: 47,
+  // 50-59: replication (docs/cluster.md); all retriable: refresh metadata and try again.
+  /** This broker does not lead the partition (it follows, or holds no replica): ask another. */
+  NOT_LEADER: 50,
+  /** The request's leader epoch is older than this replica's (or newer: it has not caught up). */
+  FENCED_LEADER_EPOCH: 51,
+  /** acks "all" with fewer in-sync replicas than the topic's min.insync.replicas. */
+  NOT_ENOUGH_REPLICAS: 52,
+  /** The offset is in the log but not yet replicated (between the high watermark and the log end). */
+  OFFSET_NOT_AVAILABLE: 53,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,
@@ -78,7 +87,8 @@ export function isRetriable(code: number): boolean {
     code === ErrorCode.CONNECTION_CLOSED ||
     code === ErrorCode.REBALANCE_IN_PROGRESS ||
     code === ErrorCode.NOT_COORDINATOR ||
-    code === ErrorCode.BUFFER_FULL
+    code === ErrorCode.BUFFER_FULL ||
+    (code >= ErrorCode.NOT_LEADER && code <= ErrorCode.OFFSET_NOT_AVAILABLE)
   );
 }
 

@@ -21,6 +21,8 @@ export const ApiKey = {
   // SASL login (docs/security.md), after the handshake.
   SASL_HANDSHAKE: 13,
   SASL_AUTHENTICATE: 14,
+  // Cluster mode (docs/cluster.md): a follower's fetch stream from its partition's leader.
+  REPLICA_FETCH: 19,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -64,6 +66,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.CREATE_PARTITIONS]: 1,
   [ApiKey.SASL_HANDSHAKE]: 1,
   [ApiKey.SASL_AUTHENTICATE]: 1,
+  [ApiKey.REPLICA_FETCH]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,
@@ -108,6 +111,8 @@ export const Acks = {
   LEADER: 1,
   /** After an fsync covering the batches. */
   DURABLE: 2,
+  /** Once every in-sync replica has the batches (cluster mode; on a single node, as LEADER). */
+  ALL: 3,
 } as const;
 export type AcksValue = (typeof Acks)[keyof typeof Acks];
 

@@ -27,6 +27,7 @@ export * from "./list-groups-v2.js";
 export * from "./list-offsets.js";
 export * from "./list-topics.js";
 export * from "./produce.js";
+export * from "./replica-fetch.js";
 export * from "./reset-offsets.js";
 export * from "./sasl-authenticate.js";
 export * from "./sasl-handshake.js";

@@ -69,7 +69,7 @@ export function decodeProduceRequest(frame: Buffer): ProduceRequest {
   const timeoutMs = r.u32();
   const records = r.bytes();
   r.done();
-  if (acks > Acks.DURABLE) throw new ConchError(ErrorCode.INVALID_REQUEST, `acks ${acks} is not 0, 1 or 2`);
+  if (acks > Acks.ALL) throw new ConchError(ErrorCode.INVALID_REQUEST, `acks ${acks} is not 0, 1, 2 or 3`);
   return { topic, partition, acks: acks as AcksValue, timeoutMs, records };
 }
 

@@ -20,6 +20,7 @@ const ACKS_BY_WIRE: Record<number, Acks> = {
   [WireAcks.NONE]: "none",
   [WireAcks.LEADER]: "leader",
   [WireAcks.DURABLE]: "durable",
+  [WireAcks.ALL]: "all",
 };
 
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
@@ -29,7 +30,7 @@ export function produce(ctx: RequestContext, frame: Buffer, correlationId: numbe
   const ticket = new ProduceReply(ctx, correlationId, acks, req.topic, req.partition);
   // Called now, in arrival order: the broker assigns offsets before this call returns. A produce
   // refused at once reaches the ticket like a later failure (silent for acks = 0).
-  ctx.broker.produceTo(req.topic, req.partition, req.records, acks, ticket);
+  ctx.broker.produceTo(req.topic, req.partition, req.records, acks, ticket, req.timeoutMs);
   return ticket;
 }
 

@@ -11,7 +11,6 @@
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
 import type { FetchListener, FetchRequest } from "../broker/long-poll.js";
 import { batchLastOffset, recordSize } from "../format/batch-header.js";
-import { checkDurationMs } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { fetchResponseBuffers } from "../protocol/fetch.js";
@@ -26,22 +25,13 @@ import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
 import type { OpenStream } from "./stream-host.js";
+import { checkStreamRequest, streamEndReason } from "./stream-rules.js";
 
 /** FetchStream: opens the stream; its ticket stays in flight until the stream ends. */
 export function fetchStream(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeFetchStreamRequest(frame);
   authorize(ctx, "read", "topic", req.topic);
-  if (req.windowBytes < 1 || req.maxBytes < 1) {
-    throw new ConchError(
-      ErrorCode.INVALID_REQUEST,
-      "a fetch stream needs windowBytes and maxBytes of at least 1",
-    );
-  }
-  // The keep-alive is a timer of maxWaitMs.
-  checkDurationMs("maxWaitMs", req.maxWaitMs, 1);
-  if (ctx.streams.streams.has(correlationId)) {
-    throw new ConchError(ErrorCode.INVALID_REQUEST, `fetch stream ${correlationId} is already open`);
-  }
+  checkStreamRequest(ctx, correlationId, "fetch stream", req);
   req.maxBytes = Math.min(req.maxBytes, ctx.limits.maxFetchBytes);
   const stream = new FetchStream(ctx, correlationId, req);
   stream.start();
@@ -124,8 +114,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
 
   /** The connection closed (the stream ends silently) or the broker stops (SHUTTING_DOWN). */
   signalAborted(): void {
-    const reason: unknown = this.#ctx.signal.reason;
-    this.#end(reason instanceof ConchError && reason.code === ErrorCode.SHUTTING_DOWN ? reason : null);
+    this.#end(streamEndReason(this.#ctx));
   }
 
   /** Starts the next round unless one is under way, or the window or the connection is full. */
@@ -244,7 +233,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
 const EMPTY = Buffer.alloc(0);
 
 /** The offset after the last whole batch in `records` (a read returns whole batches only). */
-function offsetAfter(records: Buffer): number {
+export function offsetAfter(records: Buffer): number {
   let at = 0;
   let next = -1;
   while (records.length - at >= BATCH_RECORDS_AT) {

@@ -129,6 +129,12 @@ export class GroupCommit {
     return this.#idle.promise;
   }
 
+  /** The log was cut back to `offset` (nothing waits and no fsync runs): it is the flushed end now. */
+  rewind(offset: number): void {
+    this.#flushed = Math.min(this.#flushed, offset);
+    this.#started = Math.min(this.#started, offset);
+  }
+
   /** Fails every waiting append and refuses new ones: the log can no longer promise durability. */
   failAll(err: Error): void {
     this.#failure ??= err;

@@ -8,7 +8,13 @@
  * runs ahead of the file.
  */
 import type { Logger } from "pino";
-import { batchCount, recordSize, stampBaseOffset } from "../format/batch-header.js";
+import {
+  batchBaseOffset,
+  batchCount,
+  batchLastOffset,
+  recordSize,
+  stampBaseOffset,
+} from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { validateBatches } from "../format/validate.js";
@@ -146,10 +152,59 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
-    const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, this.#o.stats);
-    this.#nextOffset = offset;
+    return this.#queueCopy(base, offset, chunk, start, end, durable, listener);
+  }
+
+  /**
+   * `append` for a follower: the batches keep the offsets their leader stamped, which must carry on
+   * from the log end (further on only where compaction removed records, with `allowGaps`).
+   */
+  appendStamped(
+    batches: Uint8Array,
+    durable: boolean,
+    listener: AppendListener | null,
+    allowGaps: boolean,
+  ): PendingAppend {
+    validateBatches(batches, this.#o.config().maxBatchBytes);
+    if (this.#failure !== null) throw this.#failure;
+    let next = this.#nextOffset;
+    const base = batches.length > 0 ? batchBaseOffset(batches, 0) : next;
+    for (let at = 0; at < batches.length; at += recordSize(batches, at)) {
+      const batchBase = batchBaseOffset(batches, at);
+      if (batchBase < next || (!allowGaps && batchBase !== next)) {
+        throw new ConchError(
+          ErrorCode.INVALID_BATCH,
+          `a replicated batch at offset ${batchBase} does not follow the log end ${next}`,
+        );
+      }
+      next = batchLastOffset(batches, at) + 1;
+    }
+    const buffer = this.#buffer;
+    buffer.copyIn(batches);
+    const start = buffer.start;
+    return this.#queueCopy(base, next, buffer.chunk, start, start + batches.length, durable, listener);
+  }
+
+  #queueCopy(
+    base: number,
+    next: number,
+    chunk: Chunk,
+    start: number,
+    end: number,
+    durable: boolean,
+    listener: AppendListener | null,
+  ): PendingAppend {
+    const pending = new PendingAppend(base, next - 1, chunk, start, end, durable, listener, this.#o.stats);
+    this.#nextOffset = next;
     this.#enqueue(pending);
     return pending;
+  }
+
+  /** The log was cut back to `offset` (truncation; the write path is idle): the ends follow. */
+  rewind(offset: number): void {
+    this.#nextOffset = offset;
+    this.#writtenOffset = offset;
+    this.#commit.rewind(offset);
   }
 
   /** Resolves once an fsync covers everything appended before the call. */

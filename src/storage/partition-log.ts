@@ -10,6 +10,7 @@
 import { mkdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { MAX_OFFSET } from "../format/layout.js";
 import { AppendBuffer } from "./append-buffer.js";
 import { extendReserve } from "./block-reserve.js";
 import { rejectKeylessRecords } from "./compaction/keyed-records.js";
@@ -19,8 +20,10 @@ import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
+import { LeaderEpochs } from "./leader-epochs.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
+import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
@@ -92,6 +95,19 @@ export class PartitionLog {
   readonly #tail: TailCache;
   readonly #waiters: DataWaiters;
   #highWatermark: number;
+  /**
+   * The end of what this replica holds per its flush policy (written, or flushed for "sync"): the
+   * high watermark of a log without a visibility ceiling, and what followers may fetch.
+   */
+  #localEnd: number;
+  /** The replicated high watermark readers may not pass (docs/cluster.md); Infinity when not replicated. */
+  #ceiling = Number.POSITIVE_INFINITY;
+  /** Followers' fetch streams, parked on the local end rather than the high watermark. */
+  readonly #replicaWaiters: DataWaiters;
+  /** A truncation under way: appends are refused until it ends. */
+  #truncating = false;
+  /** Which leader epoch wrote which stretch of the log (leader-epochs.ts). */
+  readonly epochs: LeaderEpochs;
   readonly #ticker: Ticker;
   /** An fsync of what was written, due flushIntervalMs after the first write it does not cover. */
   readonly #flushTask = new TickTask(() => this.#writer.requestSync());
@@ -119,8 +135,10 @@ export class PartitionLog {
     segments: SegmentList,
     options: LogOptions,
     cleanedEnd: number,
+    epochs: LeaderEpochs,
   ) {
     this.dir = dir;
+    this.epochs = epochs;
     this.#config = config;
     this.stats = new LogStats(config.metrics);
     this.#logger = logger;
@@ -136,6 +154,7 @@ export class PartitionLog {
     this.#chunks = chunks;
     this.#ticker = options.ticker ?? storageTicker;
     this.#waiters = new DataWaiters(this.#ticker);
+    this.#replicaWaiters = new DataWaiters(this.#ticker);
     this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
     this.#retentionCheckMs = options.retentionCheckMs ?? 60_000;
     this.#writer = new LogWriter({
@@ -166,6 +185,7 @@ export class PartitionLog {
       damageFound: (seg, damage) => this.#quarantine(seg, damage),
     });
     this.#highWatermark = segments.active.nextOffset;
+    this.#localEnd = this.#highWatermark;
     this.#requireKeys = compacts(config);
     this.#cleaner = new LogCleaner({
       dir,
@@ -234,7 +254,15 @@ export class PartitionLog {
         throw storageError(`cannot prepare the active segment in ${dir}`, err);
       }
     }
-    const log = new PartitionLog(dir, checked, logger, new SegmentList(segments), options, cleanedEnd);
+    let epochs: LeaderEpochs;
+    try {
+      epochs = await LeaderEpochs.load(dir, segments.at(-1)!.nextOffset);
+    } catch (err) {
+      await Promise.all(segments.map((s) => s.closeFile()));
+      throw storageError(`cannot read the leader epochs in ${dir}`, err);
+    }
+    const list = new SegmentList(segments);
+    const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs);
     logger?.debug(
       { logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, segments: segments.length },
       "partition log opened",
@@ -246,9 +274,27 @@ export class PartitionLog {
     return this.#segments.startOffset;
   }
 
-  /** The first offset not yet visible to readers (per the flush policy). */
+  /** The first offset not yet visible to readers (per the flush policy and the visibility ceiling). */
   get highWatermark(): number {
     return this.#highWatermark;
+  }
+
+  /** The end of what this replica holds per its flush policy: its log end as a follower reports it. */
+  get localEndOffset(): number {
+    return this.#localEnd;
+  }
+
+  /**
+   * Replication's high watermark (docs/cluster.md): consumer reads, long polls and streams see
+   * nothing at or past `offset`, and reads between it and the log end fail with the retriable
+   * OFFSET_NOT_AVAILABLE. Set on each role change and as followers catch up; it may go down only at
+   * a role change (a new leader starts from its own committed end).
+   */
+  setVisibilityCeiling(offset: number): void {
+    this.#ceiling = offset;
+    const visible = Math.min(this.#localEnd, offset);
+    if (visible < this.#highWatermark) this.#highWatermark = visible;
+    else this.#publish();
   }
 
   /** The next offset to assign. */
@@ -291,10 +337,36 @@ export class PartitionLog {
     this.#appendChecked(batches, durable, listener);
   }
 
-  #appendChecked(batches: Uint8Array, durable: boolean, listener: AppendListener | null): PendingAppend {
+  /**
+   * A follower's append: the leader's batches byte for byte, with the offsets the leader stamped,
+   * which must carry on from this log's end. Validated like `append` before anything changes.
+   */
+  appendReplicated(batches: Uint8Array): Promise<AppendResult> {
+    try {
+      return this.#appendChecked(batches, false, null, true).promise;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `appendReplicated` without a promise, as `appendTo` is to `append`. */
+  appendReplicatedTo(batches: Uint8Array, listener: AppendListener): void {
+    this.#appendChecked(batches, false, listener, true);
+  }
+
+  #appendChecked(
+    batches: Uint8Array,
+    durable: boolean,
+    listener: AppendListener | null,
+    stamped = false,
+  ): PendingAppend {
     if (this.#closing !== null) throw shuttingDown();
+    if (this.#truncating)
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log is being truncated");
     if (this.#requireKeys) rejectKeylessRecords(batches);
-    const pending = this.#writer.append(batches, durable, listener);
+    const pending = stamped
+      ? this.#writer.appendStamped(batches, durable, listener, this.#requireKeys)
+      : this.#writer.append(batches, durable, listener);
     if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
     if (stats.counting) {
@@ -315,7 +387,7 @@ export class PartitionLog {
     if (this.#closing !== null) throw shuttingDown();
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
-    if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw outOfRange(offset);
+    if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw this.#unreadable(offset);
     const records =
       offset === hw ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), hw, skipDamaged);
     return { records, highWatermark: hw, logStartOffset: start };
@@ -333,6 +405,113 @@ export class PartitionLog {
     if (offset === hw) return { records: EMPTY, highWatermark: hw, logStartOffset: start };
     const records = this.#reader.readCached(offset, readLimit(maxBytes), hw);
     return records === undefined ? undefined : { records, highWatermark: hw, logStartOffset: start };
+  }
+
+  /**
+   * Why `offset` cannot be read: past the high watermark of a replicated log but within its end,
+   * it is there and not yet committed (retriable), else it is out of range.
+   */
+  #unreadable(offset: number): ConchError {
+    if (
+      this.#ceiling !== Number.POSITIVE_INFINITY &&
+      offset > this.#highWatermark &&
+      offset <= this.logEndOffset
+    ) {
+      return new ConchError(
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+        `offset ${offset} is not replicated yet (high watermark ${this.#highWatermark})`,
+      );
+    }
+    return outOfRange(offset);
+  }
+
+  /**
+   * A follower's read: whole stored batches from `offset` up to the local end (past the high
+   * watermark, which the follower's own progress moves). OFFSET_OUT_OF_RANGE outside [start, end].
+   */
+  async readReplica(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.#closing !== null) throw shuttingDown();
+    const end = this.#localEnd;
+    const start = this.logStartOffset;
+    if (!(offset >= start && offset <= end) || !Number.isInteger(offset)) throw outOfRange(offset);
+    const skip = this.#config.corruptData === "skip";
+    const records = offset === end ? EMPTY : await this.#reader.read(offset, readLimit(maxBytes), end, skip);
+    return { records, highWatermark: this.#highWatermark, logStartOffset: start };
+  }
+
+  /** `park` for a follower's stream: waits for the local end, not the high watermark, to pass its offset. */
+  parkReplica(waiter: DataWaiter): boolean {
+    return this.#closing === null && this.#replicaWaiters.park(waiter, this.#localEnd);
+  }
+
+  unparkReplica(waiter: DataWaiter): void {
+    this.#replicaWaiters.unpark(waiter);
+  }
+
+  /**
+   * Cuts the log back so that nothing at or after `offset` stays (a follower whose log parted from
+   * its leader's): whole batches, so the new end may be a little lower; resolves with it. Appends
+   * are refused meanwhile; the leader epochs that start at or past the new end go too.
+   */
+  truncateTo(offset: number): Promise<number> {
+    if (this.#closing !== null) return Promise.reject(shuttingDown());
+    if (!Number.isInteger(offset) || offset < 0) {
+      return Promise.reject(new ConchError(ErrorCode.INVALID_REQUEST, `cannot truncate to ${offset}`));
+    }
+    if (offset >= this.logEndOffset) return Promise.resolve(this.logEndOffset);
+    this.#truncating = true;
+    return this.#cleaner
+      .exclusive(async () => {
+        await this.#writer.flush();
+        await this.#writer.idle();
+        const end = await cutLog(this.#truncation(), offset);
+        this.#writer.rewind(end);
+        this.#localEnd = Math.min(this.#localEnd, end);
+        this.#highWatermark = Math.min(this.#highWatermark, end);
+        await this.epochs.truncateFromEnd(end);
+        this.#logger?.warn({ offset, logEndOffset: end }, "partition log truncated");
+        return end;
+      })
+      .finally(() => {
+        this.#truncating = false;
+      });
+  }
+
+  /**
+   * Empties the log and starts it again at `offset`: for a follower whose leader no longer holds
+   * the records between this log's end and its own start (retention). The leader epochs go too
+   * (the leader sends the one covering `offset` with the first records).
+   */
+  restartAt(offset: number): Promise<void> {
+    if (this.#closing !== null) return Promise.reject(shuttingDown());
+    if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+      return Promise.reject(new ConchError(ErrorCode.INVALID_REQUEST, `cannot start the log at ${offset}`));
+    }
+    this.#truncating = true;
+    return this.#cleaner
+      .exclusive(async () => {
+        await this.#writer.flush();
+        await this.#writer.idle();
+        await restartLog(this.#truncation(), offset, this.#preparer, this.#config.segmentBytes);
+        this.#writer.rewind(offset);
+        this.#localEnd = offset;
+        this.#highWatermark = offset;
+        await this.epochs.truncateFromEnd(0);
+        this.#logger?.warn({ logStartOffset: offset }, "partition log emptied to start again");
+      })
+      .finally(() => {
+        this.#truncating = false;
+      });
+  }
+
+  #truncation(): TruncationContext {
+    return {
+      segments: this.#segments,
+      tail: this.#tail,
+      ops: this.#ops,
+      indexIntervalBytes: this.#config.indexIntervalBytes,
+      allowGaps: this.#requireKeys,
+    };
   }
 
   /** The first offset whose record timestamp is >= `timestampMs`, or null when none is visible. */
@@ -450,6 +629,7 @@ export class PartitionLog {
       this.#closing = this.#close();
       // Woken once #closing is set: a waiter told now reads and parks again, and finds the log closing.
       this.#waiters.wakeAll();
+      this.#replicaWaiters.wakeAll();
     }
     return this.#closing;
   }
@@ -494,9 +674,18 @@ export class PartitionLog {
   }
 
   #advance(offset: number): void {
-    if (offset <= this.#highWatermark) return;
-    this.#highWatermark = offset;
-    this.#waiters.notify(offset);
+    if (offset <= this.#localEnd) return;
+    this.#localEnd = offset;
+    if (this.#replicaWaiters.size > 0) this.#replicaWaiters.notify(offset);
+    this.#publish();
+  }
+
+  /** Readers see up to the local end, or the replicated high watermark when that is lower. */
+  #publish(): void {
+    const visible = Math.min(this.#localEnd, this.#ceiling);
+    if (visible <= this.#highWatermark) return;
+    this.#highWatermark = visible;
+    this.#waiters.notify(visible);
   }
 
   #stopTimers(): void {

@@ -78,6 +78,17 @@ export class SegmentList {
     this.#segments.push(segment);
   }
 
+  /** Truncation: removes and returns the segments after `segment`, which becomes the active one. */
+  removeAfter(segment: Segment): Segment[] {
+    const i = this.#segments.indexOf(segment);
+    return i < 0 ? [] : this.#segments.splice(i + 1);
+  }
+
+  /** The log starts over with `segment` alone (restartLog). */
+  restart(segment: Segment): void {
+    this.#segments = [segment];
+  }
+
   /** Removes and returns the `n` oldest segments; never the active one. */
   removeOldest(n: number): Segment[] {
     return this.#segments.splice(0, Math.min(n, this.#segments.length - 1));

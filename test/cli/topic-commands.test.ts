@@ -105,7 +105,7 @@ test("usage errors exit 2 with one line", async () => {
     ["topic", "alter", "x"],
     ["topic", "create", "x", "--config", "novalue"],
     ["consume", "x", "--from", "first"],
-    ["produce", "x", "--acks", "all"],
+    ["produce", "x", "--acks", "most"],
     ["frobnicate"],
   ];
   for (const args of cases) {

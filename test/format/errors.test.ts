@@ -40,7 +40,11 @@ test("ConchError carries code, codeName, message, cause and retriability", () =>
   assert.deepEqual(retriable.map(errorName).sort(), [
     "BUFFER_FULL",
     "CONNECTION_CLOSED",
+    "FENCED_LEADER_EPOCH",
     "NOT_COORDINATOR",
+    "NOT_ENOUGH_REPLICAS",
+    "NOT_LEADER",
+    "OFFSET_NOT_AVAILABLE",
     "REBALANCE_IN_PROGRESS",
     "SHUTTING_DOWN",
     "TIMEOUT",

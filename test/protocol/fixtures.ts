@@ -185,6 +185,46 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 0000000c 000b 0001 0000000d         ; size 12, apiKey 11, apiVersion 1, correlationId 13
 0000000b                            ; streamId 11
 
+# replica-fetch-request: correlationId 30, topic "orders", partition 0, replica 2, leader epoch 4, fetchOffset 42, lastFetchedEpoch 3, maxBytes 1 MiB, maxWaitMs 500, window 4 MiB
+00000034 0013 0001 0000001e         ; size 52, apiKey 19, apiVersion 1, correlationId 30
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+00000002                            ; replicaId 2
+00000004                            ; currentLeaderEpoch 4
+000000000000002a                    ; fetchOffset 42
+00000003                            ; lastFetchedEpoch 3
+00100000                            ; maxBytes 1048576
+000001f4                            ; maxWaitMs 500
+00400000                            ; windowBytes 4194304
+
+# replica-fetch-response: correlationId 30, leader epoch 4, highWatermark 42, logStartOffset 0, epoch 4 from 40, the produced batch as stored
+0000008c 0000001e 0000              ; size 140, correlationId 30, errorCode 0
+00000004                            ; leaderEpoch 4
+000000000000002a                    ; highWatermark 42
+0000000000000000                    ; logStartOffset 0
+00 ffffffff 0000000000000000        ; diverging 0, divergingEpoch none, divergingEndOffset 0
+00000001                            ; epochs: 1
+00000004 0000000000000028           ;   epoch 4 starts at offset 40
+00000051                            ; records: 81 bytes
+c1 17979cfe362a0000                 ;   batch: magic, timestamp (ns)
+000000000000002a                    ;   base offset 42, as the leader stamped it
+00000014 00000020 00000001          ;   metadata size 20, payload size 32, record count 1
+043337e6 0000 0000                  ;   CRC32C, attributes, reserved
+ffffffffffffffff 00000000           ;   producer id (none), base sequence
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000000                    ;   offset delta 0
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+
+# replica-fetch-diverging-response: correlationId 30, leader epoch 4, highWatermark 40, the follower's epoch 3 ends at 40 here
+0000002f 0000001e 0000              ; size 47, correlationId 30, errorCode 0
+00000004                            ; leaderEpoch 4
+0000000000000028                    ; highWatermark 40
+0000000000000000                    ; logStartOffset 0
+01 00000003 0000000000000028        ; diverging 1, divergingEpoch 3, divergingEndOffset 40
+00000000                            ; epochs: 0
+00000000                            ; records: 0 bytes
+
 # error-response: correlationId 10, UNKNOWN_TOPIC (8), "unknown topic orders"
 0000001c 0000000a 0008              ; size 28, correlationId 10, errorCode 8
 0014 756e6b6e6f776e20746f706963206f7264657273 ; message "unknown topic orders"

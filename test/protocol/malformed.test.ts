@@ -30,7 +30,16 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "alter-topic-request": p.decodeAlterTopicRequest,
   "alter-topic-response": p.decodeAlterTopicResponse,
   "error-response": p.decodeErrorResponse,
+  "replica-fetch-request": p.decodeReplicaFetchRequest,
+  "replica-fetch-response": p.decodeReplicaFetchResponse,
+  "replica-fetch-diverging-response": p.decodeReplicaFetchResponse,
 };
+
+test("a replica fetch response whose diverging flag is neither 0 nor 1 is malformed", () => {
+  const frame = frameOf("replica-fetch-diverging-response");
+  frame[6 + 4 + 8 + 8] = 2;
+  assert.throws(() => p.decodeReplicaFetchResponse(frame), malformed);
+});
 
 function code(expected: number): (e: unknown) => boolean {
   return (e: unknown) => {
@@ -111,9 +120,11 @@ test("a u64 past 2^53 - 1 is malformed", () => {
   assert.equal(p.decodeFetchRequest(frame).offset, Number.MAX_SAFE_INTEGER);
 });
 
-test("acks and offset spec outside 0..2 are well-formed but invalid; found outside 0..1 is malformed", () => {
+test("acks outside 0..3 and offset spec outside 0..2 are well-formed but invalid; found outside 0..1 is malformed", () => {
   const produce = frameOf("produce-request");
   produce[8 + 8 + 4] = 3;
+  assert.equal(p.decodeProduceRequest(produce).acks, p.Acks.ALL);
+  produce[8 + 8 + 4] = 4;
   assert.throws(() => p.decodeProduceRequest(produce), invalid);
   const list = frameOf("list-offsets-request");
   list[8 + 8 + 4] = 3;

@@ -49,7 +49,7 @@ async function stillServes(f: Fixture, well: TestClient): Promise<void> {
 test("unknown api, unsupported version and malformed bodies are answered, and the connection stays", async (t) => {
   const f = await startServer(t);
   const c = await f.client();
-  assert.equal(await errorCodeOf(c, frame(19, 1, 1), 1), ErrorCode.UNKNOWN_API);
+  assert.equal(await errorCodeOf(c, frame(18, 1, 1), 1), ErrorCode.UNKNOWN_API);
   assert.equal(await errorCodeOf(c, frame(999, 1, 2), 2), ErrorCode.UNKNOWN_API);
   assert.equal(await errorCodeOf(c, frame(p.ApiKey.LIST_TOPICS, 2, 3), 3), ErrorCode.UNSUPPORTED_VERSION);
   // A DeleteTopic whose string length runs past the end of the frame.
@@ -62,7 +62,7 @@ test("unknown api, unsupported version and malformed bodies are answered, and th
     await errorCodeOf(c, frame(p.ApiKey.LIST_TOPICS, 1, 5, Buffer.from([1])), 5),
     ErrorCode.MALFORMED_REQUEST,
   );
-  // acks 3 is well-formed but not acceptable.
+  // acks 4 is well-formed but not acceptable.
   const bad = p.encodeProduceRequest(6, {
     topic: "t",
     partition: 0,
@@ -70,7 +70,7 @@ test("unknown api, unsupported version and malformed bodies are answered, and th
     timeoutMs: 0,
     records: batchOf(["x"]),
   });
-  bad[12 + 2 + 1 + 4] = 3;
+  bad[12 + 2 + 1 + 4] = 4;
   assert.equal(await errorCodeOf(c, bad, 6), ErrorCode.INVALID_REQUEST);
   // A corrupt batch is refused whole.
   await f.broker.createTopic("t", 1);

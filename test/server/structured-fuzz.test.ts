@@ -1,7 +1,7 @@
 /**
  * Structured fuzz: well-formed frames (valid size field and header) carrying random api keys and
  * versions and mutated bodies of real produce / fetch / fetch stream / stream credit / stream cancel /
- * create / describe requests, with bad topic
+ * create / describe / replica fetch requests, with bad topic
  * names, sent in pieces split at random points. The decoders and handlers are reached (unlike with
  * random size fields, which almost always exceed the maximum), and the broker must answer or
  * disconnect cleanly while a well-behaved client on another connection keeps being served.
@@ -75,6 +75,19 @@ const request = fc.oneof(
     .record({ streamId: fc.integer({ min: 0, max: 2000 }), bytes: fc.integer({ min: 0, max: 2 ** 32 - 1 }) })
     .map((r) => (id: number) => p.encodeStreamCredit(id, r)),
   fc.integer({ min: 0, max: 2000 }).map((streamId) => (id: number) => p.encodeStreamCancel(id, streamId)),
+  fc
+    .record({
+      topic: topicName,
+      partition: fc.integer({ min: 0, max: 3 }),
+      replicaId: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      currentLeaderEpoch: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      fetchOffset: fc.integer({ min: 0, max: 2 ** 40 }),
+      lastFetchedEpoch: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      maxBytes: fc.integer({ min: 0, max: 1 << 20 }),
+      maxWaitMs: fc.integer({ min: 0, max: 600_000 }),
+      windowBytes: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+    })
+    .map((r) => (id: number) => p.encodeReplicaFetchRequest(id, r)),
 );
 
 /** Undefined two times out of three: most frames keep most of their parts. */

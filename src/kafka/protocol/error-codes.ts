@@ -67,6 +67,9 @@ export const KafkaErrorCode = {
   FENCED_INSTANCE_ID: 82,
   THROTTLING_QUOTA_EXCEEDED: 89,
   INVALID_RECORD: 87,
+  NOT_ENOUGH_REPLICAS: 19,
+  FENCED_LEADER_EPOCH: 74,
+  OFFSET_NOT_AVAILABLE: 78,
 } as const;
 
 export type KafkaErrorName = keyof typeof KafkaErrorCode;

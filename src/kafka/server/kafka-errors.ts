@@ -35,6 +35,10 @@ const BY_CONCH_CODE = new Map<number, number>([
   // (From a group API it is COORDINATOR_NOT_AVAILABLE instead: see kafkaGroupErrorCode.)
   [ErrorCode.SHUTTING_DOWN, KafkaErrorCode.NOT_LEADER_OR_FOLLOWER],
   [ErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST],
+  [ErrorCode.NOT_LEADER, KafkaErrorCode.NOT_LEADER_OR_FOLLOWER],
+  [ErrorCode.FENCED_LEADER_EPOCH, KafkaErrorCode.FENCED_LEADER_EPOCH],
+  [ErrorCode.NOT_ENOUGH_REPLICAS, KafkaErrorCode.NOT_ENOUGH_REPLICAS],
+  [ErrorCode.OFFSET_NOT_AVAILABLE, KafkaErrorCode.OFFSET_NOT_AVAILABLE],
   [ErrorCode.UNKNOWN_MEMBER, KafkaErrorCode.UNKNOWN_MEMBER_ID],
   [ErrorCode.ILLEGAL_GENERATION, KafkaErrorCode.ILLEGAL_GENERATION],
   [ErrorCode.REBALANCE_IN_PROGRESS, KafkaErrorCode.REBALANCE_IN_PROGRESS],

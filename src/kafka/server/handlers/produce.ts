@@ -98,7 +98,8 @@ class ProduceReply {
           continue;
         }
         this.#waiting++;
-        broker.produceTo(t.name, p.index, stored, this.#acks!, new PartitionAppend(this, answer, t.name));
+        const append = new PartitionAppend(this, answer, t.name);
+        broker.produceTo(t.name, p.index, stored, this.#acks!, append, this.#req.timeoutMs);
       }
     }
     this.done();
