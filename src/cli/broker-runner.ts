@@ -84,7 +84,6 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     process.exit(EXIT_ERROR);
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
-  checkKafkaSecurity(config);
   await checkAddressFree(config.host, config.port);
   if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
@@ -198,22 +197,6 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
  * the data directory is opened, so that a start that cannot serve logs nothing. The broker's own
  * listen still reports the rare address taken in between.
  */
-/**
- * The Kafka listener has logins but no ACL checks yet (docs/security.md): with authorization on,
- * serving it would leave a door open beside the locked one, so the broker refuses to start until
- * it is turned off.
- */
-export function checkKafkaSecurity(config: BrokerConfig): void {
-  if (!config.kafka) return;
-  const on: string[] = [];
-  if (config.authorization === "on") on.push("--authorization on");
-  if (on.length === 0) return;
-  throw new Error(
-    `${on.join(" and ")} cannot be enforced on the Kafka listener yet: start with --no-kafka ` +
-      "(or CONCH_KAFKA=false) so that only the secured native listeners serve",
-  );
-}
-
 async function checkAddressFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   const probe = createServer();
