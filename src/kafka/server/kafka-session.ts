@@ -17,6 +17,7 @@
  * - A request answered at once with nothing in flight is written at once; anything else takes a
  *   slot in the queue and counts against the transport's bounds until written.
  */
+import type { TlsOptions } from "node:tls";
 import type { Broker } from "../../broker/broker.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import type { FramedConnection } from "../../net/framed-connection.js";
@@ -47,6 +48,8 @@ export interface KafkaSessionDeps {
 /** What a Kafka session needs of the broker's security. */
 export interface KafkaSecurity extends AuthorizerSource {
   readonly auth: AuthSettings;
+  /** Options for a TLS listener's `tls.createServer`; null without TLS material. */
+  tlsOptions(): TlsOptions | null;
 }
 
 /** What a connection may send before it has logged in, when logging in is required. */
