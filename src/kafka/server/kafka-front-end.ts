@@ -50,8 +50,7 @@ export interface KafkaFrontEndOptions {
 
 export class KafkaFrontEnd {
   readonly listener: Listener;
-  /** The TLS listener, once `listenTls` has been called. */
-  tlsListener: Listener | null = null;
+  #tlsListener: Listener | null = null;
   #node: KafkaNode | null = null;
   #tlsNode: KafkaNode | null = null;
   #advertisedHost: string;
@@ -90,17 +89,22 @@ export class KafkaFrontEnd {
   async listenTls(port: number, host: string): Promise<AddressInfo> {
     const tls = this.#deps.security?.tlsOptions() ?? null;
     if (tls === null) throw new Error("the Kafka TLS listener needs --tls-cert and --tls-key");
-    if (this.tlsListener === null) {
+    if (this.#tlsListener === null) {
       const deps = { ...this.#deps, node: () => this.tlsNode };
-      this.tlsListener = this.#server.addListener(
+      this.#tlsListener = this.#server.addListener(
         KAFKA_TLS_LISTENER,
         tls,
         (conn) => new KafkaSession(conn, deps),
       );
     }
-    const address = await this.tlsListener.listen(port, host);
+    const address = await this.#tlsListener.listen(port, host);
     this.#tlsNode = this.#advertise(address);
     return address;
+  }
+
+  /** The TLS listener, once `listenTls` has been called; else null. */
+  get tlsListener(): Listener | null {
+    return this.#tlsListener;
   }
 
   /** The TLS listener's node. Throws before listenTls() has completed. */
