@@ -5,13 +5,22 @@
  * for FindCoordinator, OffsetFetch (and describe on each topic) and DescribeGroups) and refused
  * GROUP_AUTHORIZATION_FAILED / TOPIC_AUTHORIZATION_FAILED without it; ListGroups shows only the
  * groups the principal may describe, all of them with describe on the cluster. Bare requests after
- * a SCRAM login for each operation, then kafkajs end to end.
+ * a SCRAM login for each operation, then kafkajs and confluent-kafka end to end.
  */
 import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
+import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
 import type { AclRule } from "../../../src/security/acl-rule.js";
-import { kafkaRequest, type RawKafkaClient, responseBody } from "./kafka-harness.js";
+import {
+  hasPythonModule,
+  kafkaRequest,
+  PYTHON,
+  produceRequest,
+  type RawKafkaClient,
+  responseBody,
+  runTool,
+} from "./kafka-harness.js";
 import { aliceKafka, login, startSecureKafka, USERS } from "./kafka-secure-harness.js";
 
 const { NONE, GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED } = KafkaErrorCode;
@@ -332,4 +341,51 @@ test("kafka group ACLs: a kafkajs consumer group runs with read on its group and
   const err = (await crashed) as Error;
   assert.equal(err.name, "KafkaJSGroupCoordinatorNotFound");
   assert.ok(!f.broker.groups.listGroups().some((g) => g.group === "closed-g"));
+});
+
+/** One batch holding one record of `value`. */
+function records(value: string): Buffer {
+  const b = new RecordBatchBuilder();
+  b.add(1_700_000_000_000, null, Buffer.from(value));
+  return b.finish({ baseOffset: 0 });
+}
+
+/** A confluent-kafka consumer of topic "open" in `group`: prints the first message's value or error name. */
+function confluentConsumer(bootstrap: string, group: string): string {
+  const settings = {
+    "bootstrap.servers": bootstrap,
+    "security.protocol": "SASL_PLAINTEXT",
+    "sasl.mechanisms": "SCRAM-SHA-256",
+    "sasl.username": "alice",
+    "sasl.password": USERS.alice,
+    "group.id": group,
+    "auto.offset.reset": "earliest",
+  };
+  return `
+import json, time
+from confluent_kafka import Consumer
+c = Consumer(json.loads(${JSON.stringify(JSON.stringify(settings))}))
+c.subscribe(["open"])
+deadline = time.time() + 20
+out = "nothing"
+while time.time() < deadline:
+    m = c.poll(0.5)
+    if m is None:
+        continue
+    out = m.error().name() if m.error() else "message " + m.value().decode()
+    break
+print(out)
+c.close()
+`;
+}
+
+test("kafka group ACLs: confluent-kafka consumes in a group it may read and is told GROUP_AUTHORIZATION_FAILED in another", async (t) => {
+  if (!hasPythonModule(t, "confluent_kafka", "python3-confluent-kafka")) return;
+  const { f, c } = await secured(t);
+  c.send(produceRequest(1, "open", 0, records("hello")));
+  await c.next();
+  const allowed = await runTool(PYTHON, ["-c", confluentConsumer(f.bootstrap, "open-g")]);
+  assert.equal(allowed.stdout.toString().trim(), "message hello", allowed.stderr);
+  const refused = await runTool(PYTHON, ["-c", confluentConsumer(f.bootstrap, "closed-g")]);
+  assert.equal(refused.stdout.toString().trim(), "GROUP_AUTHORIZATION_FAILED", refused.stderr);
 });
