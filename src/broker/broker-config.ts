@@ -53,6 +53,8 @@ export interface BrokerConfig {
   /** Security (security-settings.ts, docs/security.md). */
   tlsPort: number;
   tlsHost: string | null;
+  /** The Kafka protocol over TLS on this port (docs/kafka.md, "TLS"); null: not served. */
+  kafkaTlsPort: number | null;
   tlsCert: string | null;
   tlsKey: string | null;
   tlsCa: string | null;

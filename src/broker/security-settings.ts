@@ -60,6 +60,12 @@ function optionalText(): ValueParser<string | null> {
   return (raw) => (raw === null ? null : text(raw));
 }
 
+/** A port that may be absent: null (the default: not served) or 0 to 65535. */
+function optionalPort(): ValueParser<number | null> {
+  const port = integerValue(0, 65535);
+  return (raw) => (raw === null ? null : port(raw));
+}
+
 export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
   setting(
     "tlsPort",
@@ -67,6 +73,13 @@ export const SECURITY_SETTINGS: readonly AnyBrokerSetting[] = [
     "TCP port of the TLS listener, served when --tls-cert and --tls-key are given (0 picks a free one)",
     7423,
     integerValue(0, 65535),
+  ),
+  setting(
+    "kafkaTlsPort",
+    "number",
+    "TCP port of the Kafka protocol over TLS, on --tls-host, with the TLS listener's certificate (needs --tls-cert, --tls-key; 0 picks a free one)",
+    null,
+    optionalPort(),
   ),
   setting("tlsHost", "host", "address the TLS listener listens on (default: --host)", null, optionalText()),
   setting(

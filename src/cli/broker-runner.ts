@@ -58,15 +58,21 @@ export function exposureWarnings(config: BrokerConfig): string[] {
     );
   }
   if (LOOPBACK.test(config.host)) return warnings;
+  // The Kafka listener's plain port is on --host too: it is as exposed as the native one.
+  const plain = config.kafka
+    ? `the plain listeners on ${config.host} (native port ${config.port}, Kafka port ${config.kafkaPort})`
+    : `the plain listener on ${config.host}`;
+  const [accept, send] = config.kafka ? ["accept", "send"] : ["accepts", "sends"];
   if (config.authentication !== "required") {
     warnings.push(
-      `the plain listener on ${config.host} accepts connections without a login from any host that reaches it: ` +
+      `${plain} ${accept} connections without a login from any host that reaches them: ` +
         "use --authentication required (and --authorization on), or bind --host 127.0.0.1",
     );
   }
+  const tlsPorts = config.kafka ? "--tls-port, --kafka-tls-port" : "--tls-port";
   warnings.push(
-    `the plain listener on ${config.host} sends data and credentials unencrypted: ` +
-      "serve remote clients on the TLS listener (--tls-cert, --tls-key, --tls-port) and keep --host on loopback",
+    `${plain} ${send} data and credentials unencrypted: ` +
+      `serve remote clients on the TLS listeners (--tls-cert, --tls-key, ${tlsPorts}) and keep --host on loopback`,
   );
   return warnings;
 }
@@ -84,9 +90,12 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     process.exit(EXIT_ERROR);
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
-  checkKafkaSecurity(config);
+  checkKafkaTls(config);
   await checkAddressFree(config.host, config.port);
   if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
+  if (config.kafka && config.kafkaTlsPort !== null) {
+    await checkAddressFree(config.tlsHost ?? config.host, config.kafkaTlsPort);
+  }
   // The HTTP port first, so an orchestrator's /healthz is answered during a long recovery.
   const http = config.http
     ? new BrokerHttp({
@@ -141,6 +150,14 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
         { host: at.address, port: at.port, advertised: `${node.host}:${node.port}` },
         `conch Kafka protocol on ${hostPort(at.address, at.port)} (advertised as ${hostPort(node.host, node.port)})`,
       );
+      if (config.kafkaTlsPort !== null) {
+        const tls = await kafka.listenTls(config.kafkaTlsPort, config.tlsHost ?? config.host);
+        const tlsNode = kafka.tlsNode;
+        logger.info(
+          { host: tls.address, port: tls.port, advertised: `${tlsNode.host}:${tlsNode.port}` },
+          `conch Kafka protocol over TLS on ${hostPort(tls.address, tls.port)} (advertised as ${hostPort(tlsNode.host, tlsNode.port)})`,
+        );
+      }
     }
   } catch (err) {
     security.close();
@@ -162,6 +179,13 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     if (kafka !== null) {
       const listener = kafka.listener;
       http.addListener("kafka", { listening: () => !closing, connections: () => listener.connectionCount });
+      const tlsListener = kafka.tlsListener;
+      if (tlsListener !== null) {
+        http.addListener("kafka-tls", {
+          listening: () => !closing,
+          connections: () => tlsListener.connectionCount,
+        });
+      }
     }
     http.attach(broker);
     http.context.security = security;
@@ -193,27 +217,19 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   logger.info("conch broker stopped");
 }
 
+/** The Kafka TLS listener serves the TLS listener's certificate: without one it cannot start. */
+export function checkKafkaTls(config: BrokerConfig): void {
+  if (!config.kafka || config.kafkaTlsPort === null) return;
+  if (config.tlsCert === null || config.tlsKey === null) {
+    throw new Error("--kafka-tls-port needs --tls-cert and --tls-key (the certificate it serves)");
+  }
+}
+
 /**
  * Fails with one clear line when the address cannot be listened on (in use, not allowed), before
  * the data directory is opened, so that a start that cannot serve logs nothing. The broker's own
  * listen still reports the rare address taken in between.
  */
-/**
- * The Kafka listener has logins but no ACL checks yet (docs/security.md): with authorization on,
- * serving it would leave a door open beside the locked one, so the broker refuses to start until
- * it is turned off.
- */
-export function checkKafkaSecurity(config: BrokerConfig): void {
-  if (!config.kafka) return;
-  const on: string[] = [];
-  if (config.authorization === "on") on.push("--authorization on");
-  if (on.length === 0) return;
-  throw new Error(
-    `${on.join(" and ")} cannot be enforced on the Kafka listener yet: start with --no-kafka ` +
-      "(or CONCH_KAFKA=false) so that only the secured native listeners serve",
-  );
-}
-
 async function checkAddressFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   const probe = createServer();

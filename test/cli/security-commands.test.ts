@@ -78,3 +78,13 @@ test("a broker reachable from other hosts without logins or TLS is warned about;
     1,
   );
 });
+
+test("the start warning names the Kafka listener's plain port when it is served on a non-loopback host", () => {
+  const open = exposureWarnings(resolveBrokerConfig({ host: "0.0.0.0", kafkaPort: 9092 }));
+  assert.equal(open.length, 2);
+  for (const line of open) assert.match(line, /Kafka port 9092/);
+  assert.match(open[1]!, /--kafka-tls-port/);
+  const nativeOnly = exposureWarnings(resolveBrokerConfig({ host: "0.0.0.0", kafka: false }));
+  assert.equal(nativeOnly.length, 2);
+  for (const line of nativeOnly) assert.doesNotMatch(line, /Kafka/);
+});

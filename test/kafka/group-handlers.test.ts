@@ -26,6 +26,8 @@ async function setup(t: TestContext) {
     broker,
     node: { nodeId: 1, host: "127.0.0.1", port: 9092 },
     signal: ac.signal,
+    auth: null,
+    authorization: null,
   };
   const call = async (frame: Buffer): Promise<KafkaReader> => {
     const h = decodeRequestHeader(frame);

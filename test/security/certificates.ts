@@ -1,5 +1,6 @@
 /** Test certificates made with the openssl command in a temporary directory (P-256 keys: fast). */
 import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 function openssl(dir: string, args: string[]): void {
@@ -10,13 +11,15 @@ const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
 
 /**
  * A certificate `<name>.pem` with key `<name>.key`, issued by the CA `ca` made by makeCa (or
- * self-signed without one), valid for `days` days; `subject` in openssl's `/K=V/...` form.
+ * self-signed without one), valid for `days` days; `subject` in openssl's `/K=V/...` form; `san`
+ * (with a CA) the subjectAltName, e.g. `IP:127.0.0.1`, which hostname checks such as librdkafka's
+ * read instead of the subject.
  */
 export function makeCert(
   dir: string,
   name: string,
   subject: string,
-  options: { ca?: string; days?: number; multivalue?: boolean } = {},
+  options: { ca?: string; days?: number; multivalue?: boolean; san?: string } = {},
 ): { cert: string; key: string } {
   const days = String(options.days ?? 365);
   const multi = options.multivalue ? ["-multivalue-rdn"] : [];
@@ -49,6 +52,11 @@ export function makeCert(
       ...multi,
     ]);
     const ca = options.ca;
+    const ext: string[] = [];
+    if (options.san !== undefined) {
+      writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${options.san}\n`);
+      ext.push("-extfile", `${name}.ext`);
+    }
     openssl(
       dir,
       [
@@ -61,7 +69,7 @@ export function makeCert(
         "-CAkey",
         `${ca}.key`,
         "-CAcreateserial",
-      ].concat(["-out", `${name}.pem`, "-days", days]),
+      ].concat(["-out", `${name}.pem`, "-days", days], ext),
     );
   }
   return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };

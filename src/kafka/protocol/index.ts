@@ -29,6 +29,7 @@ export * from "./request-decoders.js";
 export * from "./sasl-authenticate.js";
 export * from "./sasl-handshake.js";
 export * from "./sync-group.js";
+export * from "./throttle-time.js";
 export * from "./throttled-error.js";
 export * from "./topic-errors.js";
 export * from "./varint.js";

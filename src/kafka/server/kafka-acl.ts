@@ -5,9 +5,8 @@
  * is one null check.
  */
 import type { Operation, ResourceType } from "../../security/acl-rule.js";
-import { allowed } from "../../server/authorize.js";
+import { type AuthorizationContext, allowed } from "../../server/authorize.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
-import type { KafkaContext } from "./kafka-handler.js";
 
 const REFUSED: Readonly<Record<ResourceType, number>> = {
   topic: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED,
@@ -17,7 +16,7 @@ const REFUSED: Readonly<Record<ResourceType, number>> = {
 
 /** NONE when the connection's principal may `operation` the resource, else the refusal's code. */
 export function kafkaRefusal(
-  ctx: KafkaContext,
+  ctx: AuthorizationContext,
   operation: Operation,
   type: ResourceType,
   name: string,
@@ -26,6 +25,6 @@ export function kafkaRefusal(
 }
 
 /** A topic is created by create on the cluster or on the topic (as `authorizeCreateTopic`). */
-export function mayCreateTopic(ctx: KafkaContext, topic: string): boolean {
+export function mayCreateTopic(ctx: AuthorizationContext, topic: string): boolean {
   return allowed(ctx, "create", "cluster", "cluster") || allowed(ctx, "create", "topic", topic);
 }

@@ -7,8 +7,14 @@
  *   const kafka = new KafkaFrontEnd(server, broker, { advertisedHost: "" });
  *   await server.listen(7420, "127.0.0.1");
  *   await kafka.listen(9092, "127.0.0.1");
+ *   await kafka.listenTls(9093, "0.0.0.0");   // with security that has TLS material
  *   ...
  *   await server.close(); // closes the Kafka listener too
+ *
+ * The TLS listener ("kafka-tls") is the same protocol on the transport's TLS listener code, with the
+ * broker's TLS material (and its SIGHUP reload, ConchServer.reloadSecurity, like every TLS
+ * listener). Each listener advertises itself: Metadata and FindCoordinator answer the port of the
+ * listener the client came in on, so a client that bootstraps on the TLS port stays on it.
  */
 import type { AddressInfo } from "node:net";
 import type { Broker } from "../../broker/broker.js";
@@ -20,10 +26,12 @@ import { ApiKey } from "../protocol/api-keys.js";
 import { defaultKafkaHandlers } from "./handler-table.js";
 import { saslAuthenticateHandler, saslHandshakeHandler } from "./handlers/sasl.js";
 import type { KafkaHandlerTable, KafkaNode } from "./kafka-handler.js";
-import { type KafkaSecurity, KafkaSession } from "./kafka-session.js";
+import { type KafkaSecurity, KafkaSession, type KafkaSessionDeps } from "./kafka-session.js";
 
 /** The name of the Kafka listener, for logs and metrics. */
 export const KAFKA_LISTENER = "kafka";
+/** The name of the Kafka protocol's TLS listener (`listenTls`). */
+export const KAFKA_TLS_LISTENER = "kafka-tls";
 
 export interface KafkaFrontEndOptions {
   /** What Metadata tells clients to connect to; "" or absent: the address listened on. */
@@ -42,9 +50,13 @@ export interface KafkaFrontEndOptions {
 
 export class KafkaFrontEnd {
   readonly listener: Listener;
+  #tlsListener: Listener | null = null;
   #node: KafkaNode | null = null;
+  #tlsNode: KafkaNode | null = null;
   #advertisedHost: string;
   #nodeId: number;
+  #server: ConchServer;
+  #deps: Omit<KafkaSessionDeps, "node">;
 
   constructor(server: ConchServer, broker: Broker, options: KafkaFrontEndOptions = {}) {
     this.#advertisedHost = options.advertisedHost ?? "";
@@ -57,26 +69,53 @@ export class KafkaFrontEnd {
       handlers.set(ApiKey.SASL_HANDSHAKE, saslHandshakeHandler);
       handlers.set(ApiKey.SASL_AUTHENTICATE, saslAuthenticateHandler);
     }
-    const deps = {
-      broker,
-      handlers,
-      security,
-      limits: server.limits,
-      batches,
-      node: () => this.node,
-    };
+    this.#server = server;
+    this.#deps = { broker, handlers, security, limits: server.limits, batches };
+    const deps = { ...this.#deps, node: () => this.node };
     this.listener = server.addListener(KAFKA_LISTENER, undefined, (conn) => new KafkaSession(conn, deps));
   }
 
   /** Starts listening; port 0 picks a free port. */
   async listen(port: number, host: string): Promise<AddressInfo> {
     const address = await this.listener.listen(port, host);
-    this.#node = {
-      nodeId: this.#nodeId,
-      host: this.#advertisedHost === "" ? address.address : this.#advertisedHost,
-      port: address.port,
-    };
+    this.#node = this.#advertise(address);
     return address;
+  }
+
+  /**
+   * Starts the TLS listener with the security's TLS material; port 0 picks a free port. Throws
+   * when the front-end has no security with TLS material (--tls-cert, --tls-key).
+   */
+  async listenTls(port: number, host: string): Promise<AddressInfo> {
+    const tls = this.#deps.security?.tlsOptions() ?? null;
+    if (tls === null) throw new Error("the Kafka TLS listener needs --tls-cert and --tls-key");
+    if (this.#tlsListener === null) {
+      const deps = { ...this.#deps, node: () => this.tlsNode };
+      this.#tlsListener = this.#server.addListener(
+        KAFKA_TLS_LISTENER,
+        tls,
+        (conn) => new KafkaSession(conn, deps),
+      );
+    }
+    const address = await this.#tlsListener.listen(port, host);
+    this.#tlsNode = this.#advertise(address);
+    return address;
+  }
+
+  /** The TLS listener, once `listenTls` has been called; else null. */
+  get tlsListener(): Listener | null {
+    return this.#tlsListener;
+  }
+
+  /** The TLS listener's node. Throws before listenTls() has completed. */
+  get tlsNode(): KafkaNode {
+    if (this.#tlsNode === null) throw new Error("the kafka TLS listener is not listening");
+    return this.#tlsNode;
+  }
+
+  #advertise(address: AddressInfo): KafkaNode {
+    const host = this.#advertisedHost === "" ? address.address : this.#advertisedHost;
+    return { nodeId: this.#nodeId, host, port: address.port };
   }
 
   /** The node Metadata describes. Throws before listen() has completed. */

@@ -16,13 +16,16 @@
  *   client certificate), as Kafka does: there is no error code every request can carry.
  * - A request answered at once with nothing in flight is written at once; anything else takes a
  *   slot in the queue and counts against the transport's bounds until written.
+ * - With a quota set, each request is counted and its answer throttled (kafka-throttle.ts).
  */
+import type { TlsOptions } from "node:tls";
 import type { Broker } from "../../broker/broker.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import type { FramedConnection } from "../../net/framed-connection.js";
 import type { Session } from "../../net/session.js";
 import { certificatePrincipal } from "../../security/certificate-principal.js";
-import { type AuthSettings, ConnectionAuth } from "../../security/connection-auth.js";
+import { ANONYMOUS_PRINCIPAL, type AuthSettings, ConnectionAuth } from "../../security/connection-auth.js";
+import type { QuotaManager } from "../../security/quota-manager.js";
 import type { AuthorizerSource } from "../../server/handler.js";
 import type { ServerLimits } from "../../server/server-options.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
@@ -30,6 +33,7 @@ import { ApiKey, supportedApi } from "../protocol/api-keys.js";
 import { decodeUnsizedRequestHeader, type KafkaRequestHeader, MIN_REQUEST_FRAME } from "../protocol/frame.js";
 import { refuseApiVersion } from "./handlers/api-versions.js";
 import type { KafkaContext, KafkaHandlerTable, KafkaNode, KafkaReply } from "./kafka-handler.js";
+import { throttledReply } from "./kafka-throttle.js";
 import { ResponseQueue, type ResponseSlot } from "./response-queue.js";
 
 /** What a session needs of its front-end, shared by every connection of the listener. */
@@ -47,6 +51,11 @@ export interface KafkaSessionDeps {
 /** What a Kafka session needs of the broker's security. */
 export interface KafkaSecurity extends AuthorizerSource {
   readonly auth: AuthSettings;
+  /** Produce, fetch and request rates (kafka-throttle.ts); counted only while `throttling`. */
+  readonly quotas: QuotaManager;
+  readonly throttling: boolean;
+  /** Options for a TLS listener's `tls.createServer`; null without TLS material. */
+  tlsOptions(): TlsOptions | null;
 }
 
 /** What a connection may send before it has logged in, when logging in is required. */
@@ -163,6 +172,11 @@ export class KafkaSession implements Session {
       return !keep;
     } finally {
       this.#handling = false;
+    }
+    const security = this.#deps.security;
+    if (security?.throttling === true) {
+      const principal = ctx.auth?.principal ?? ANONYMOUS_PRINCIPAL;
+      reply = throttledReply(security.quotas, this.#conn, principal, h, frame.length, reply);
     }
     this.#answer(reply, request.length);
     if (this.#endAfterAnswer) {

@@ -5,11 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Kafka, logLevel } from "kafkajs";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
 import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
 import type { AclRule } from "../../../src/security/acl-rule.js";
-import { TestScramClient } from "../../security/scram-client.js";
 import {
   kafkaRequest,
   metadataRequest,
@@ -18,7 +16,7 @@ import {
   readProduceResponse,
   responseBody,
 } from "./kafka-harness.js";
-import { startSecureKafka, USERS } from "./kafka-secure-harness.js";
+import { aliceKafka, login, startSecureKafka, USERS } from "./kafka-secure-harness.js";
 
 const allow = (operation: AclRule["operation"], name: string): AclRule => ({
   principal: "User:alice",
@@ -35,33 +33,6 @@ async function secured(t: Parameters<typeof startSecureKafka>[0]) {
   await f.broker.createTopic("closed", 1);
   await f.security.addAcls([allow("write", "open"), allow("read", "open"), allow("describe", "open")]);
   return f;
-}
-
-/** kafkajs logged in as alice with SCRAM-SHA-256, failing at once rather than retrying. */
-function aliceKafka(bootstrap: string): Kafka {
-  return new Kafka({
-    clientId: "acl-test",
-    brokers: [bootstrap],
-    sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 0 },
-  });
-}
-
-/** Logs a bare client in as `user` with SCRAM-SHA-256 (SaslHandshake v1, two SaslAuthenticate). */
-async function login(c: RawKafkaClient, user: string, password: string): Promise<void> {
-  c.send(kafkaRequest(17, 1, 100, (w) => w.string("SCRAM-SHA-256")));
-  assert.equal(responseBody(await c.next()).body.int16(), KafkaErrorCode.NONE);
-  const scram = new TestScramClient("SCRAM-SHA-256", user, password);
-  const step = async (token: Buffer, id: number): Promise<Buffer> => {
-    c.send(kafkaRequest(36, 1, id, (w) => w.bytes(token)));
-    const { body } = responseBody(await c.next());
-    assert.equal(body.int16(), KafkaErrorCode.NONE);
-    body.nullableString();
-    return body.bytes();
-  };
-  const serverFirst = await step(scram.first(), 101);
-  assert.ok(scram.verifies(await step(scram.final(serverFirst), 102)));
 }
 
 /** A Fetch v4 of partition 0 of each topic from offset 0: the error code per topic. */

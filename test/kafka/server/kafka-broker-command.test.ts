@@ -1,11 +1,14 @@
 /**
  * `conch broker` serves the Kafka protocol beside the native one: it logs the Kafka address, Kafka
  * clients reach it there, what `conch produce` writes a Kafka client reads, and `--no-kafka`
- * turns the listener off.
+ * turns the listener off; `--kafka-tls-port` adds Kafka over TLS, and needs a certificate.
  */
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { BrokerProcess, removeDir, runConch, tempDir } from "../../cli/cli-harness.js";
+import { makeCa, makeCert } from "../../security/certificates.js";
 import { hasTool, runTool } from "./kafka-harness.js";
 
 /** The Kafka address `conch broker` logged, from its JSON log lines. */
@@ -57,4 +60,56 @@ test("conch broker --no-kafka: no Kafka listener", async (t) => {
     removeDir(dir);
   });
   assert.equal(kafkaAddress(broker), null);
+});
+
+test("conch broker --kafka-tls-port: Kafka over TLS beside the plain listener, with --authorization on", async (t) => {
+  if (!hasTool(t, "kcat", ["-V"], "apt-get install -y kcat")) return;
+  const dir = tempDir();
+  const certs = join(dir, "certs");
+  mkdirSync(certs);
+  const ca = makeCa(certs);
+  const server = makeCert(certs, "broker", "/CN=localhost", { ca: "ca", san: "IP:127.0.0.1" });
+  const broker = await BrokerProcess.start(join(dir, "data"), [
+    ...["--tls-port", "0", "--tls-cert", server.cert, "--tls-key", server.key, "--kafka-tls-port", "0"],
+    ...["--authorization", "on", "--super-users", "User:ANONYMOUS"],
+  ]);
+  t.after(async () => {
+    await broker.stop();
+    removeDir(dir);
+  });
+  const log = broker.logLines.join("\n");
+  const m = /conch Kafka protocol over TLS on (\S+) \(advertised as (\S+)\)/.exec(log);
+  assert.ok(m !== null, `a Kafka TLS address in the log:\n${log}`);
+  const r = await runTool("kcat", [
+    "-b",
+    m[1]!,
+    "-X",
+    "security.protocol=SSL",
+    "-X",
+    `ssl.ca.location=${ca}`,
+    "-L",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout.toString(), new RegExp(`broker 0 at ${m[2]!.replace(/\./g, "\\.")}`));
+});
+
+test("conch broker --kafka-tls-port without a certificate: a clear error, no start", async () => {
+  const dir = tempDir();
+  try {
+    const r = await runConch([
+      "broker",
+      "--data-dir",
+      dir,
+      "--port",
+      "0",
+      "--kafka-port",
+      "0",
+      "--kafka-tls-port",
+      "0",
+    ]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /--kafka-tls-port needs --tls-cert and --tls-key/);
+  } finally {
+    removeDir(dir);
+  }
 });

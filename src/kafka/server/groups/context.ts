@@ -2,9 +2,15 @@
  * What a Kafka group handler needs from the session that calls it (see index.ts).
  */
 import type { GroupCoordinator } from "../../../broker/group-coordinator.js";
+import type { AuthorizationContext } from "../../../server/authorize.js";
 import type { KafkaRequestHeader } from "../../protocol/frame.js";
 
-export interface KafkaGroupContext {
+/**
+ * `auth` and `authorization` (AuthorizationContext) are the connection's login and the ACLs: each
+ * handler checks its group (and OffsetCommit its topics) once per request, as Kafka does
+ * (../kafka-acl.ts). Both null: nothing is checked.
+ */
+export interface KafkaGroupContext extends AuthorizationContext {
   /** The broker; only its GroupCoordinator is used. */
   broker: { readonly groups: GroupCoordinator };
   /** This broker as Kafka clients reach it (what Metadata advertises): FindCoordinator's answer. */

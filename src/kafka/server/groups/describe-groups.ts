@@ -1,7 +1,8 @@
 /**
  * DescribeGroups (15): groups of both kinds. A native group shows an empty protocol type, its
  * strategy as the protocol, and members without metadata or assignment bytes; a group the broker
- * does not know is "Dead", as Kafka answers it.
+ * does not know is "Dead", as Kafka answers it. Each group needs describe: a refused one is
+ * GROUP_AUTHORIZATION_FAILED with nothing else of it answered.
  */
 import { ConchError, ErrorCode } from "../../../format/errors.js";
 import {
@@ -10,6 +11,7 @@ import {
   encodeDescribeGroupsResponse,
 } from "../../protocol/describe-groups.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupContext, KafkaGroupHandler } from "./context.js";
 
@@ -32,6 +34,8 @@ function describeOne(ctx: KafkaGroupContext, groupId: string): DescribedGroup {
     members: [],
     authorizedOperations: NO_OPERATIONS,
   };
+  const refused = kafkaRefusal(ctx, "describe", "group", groupId);
+  if (refused !== KafkaErrorCode.NONE) return { ...empty, errorCode: refused, groupState: "" };
   try {
     const d = ctx.broker.groups.describeGroup(groupId);
     return {

@@ -1,6 +1,7 @@
 /**
- * FindCoordinator (10): this broker coordinates every group. Transactions are not supported, so a
- * transactional id has no coordinator.
+ * FindCoordinator (10): this broker coordinates every group its principal may describe (Kafka's
+ * check); others are GROUP_AUTHORIZATION_FAILED. Transactions are not supported, so a transactional
+ * id has no coordinator.
  */
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
@@ -8,20 +9,17 @@ import {
   decodeFindCoordinatorRequest,
   encodeFindCoordinatorResponse,
 } from "../../protocol/find-coordinator.js";
+import type { KafkaRequestHeader } from "../../protocol/frame.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import type { KafkaGroupHandler } from "./context.js";
 
 export const findCoordinator: KafkaGroupHandler = (ctx, h) => {
   const req = decodeFindCoordinatorRequest(h);
   if (req.keyType !== CoordinatorKeyType.GROUP) {
-    return encodeFindCoordinatorResponse(h.correlationId, h.apiVersion, {
-      throttleTimeMs: 0,
-      errorCode: KafkaErrorCode.COORDINATOR_NOT_AVAILABLE,
-      errorMessage: "transactions are not supported",
-      nodeId: -1,
-      host: "",
-      port: -1,
-    });
+    return noCoordinator(h, KafkaErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not supported");
   }
+  const refused = kafkaRefusal(ctx, "describe", "group", req.key);
+  if (refused !== KafkaErrorCode.NONE) return noCoordinator(h, refused, null);
   return encodeFindCoordinatorResponse(h.correlationId, h.apiVersion, {
     throttleTimeMs: 0,
     errorCode: KafkaErrorCode.NONE,
@@ -29,3 +27,14 @@ export const findCoordinator: KafkaGroupHandler = (ctx, h) => {
     ...ctx.node,
   });
 };
+
+function noCoordinator(h: KafkaRequestHeader, errorCode: number, errorMessage: string | null): Buffer {
+  return encodeFindCoordinatorResponse(h.correlationId, h.apiVersion, {
+    throttleTimeMs: 0,
+    errorCode,
+    errorMessage,
+    nodeId: -1,
+    host: "",
+    port: -1,
+  });
+}

@@ -1,10 +1,12 @@
 /**
  * JoinGroup (11): a member joins and waits for the rebalance; the leader's answer carries every
- * member's metadata. From v4 a new member is first answered MEMBER_ID_REQUIRED with its id.
+ * member's metadata. From v4 a new member is first answered MEMBER_ID_REQUIRED with its id. Needs
+ * read on the group; refused before anything of the group changes.
  */
 
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import { decodeJoinGroupRequest, encodeJoinGroupResponse } from "../../protocol/join-group.js";
+import { kafkaRefusal } from "../kafka-acl.js";
 import { kafkaGroupErrorCode } from "../kafka-errors.js";
 import type { KafkaGroupHandler } from "./context.js";
 
@@ -20,6 +22,8 @@ export const joinGroup: KafkaGroupHandler = async (ctx, h) => {
       memberId,
       members: [],
     });
+  const refused = kafkaRefusal(ctx, "read", "group", req.groupId);
+  if (refused !== KafkaErrorCode.NONE) return answer(refused, req.memberId);
   try {
     const r = await ctx.broker.groups.kafkaJoin(
       {
