@@ -18,6 +18,7 @@ import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
 import { Topic, type TopicDescription } from "./topic.js";
+import { type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
 
@@ -31,6 +32,8 @@ export interface OffsetLookup {
 
 export class Broker {
   readonly config: BrokerConfig;
+  /** Set in cluster mode: topics are created and deleted through the cluster's metadata. */
+  topicAdmin: TopicAdmin | null = null;
   /** The data directory, absolute. */
   readonly dataDir: string;
   /** The consumer groups of this broker (docs/groups.md). */
@@ -100,7 +103,16 @@ export class Broker {
     this.#checkOpen();
     checkTopicName(name);
     checkPartitionCount(partitions);
-    const overrides = parseTopicConfigs(configs);
+    const { configs: rest, replicationFactor } = takeReplicationFactor(configs);
+    const overrides = parseTopicConfigs(rest);
+    if (this.topicAdmin !== null)
+      return this.topicAdmin.createTopic(name, partitions, rest, replicationFactor);
+    if (replicationFactor !== null && replicationFactor !== 1) {
+      throw new ConchError(
+        ErrorCode.INVALID_REPLICATION_FACTOR,
+        `a single-node broker keeps one replica: replication factor ${replicationFactor} needs cluster mode (docs/cluster.md)`,
+      );
+    }
     await this.#admin(async () => {
       if (this.#topics.has(name)) {
         throw new ConchError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic "${name}" already exists`);
@@ -113,6 +125,7 @@ export class Broker {
   async deleteTopic(name: string): Promise<void> {
     this.#checkOpen();
     checkTopicName(name);
+    if (this.topicAdmin !== null) return this.topicAdmin.deleteTopic(name);
     await this.#admin(async () => {
       const topic = this.#existing(name);
       // Out of the map first: from here on the topic is unknown to produce and fetch.

@@ -49,6 +49,9 @@ export const ErrorCode = {
   CLUSTER_AUTHORIZATION_FAILED: 45,
   USER_ALREADY_EXISTS: 46,
   UNKNOWN_USER: 47,
+  // 60-69: cluster metadata (docs/cluster.md).
+  /** A replication factor below 1, or above the number of live brokers (1 on a single-node broker). */
+  INVALID_REPLICATION_FACTOR: 60,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,

@@ -1,0 +1,34 @@
+/** One partition's replica assignment as the controller last wrote it (etcd partitions/<topic>/<p>). */
+export interface PartitionRole {
+  readonly topic: string;
+  readonly partition: number;
+  readonly leaderId: number; // -1: offline (no live in-sync replica)
+  readonly leaderEpoch: number;
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+}
+
+export interface BrokerEndpoint {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number; // the native listener
+}
+
+/** What the replica side offers the metadata side (cl-repl implements it: ReplicaManager). */
+export interface ReplicaControl {
+  /** Become leader (role.leaderId === self) or follower of the partition, for role.leaderEpoch. Idempotent for the same epoch. */
+  applyRole(role: PartitionRole): Promise<void>;
+  /** The partition is no longer hosted here (deleted or reassigned away). */
+  dropPartition(topic: string, partition: number): Promise<void>;
+  /** The broker's lease deadline passed: stop acknowledging anything as leader at once, everywhere. */
+  fence(): void;
+  close(): Promise<void>;
+}
+
+/** What the metadata side offers the replica side (cl-meta implements it: ClusterNode). */
+export interface ClusterView {
+  readonly brokerId: number;
+  endpoint(brokerId: number): BrokerEndpoint | undefined;
+  /** CAS the ISR of (topic, partition) in etcd, guarded by leaderEpoch; false when the epoch moved (then step down). */
+  proposeIsr(topic: string, partition: number, leaderEpoch: number, isr: readonly number[]): Promise<boolean>;
+}
