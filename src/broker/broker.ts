@@ -14,6 +14,7 @@ import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
+import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
@@ -34,6 +35,8 @@ export class Broker {
   readonly config: BrokerConfig;
   /** Set in cluster mode: topics are created and deleted through the cluster's metadata. */
   topicAdmin: TopicAdmin | null = null;
+  /** Set in cluster mode: what Metadata requests answer (brokers, leaders, ISRs). */
+  cluster: ClusterMetadata | null = null;
   /** The data directory, absolute. */
   readonly dataDir: string;
   /** The consumer groups of this broker (docs/groups.md). */

@@ -21,6 +21,8 @@ export const ApiKey = {
   // SASL login (docs/security.md), after the handshake.
   SASL_HANDSHAKE: 13,
   SASL_AUTHENTICATE: 14,
+  // Cluster mode (docs/cluster.md): brokers, and each partition's leader, epoch, replicas and ISR.
+  METADATA: 16,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -64,6 +66,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.CREATE_PARTITIONS]: 1,
   [ApiKey.SASL_HANDSHAKE]: 1,
   [ApiKey.SASL_AUTHENTICATE]: 1,
+  [ApiKey.METADATA]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

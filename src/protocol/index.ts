@@ -23,6 +23,7 @@ export * from "./leave-group.js";
 export * from "./list-groups.js";
 export * from "./list-offsets.js";
 export * from "./list-topics.js";
+export * from "./metadata.js";
 export * from "./produce.js";
 export * from "./reset-offsets.js";
 export * from "./sasl-authenticate.js";

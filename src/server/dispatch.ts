@@ -22,6 +22,7 @@ import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
 import { handshake } from "./handshake-handler.js";
+import { metadata } from "./metadata-handler.js";
 import { saslAuthenticate, saslHandshake } from "./sasl-handlers.js";
 
 /** Slots for every apiKey up to the last one reserved for groups. */
@@ -67,6 +68,7 @@ export function defaultHandlers(): HandlerTable {
   };
   add(ApiKey.SASL_HANDSHAKE, saslHandshake);
   add(ApiKey.SASL_AUTHENTICATE, saslAuthenticate);
+  add(ApiKey.METADATA, metadata);
   add(ApiKey.JOIN_GROUP, groups.joinGroup);
   add(ApiKey.HEARTBEAT, groups.heartbeat);
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);
