@@ -16,10 +16,9 @@ export function etcdInstalled(): boolean {
   return spawnSync("etcd", ["--version"], { stdio: "ignore" }).status === 0;
 }
 
-/** Why a cluster test is skipped here, or false when it can run. */
-export const skipWithoutEtcd: string | false = etcdInstalled()
-  ? false
-  : "etcd is not installed (apt-get install etcd-server)";
+/** Why a cluster test is skipped here, or false when it can run (in CI it runs, and fails without etcd). */
+export const skipWithoutEtcd: string | false =
+  etcdInstalled() || process.env.CI === "true" ? false : "etcd is not installed (apt-get install etcd-server)";
 
 export async function freePort(): Promise<number> {
   const server = createServer();
