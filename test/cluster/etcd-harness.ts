@@ -18,7 +18,9 @@ export function etcdInstalled(): boolean {
 
 /** Why a cluster test is skipped here, or false when it can run (in CI it runs, and fails without etcd). */
 export const skipWithoutEtcd: string | false =
-  etcdInstalled() || process.env.CI === "true" ? false : "etcd is not installed (apt-get install etcd-server)";
+  etcdInstalled() || process.env.CI === "true"
+    ? false
+    : "etcd is not installed (apt-get install etcd-server)";
 
 export async function freePort(): Promise<number> {
   const server = createServer();
