@@ -232,10 +232,31 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#deadlineTimer = setTimeout(() => {
       this.#deadlineTimer = null;
       // Timers may fire a little early by performance.now(): then wait out the rest.
-      if (performance.now() >= this.#validUntil) this.#fence("lease deadline passed");
-      else this.#armDeadline();
+      if (performance.now() < this.#validUntil) {
+        this.#armDeadline();
+        return;
+      }
+      this.#fence("lease deadline passed");
+      this.#awaitExpiry(this.#generation);
     }, wait);
     this.#deadlineTimer.unref();
+  }
+
+  /**
+   * After the deadline, a whole TTL more without an answer means etcd has expired the lease,
+   * whether or not the client ever says so (its 'lost' event can be missing on a silent stream):
+   * then join again under a new lease.
+   */
+  #awaitExpiry(generation: number): void {
+    const timer = setTimeout(
+      () => {
+        if (generation === this.#generation && this.#fenced && !this.#closed) {
+          this.#lost(generation, new Error("no keepalive answer for a TTL past the lease deadline"));
+        }
+      },
+      this.#o.leaseTtlSeconds * 1000 + 500,
+    );
+    timer.unref();
   }
 
   #fence(why: string): void {

@@ -256,6 +256,24 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
     a.store.silence(false);
     assert.ok(await waitUntil(() => !a.node.fenced, TTL * 1000), "the next keepalive answer lifts the fence");
   });
+
+  test("a broker whose lease expired without a 'lost' event joins again under a new lease", async () => {
+    const [a] = await startCluster(1);
+    assert.ok(a);
+    const first = await controllerOf(a);
+    const before = await suite.store.get(a.node.keys.broker(1));
+    a.store.dropLeases();
+    assert.ok(await waitUntil(() => a.node.fenced, TTL * 1000 + 1000), "fenced at the deadline");
+    // Back once the old lease has expired: registered again, controller again (a new epoch).
+    assert.ok(
+      await waitUntil(
+        () => !a.node.fenced && (a.node.controller?.epoch ?? 0) > first.epoch,
+        3 * TTL * 1000 + 3000,
+      ),
+    );
+    const after = await suite.store.get(a.node.keys.broker(1));
+    assert.ok(after !== undefined && before !== undefined && after.createRevision > before.createRevision);
+  });
 });
 
 /** For a state change that has no event of its own (a timer inside the node). */

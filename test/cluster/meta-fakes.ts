@@ -47,6 +47,8 @@ export class ControlledStore implements MetaStore {
   readonly #sessions: MetaSession[] = [];
   #silent = false;
   #dead = false;
+  #opened = 0;
+  #mutedBelow = 0;
 
   constructor(inner: MetaStore) {
     this.#inner = inner;
@@ -64,13 +66,24 @@ export class ControlledStore implements MetaStore {
     for (const s of this.#sessions) s.release();
   }
 
+  /**
+   * The leases so far stop being kept alive and their renewals and 'lost' events never reach the
+   * node (the client's silent failure); sessions opened later work.
+   */
+  dropLeases(): void {
+    this.#mutedBelow = this.#opened;
+    for (const s of this.#sessions) s.release();
+  }
+
   async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
+    const index = this.#opened++;
+    const muted = (): boolean => this.#silent || index < this.#mutedBelow;
     const session = await this.#inner.openSession(ttlSeconds, {
       renewed: (t) => {
-        if (!this.#silent) listener.renewed(t);
+        if (!muted()) listener.renewed(t);
       },
       lost: (err) => {
-        if (!this.#silent) listener.lost(err);
+        if (!muted()) listener.lost(err);
       },
     });
     this.#sessions.push(session);
