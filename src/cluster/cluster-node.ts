@@ -106,6 +106,13 @@ export class ClusterNode implements ClusterView, MetadataListener {
     for (let attempt = 0; attempt < 5; attempt++) {
       if (this.#fenced || record === undefined) return false;
       if (record.leaderEpoch !== leaderEpoch || record.leaderId !== this.brokerId) return false;
+      // The leader is always in sync with itself, and only replicas can be.
+      const replicas = record.replicas;
+      if (!isr.includes(this.brokerId) || isr.some((id) => !replicas.includes(id))) {
+        throw new RangeError(
+          `ISR [${isr.join(",")}] of ${topic}/${partition} is not the leader and some of [${replicas.join(",")}]`,
+        );
+      }
       const value = encodePartitionRecord({ ...record, isr: [...isr] });
       const res = await this.store.txn(
         [{ key, target: "mod", revision: modRevision }],

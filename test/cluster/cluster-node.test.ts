@@ -234,6 +234,14 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
       false,
       "a wrong epoch is refused",
     );
+    await assert.rejects(
+      leader.node.proposeIsr("isr", 0, rec.leaderEpoch, [leader.node.brokerId, 9]),
+      RangeError,
+    );
+    await assert.rejects(
+      leader.node.proposeIsr("isr", 0, rec.leaderEpoch, [follower.node.brokerId]),
+      RangeError,
+    );
     assert.equal(await leader.node.proposeIsr("isr", 0, rec.leaderEpoch, [leader.node.brokerId]), true);
     assert.ok(await waitUntil(() => follower.replicas.last("isr", 0)?.isr.length === 1, 2000));
     assert.deepEqual(
