@@ -67,6 +67,12 @@ export interface BrokerConfig {
   httpHostNames: readonly string[];
   /** With authentication required, whether /metrics needs a login. */
   httpMetrics: "login" | "open";
+  /** Cluster mode (cluster-settings.ts, docs/cluster.md): -1 and "" for a single-node broker. */
+  brokerId: number;
+  etcd: string;
+  clusterId: string;
+  leaseTtlSeconds: number;
+  defaultReplicationFactor: number;
 }
 
 /** Room for a request's fields around its batches: a frame may be this much larger than a batch. */

@@ -7,6 +7,7 @@
 import { MAX_TIMER_MS } from "../format/duration.js";
 import { MAX_BATCH_BYTES_LIMIT } from "../storage/config.js";
 import type { FlushPolicy } from "./broker-config.js";
+import { CLUSTER_SETTINGS } from "./cluster-settings.js";
 import { booleanValue, enumValue, integerValue, textValue } from "./config-values.js";
 import { SECURITY_SETTINGS } from "./security-settings.js";
 import { type AnyBrokerSetting, setting } from "./setting-row.js";
@@ -204,6 +205,7 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     textValue(true),
   ),
   ...SECURITY_SETTINGS,
+  ...CLUSTER_SETTINGS,
 ];
 
 /** The flag and environment variable that name a JSON config file. */

@@ -14,11 +14,13 @@ import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
+import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { Topic, type TopicDescription } from "./topic.js";
+import { type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
 
@@ -32,6 +34,10 @@ export interface OffsetLookup {
 
 export class Broker {
   readonly config: BrokerConfig;
+  /** Set in cluster mode: topics are created and deleted through the cluster's metadata. */
+  topicAdmin: TopicAdmin | null = null;
+  /** Set in cluster mode: what Metadata requests answer (brokers, leaders, ISRs). */
+  cluster: ClusterMetadata | null = null;
   /** The data directory, absolute. */
   readonly dataDir: string;
   /** The consumer groups of this broker (docs/groups.md). */
@@ -103,7 +109,16 @@ export class Broker {
     this.#checkOpen();
     checkTopicName(name);
     checkPartitionCount(partitions);
-    const overrides = parseTopicConfigs(configs);
+    const { configs: rest, replicationFactor } = takeReplicationFactor(configs);
+    const overrides = parseTopicConfigs(rest);
+    if (this.topicAdmin !== null)
+      return this.topicAdmin.createTopic(name, partitions, rest, replicationFactor);
+    if (replicationFactor !== null && replicationFactor !== 1) {
+      throw new ConchError(
+        ErrorCode.INVALID_REPLICATION_FACTOR,
+        `a single-node broker keeps one replica: replication factor ${replicationFactor} needs cluster mode (docs/cluster.md)`,
+      );
+    }
     await this.#admin(async () => {
       if (this.#topics.has(name)) {
         throw new ConchError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic "${name}" already exists`);
@@ -116,6 +131,7 @@ export class Broker {
   async deleteTopic(name: string): Promise<void> {
     this.#checkOpen();
     checkTopicName(name);
+    if (this.topicAdmin !== null) return this.topicAdmin.deleteTopic(name);
     await this.#admin(async () => {
       const topic = this.#existing(name);
       // Out of the map first: from here on the topic is unknown to produce and fetch.

@@ -25,6 +25,8 @@ export interface TopicConfig {
   minCompactionLagMs: number;
   /** How a read of a quarantined (damaged) range is answered (docs/design.md, recovery). */
   corruptData: CorruptDataPolicy;
+  /** In cluster mode, the in-sync replicas an acks=all produce needs (docs/cluster.md); 1 alone. */
+  minInsyncReplicas: number;
 }
 
 /** Overrides as stored in topic.json: config key to canonical value. */
@@ -74,6 +76,7 @@ const SPECS: readonly AnySpec[] = [
   spec("delete.retention.ms", "deleteRetentionMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => DAY_MS),
   spec("min.compaction.lag.ms", "minCompactionLagMs", integerValue(0, Number.MAX_SAFE_INTEGER), () => 0),
   spec("corrupt.data", "corruptData", enumValue(CORRUPT_DATA_POLICIES), () => "fail"),
+  spec("min.insync.replicas", "minInsyncReplicas", integerValue(1, 1000), () => 1),
 ];
 
 const specByKey = new Map<string, AnySpec>(SPECS.map((s) => [s.key, s]));

@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import pino from "pino";
 import { Broker } from "../broker/broker.js";
 import { type BrokerConfig, configFileValues, loadBrokerConfig } from "../broker/broker-config.js";
+import { checkClusterSettings } from "../broker/cluster-settings.js";
 import { BrokerHttp } from "../http/broker-http.js";
 import { KafkaFrontEnd } from "../kafka/server/kafka-front-end.js";
 import { BrokerSecurity } from "../server/broker-security.js";
@@ -35,6 +36,11 @@ export function createLogger(options: LogOptions): pino.Logger {
 /** The one line that says the broker is ready, and where. */
 export function listeningMessage(config: BrokerConfig, host: string, port: number): string {
   return `conch broker listening on ${hostPort(host, port)} (data ${config.dataDir}, flush ${config.flush})`;
+}
+
+/** The address other brokers reach a listener on: a wildcard bind is advertised as loopback. */
+function advertised(host: string): string {
+  return host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
 }
 
 function hostPort(host: string, port: number): string {
@@ -91,6 +97,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   };
   process.on("uncaughtException", fatal).on("unhandledRejection", fatal);
   checkKafkaTls(config);
+  checkClusterSettings(config);
   await checkAddressFree(config.host, config.port);
   if (config.kafka) await checkAddressFree(config.host, config.kafkaPort);
   if (config.kafka && config.kafkaTlsPort !== null) {
@@ -134,6 +141,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
     ? new KafkaFrontEnd(server, broker, { advertisedHost: config.kafkaAdvertisedHost, security })
     : null;
   let address: { address: string; port: number };
+  let cluster: { close(): Promise<void> } | null = null;
   try {
     address = await server.listen(config.port, config.host);
     if (security.tls !== null) {
@@ -158,6 +166,18 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
           `conch Kafka protocol over TLS on ${hostPort(tls.address, tls.port)} (advertised as ${hostPort(tlsNode.host, tlsNode.port)})`,
         );
       }
+    }
+    // Cluster mode: the etcd client is loaded only here, so a single-node broker never loads it.
+    if (config.etcd !== "") {
+      const { startClusterMode } = await import("../cluster/cluster-mode.js");
+      cluster = await startClusterMode({
+        broker,
+        logger,
+        host: advertised(address.address),
+        port: address.port,
+        kafkaHost: kafka === null ? "" : kafka.node.host,
+        kafkaPort: kafka === null ? 0 : kafka.node.port,
+      });
     }
   } catch (err) {
     security.close();
@@ -209,6 +229,9 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   process.off("SIGHUP", reload);
   security.close();
   try {
+    // Out of the cluster first (the lease is revoked): the controller moves this broker's
+    // leaderships at once instead of after the lease's TTL.
+    await cluster?.close().catch((err: unknown) => logger.warn({ err }, "leaving the cluster failed"));
     await server.close();
   } finally {
     await http?.close();

@@ -41,6 +41,12 @@ export function registerTopicCommands(program: Command): void {
       .addOption(
         new Option("--cleanup-policy <policy>", "cleanup.policy of the topic").choices(CLEANUP_POLICIES),
       )
+      .addOption(
+        new Option(
+          "--replication-factor <n>",
+          "cluster mode: replicas of each partition (default: the broker's --default-replication-factor)",
+        ).argParser(integerParser(1, 1000)),
+      )
       .addOption(configOption())
       .option(
         "--if-not-exists",
@@ -56,12 +62,14 @@ export function registerTopicCommands(program: Command): void {
       o: BrokerFlags & {
         partitions: number;
         cleanupPolicy?: string;
+        replicationFactor?: number;
         config?: Record<string, string>;
         ifNotExists?: boolean;
       },
     ) => {
       const configs = { ...o.config };
       if (o.cleanupPolicy !== undefined) configs["cleanup.policy"] = o.cleanupPolicy;
+      if (o.replicationFactor !== undefined) configs["replication.factor"] = String(o.replicationFactor);
       try {
         await withClient(o, (c) => c.admin().createTopic(name, { partitions: o.partitions, configs }));
       } catch (err) {

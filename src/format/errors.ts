@@ -58,6 +58,10 @@ export const ErrorCode = {
   NOT_ENOUGH_REPLICAS: 52,
   /** The offset is in the log but not yet replicated (between the high watermark and the log end). */
   OFFSET_NOT_AVAILABLE: 53,
+
+  // 60-69: cluster metadata (docs/cluster.md).
+  /** A replication factor below 1, or above the number of live brokers (1 on a single-node broker). */
+  INVALID_REPLICATION_FACTOR: 60,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,

@@ -23,6 +23,9 @@ export const ApiKey = {
   SASL_AUTHENTICATE: 14,
   // Cluster mode (docs/cluster.md): a follower's fetch stream from its partition's leader.
   REPLICA_FETCH: 19,
+
+  // Cluster mode (docs/cluster.md): brokers, and each partition's leader, epoch, replicas and ISR.
+  METADATA: 16,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -67,6 +70,8 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.SASL_HANDSHAKE]: 1,
   [ApiKey.SASL_AUTHENTICATE]: 1,
   [ApiKey.REPLICA_FETCH]: 1,
+
+  [ApiKey.METADATA]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

@@ -26,6 +26,7 @@ export * from "./list-groups.js";
 export * from "./list-groups-v2.js";
 export * from "./list-offsets.js";
 export * from "./list-topics.js";
+export * from "./metadata.js";
 export * from "./produce.js";
 export * from "./replica-fetch.js";
 export * from "./reset-offsets.js";

@@ -23,6 +23,7 @@ import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
 import { handshake } from "./handshake-handler.js";
+import { metadata } from "./metadata-handler.js";
 import { replicaFetch } from "./replica-fetch.js";
 import { saslAuthenticate, saslHandshake } from "./sasl-handlers.js";
 
@@ -70,6 +71,8 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.SASL_HANDSHAKE, saslHandshake);
   add(ApiKey.SASL_AUTHENTICATE, saslAuthenticate);
   add(ApiKey.REPLICA_FETCH, replicaFetch);
+
+  add(ApiKey.METADATA, metadata);
   add(ApiKey.JOIN_GROUP, groups.joinGroup);
   add(ApiKey.HEARTBEAT, groups.heartbeat);
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);

@@ -69,6 +69,11 @@ test("defaults when nothing is given", () => {
     superUsers: [],
     httpHostNames: [],
     httpMetrics: "login",
+    brokerId: -1,
+    etcd: "",
+    clusterId: "conch",
+    leaseTtlSeconds: 2,
+    defaultReplicationFactor: 3,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
   // The loaded config passes Broker.open's own check as it is (conch broker hands it over whole).
@@ -148,6 +153,11 @@ test("every setting is reachable by its flag key, its environment variable and t
     superUsers: ["User:admin,User:CN=ops", ["User:admin", "User:CN=ops"]],
     httpHostNames: ["conch.example,*", ["conch.example", "*"]],
     httpMetrics: ["open", "open"],
+    brokerId: ["4", 4],
+    etcd: ["10.0.0.1:2379, etcd-2:2379", "10.0.0.1:2379,etcd-2:2379"],
+    clusterId: ["prod-1", "prod-1"],
+    leaseTtlSeconds: ["5", 5],
+    defaultReplicationFactor: ["2", 2],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());
   for (const s of BROKER_SETTINGS) {

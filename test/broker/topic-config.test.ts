@@ -23,6 +23,7 @@ test("overrides are validated and kept in canonical form", () => {
     "delete.retention.ms": "0",
     "min.compaction.lag.ms": "100",
     "corrupt.data": "skip",
+    "min.insync.replicas": "2",
   });
   assert.equal(o["cleanup.policy"], "compact,delete");
   assert.equal(o["retention.ms"], "-1");
@@ -39,6 +40,7 @@ test("unknown keys and bad values fail with INVALID_CONFIG naming the key", () =
     [{ flush: "sometimes" }, /invalid topic config flush/],
     [{ "flush.interval.ms": "0" }, /invalid topic config flush.interval.ms/],
     [{ "min.compaction.lag.ms": "-1" }, /invalid topic config min.compaction.lag.ms/],
+    [{ "min.insync.replicas": "0" }, /invalid topic config min.insync.replicas/],
     [{ "corrupt.data": "ignore" }, /invalid topic config corrupt.data/],
     [{ "delete.retention.ms": "" }, /invalid topic config delete.retention.ms/],
   ];

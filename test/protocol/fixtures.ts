@@ -246,6 +246,19 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 # sasl-authenticate-response: correlationId 41, authBytes "v=c2ln"
 00000010 00000029 0000              ; size 16, correlationId 41, errorCode 0
 00000006 763d63326c6e               ; authBytes "v=c2ln"
+
+# metadata-request: correlationId 42, topics "t"
+0000000f 0010 0001 0000002a         ; size 15, apiKey 16, apiVersion 1, correlationId 42
+00000001 000174                     ; topics: 1 x "t"
+
+# metadata-response: correlationId 42, broker 2 at "h":7420, no controller, topic "t" with partition 0 offline at epoch 3
+00000040 0000002a 0000              ; size 64, correlationId 42, errorCode 0
+00000002 ffffffff                   ; brokerId 2, controllerId none
+00000001 00000002 000168 1cfc       ; brokers: 1 x (id 2, host "h", port 7420)
+00000001 000174 0000                ; topics: 1 x (name "t", errorCode 0,
+00000001 00000000 ffffffff          ; partitions: 1 x (partition 0, leaderId none,
+00000003 00000001 00000002          ; leaderEpoch 3, replicas [2],
+00000000                            ; isr []))
 `;
 
 /** Name -> bytes of every `# name: ...` block in annotated fixture text (a file or the docs). */

@@ -115,6 +115,30 @@ const cases: Record<string, Case> = {
     encode: p.encodeListTopicsResponse,
     decode: p.decodeListTopicsResponse,
   },
+  "metadata-request": {
+    apiKey: p.ApiKey.METADATA,
+    correlationId: 42,
+    value: ["t"],
+    encode: p.encodeMetadataRequest,
+    decode: p.decodeMetadataRequest,
+  },
+  "metadata-response": {
+    correlationId: 42,
+    value: {
+      brokerId: 2,
+      controllerId: -1,
+      brokers: [{ id: 2, host: "h", port: 7420 }],
+      topics: [
+        {
+          name: "t",
+          errorCode: 0,
+          partitions: [{ partition: 0, leaderId: -1, leaderEpoch: 3, replicas: [2], isr: [] }],
+        },
+      ],
+    },
+    encode: p.encodeMetadataResponse,
+    decode: p.decodeMetadataResponse,
+  },
   "describe-topic-request": {
     apiKey: p.ApiKey.DESCRIBE_TOPIC,
     correlationId: 5,

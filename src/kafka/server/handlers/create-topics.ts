@@ -5,6 +5,8 @@
  * INVALID_REPLICATION_FACTOR, and explicit replica assignments with INVALID_REPLICA_ASSIGNMENT.
  * validate_only checks the name and the count and creates nothing.
  */
+
+import { REPLICATION_FACTOR_CONFIG } from "../../../broker/topic-admin.js";
 import { checkTopicName } from "../../../format/topic-name.js";
 import { authorizeCreateTopic } from "../../../server/authorize.js";
 import type { CreatableTopic } from "../../protocol/create-topics.js";
@@ -29,7 +31,8 @@ export const createTopicsHandler: KafkaHandler = {
 
 async function create(ctx: KafkaContext, t: CreatableTopic, validateOnly: boolean): Promise<void> {
   authorizeCreateTopic(ctx, t.name);
-  if (t.replicationFactor !== 1 && t.replicationFactor !== -1) {
+  const clustered = ctx.broker.topicAdmin !== null;
+  if (t.replicationFactor !== -1 && (clustered ? t.replicationFactor < 1 : t.replicationFactor !== 1)) {
     throw new KafkaRefusal(
       KafkaErrorCode.INVALID_REPLICATION_FACTOR,
       `replication factor ${t.replicationFactor}: a single Conch broker keeps one replica`,
@@ -45,6 +48,9 @@ async function create(ctx: KafkaContext, t: CreatableTopic, validateOnly: boolea
   const partitions = t.numPartitions === -1 ? broker.config.defaultPartitions : t.numPartitions;
   const configs: Record<string, string> = {};
   for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
+  // In cluster mode the factor travels as a creation-only config (src/broker/topic-admin.ts).
+  if (clustered && t.replicationFactor !== -1)
+    configs[REPLICATION_FACTOR_CONFIG] = String(t.replicationFactor);
   if (validateOnly) {
     checkTopicName(t.name);
     if (!Number.isInteger(partitions) || partitions < 1) {

@@ -1,10 +1,12 @@
 /**
- * Metadata: this broker as the only node, its own controller and every partition's leader, and
+ * Metadata: this broker as the only node, its own controller and every partition's leader (in
+ * cluster mode: the cluster's brokers, controller and leaders, docs/cluster.md), and
  * the topics asked for (every client-visible topic when none are named). A topic that does not
  * exist is created when the broker auto-creates topics and the client allows it (v4+), as a
  * produce or fetch to it would; the answer then already lists its partitions.
  */
 import type { Broker } from "../../../broker/broker.js";
+import type { ClusterMetadata } from "../../../broker/cluster-metadata.js";
 import { ConchError, ErrorCode } from "../../../format/errors.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
@@ -25,7 +27,11 @@ export const metadataHandler: KafkaHandler = {
   async handle(ctx, h) {
     const req = decodeMetadataRequest(h);
     const broker = ctx.broker;
-    const names = req.topics ?? broker.listTopics().filter((name) => !broker.describeTopic(name).internal);
+    const cluster = broker.cluster;
+    const names =
+      req.topics ??
+      cluster?.topicNames() ??
+      broker.listTopics().filter((name) => !broker.describeTopic(name).internal);
     const topics: MetadataTopic[] = [];
     const named = req.topics !== null;
     for (const name of names) {
@@ -40,6 +46,19 @@ export const metadataHandler: KafkaHandler = {
       topics.push(await describe(ctx, name, mayCreate));
     }
     const node = ctx.node;
+    if (cluster !== null) {
+      // Cluster mode: the brokers with a Kafka listener, by their broker ids (docs/cluster.md).
+      return encodeMetadataResponse(h.correlationId, h.apiVersion, {
+        throttleTimeMs: 0,
+        brokers: cluster
+          .brokers()
+          .filter((b) => b.kafkaPort > 0)
+          .map((b) => ({ nodeId: b.id, host: b.kafkaHost, port: b.kafkaPort, rack: null })),
+        clusterId: CLUSTER_ID,
+        controllerId: cluster.controllerId(),
+        topics,
+      });
+    }
     return encodeMetadataResponse(h.correlationId, h.apiVersion, {
       throttleTimeMs: 0,
       brokers: [{ nodeId: node.nodeId, host: node.host, port: node.port, rack: null }],
@@ -59,6 +78,7 @@ async function describe(ctx: KafkaContext, name: string, mayCreate: boolean): Pr
         if (!(err instanceof ConchError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
       });
     }
+    if (broker.cluster !== null) return clusterTopic(broker.cluster, name);
     const d = broker.describeTopic(name);
     const nodes = [ctx.node.nodeId];
     const partitions: MetadataPartition[] = d.partitions.map((p) => ({
@@ -75,7 +95,25 @@ async function describe(ctx: KafkaContext, name: string, mayCreate: boolean): Pr
   }
 }
 
+/** A partition's leader, replicas and ISR as the cluster's metadata has them; -1 leads an offline one. */
+function clusterTopic(cluster: ClusterMetadata, name: string): MetadataTopic {
+  const parts = cluster.partitions(name);
+  if (parts === undefined)
+    return { errorCode: KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, isInternal: false, partitions: [] };
+  const live = new Set(cluster.brokers().map((b) => b.id));
+  const partitions: MetadataPartition[] = parts.map((p) => ({
+    errorCode: p.leaderId === -1 ? KafkaErrorCode.LEADER_NOT_AVAILABLE : KafkaErrorCode.NONE,
+    partitionIndex: p.partition,
+    leaderId: p.leaderId,
+    replicaNodes: [...p.replicas],
+    isrNodes: [...p.isr],
+    offlineReplicas: p.replicas.filter((id) => !live.has(id)),
+  }));
+  return { errorCode: KafkaErrorCode.NONE, name, isInternal: false, partitions };
+}
+
 function exists(broker: Broker, name: string): boolean {
+  if (broker.cluster !== null) return broker.cluster.partitions(name) !== undefined;
   try {
     broker.describeTopic(name);
     return true;

@@ -1,0 +1,365 @@
+/**
+ * A broker's membership in the cluster: its lease (registration and candidacy share it), the
+ * self-fencing deadline, the watched metadata, the controller when this broker wins the election,
+ * and the roles it hands to the replica side (ReplicaControl). It is the ClusterView the replica
+ * side proposes ISR changes through.
+ *
+ * Self-fencing: the lease is good until the send time of the last answered keepalive plus the
+ * TTL (etcd counts from its receipt, which is later). When that passes without a renewal the
+ * broker fences itself at once (ReplicaControl.fence) rather than waiting for the client's 'lost'
+ * event, which comes late or not at all after a pause (docs/cluster.md). Epochs do the rest.
+ */
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { Controller, type ControllerLog } from "./controller.js";
+import type { MetaSession, MetaStore, MetaWatch } from "./etcd/meta-store.js";
+import { type ControllerInfo, MetadataCache, type MetadataListener } from "./metadata-cache.js";
+import { MetadataKeys } from "./metadata-keys.js";
+import {
+  type BrokerRecord,
+  encodeBrokerRecord,
+  encodeControllerRecord,
+  encodePartitionRecord,
+  type PartitionRecord,
+  parsePartitionRecord,
+} from "./metadata-records.js";
+import type { BrokerEndpoint, ClusterView, ReplicaControl } from "./roles.js";
+
+export interface ClusterNodeOptions {
+  readonly clusterId: string;
+  readonly self: BrokerRecord;
+  readonly store: MetaStore;
+  readonly replicas: ReplicaControl;
+  readonly leaseTtlSeconds: number;
+  readonly log: ControllerLog;
+  /** How long registration waits for a previous holder of this broker id's lease to expire. */
+  readonly registerWaitMs?: number;
+}
+
+export class ClusterNode implements ClusterView, MetadataListener {
+  readonly brokerId: number;
+  readonly keys: MetadataKeys;
+  readonly cache: MetadataCache;
+  readonly #o: ClusterNodeOptions;
+  /** The metadata store; topic admin writes through it too. */
+  readonly store: MetaStore;
+  #session: MetaSession | null = null;
+  #watch: MetaWatch | null = null;
+  #controller: Controller | null = null;
+  #campaigning = false;
+  /** Bumped for each lease: events of an older lease are ignored. */
+  #generation = 0;
+  #validUntil = 0;
+  #deadlineTimer: NodeJS.Timeout | null = null;
+  #fenced = true;
+  #closed = false;
+  /** Partitions this broker holds a replica of ("topic/p"). */
+  readonly #hosted = new Set<string>();
+  /** Role changes of a partition run one after another, in the order the metadata changed. */
+  readonly #chains = new Map<string, Promise<void>>();
+
+  constructor(options: ClusterNodeOptions) {
+    this.#o = options;
+    this.store = options.store;
+    this.brokerId = options.self.id;
+    this.keys = new MetadataKeys(options.clusterId);
+    this.cache = new MetadataCache(this.keys, (msg) => options.log.warn(msg));
+    this.cache.addListener(this);
+  }
+
+  /** Whether this broker may lead now (its lease deadline has not passed). */
+  get fenced(): boolean {
+    return this.#fenced;
+  }
+
+  get controller(): Controller | null {
+    return this.#controller;
+  }
+
+  /** Registers, loads and watches the metadata, runs for controller, applies this broker's roles. */
+  async start(): Promise<void> {
+    await this.#register();
+    const snapshot = await this.store.getPrefix(this.keys.root);
+    this.cache.load(snapshot.entries, snapshot.revision);
+    this.#watch = await this.store.watchPrefix(this.keys.root, snapshot.revision + 1, {
+      events: (events) => this.cache.apply(events),
+      failed: (err) => this.#o.log.warn(`cluster metadata watch failed: ${err.message}`),
+    });
+    if (this.cache.controller === null) this.#campaign();
+  }
+
+  endpoint(brokerId: number): BrokerEndpoint | undefined {
+    return this.cache.brokers.get(brokerId);
+  }
+
+  async proposeIsr(
+    topic: string,
+    partition: number,
+    leaderEpoch: number,
+    isr: readonly number[],
+  ): Promise<boolean> {
+    const key = this.keys.partition(topic, partition);
+    const cached = this.cache.partition(topic, partition);
+    let record: PartitionRecord | undefined = cached?.value;
+    let modRevision = cached?.modRevision ?? 0;
+    // A concurrent write of the record within the same epoch (none is expected, but the
+    // controller may rewrite it) means another try from what the store holds now.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (this.#fenced || record === undefined) return false;
+      if (record.leaderEpoch !== leaderEpoch || record.leaderId !== this.brokerId) return false;
+      // The leader is always in sync with itself, and only replicas can be.
+      const replicas = record.replicas;
+      if (!isr.includes(this.brokerId) || isr.some((id) => !replicas.includes(id))) {
+        throw new RangeError(
+          `ISR [${isr.join(",")}] of ${topic}/${partition} is not the leader and some of [${replicas.join(",")}]`,
+        );
+      }
+      const value = encodePartitionRecord({ ...record, isr: [...isr] });
+      const res = await this.store.txn(
+        [{ key, target: "mod", revision: modRevision }],
+        [{ type: "put", key, value }],
+      );
+      if (res.succeeded) return true;
+      const fresh = await this.store.get(key);
+      if (fresh === undefined) return false;
+      record = this.#parsePartition(topic, partition, fresh.value);
+      modRevision = fresh.modRevision;
+    }
+    return false;
+  }
+
+  /** Revokes the lease (this broker's keys go at once) and stops watching. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#fence("closing");
+    await this.#controller?.stop();
+    await this.#watch?.cancel().catch(() => {});
+    await this.#session?.revoke().catch(() => {});
+    await Promise.allSettled(this.#chains.values());
+  }
+
+  // MetadataListener
+
+  brokerUp(): void {
+    this.#controller?.reconcile();
+  }
+
+  brokerDown(): void {
+    this.#controller?.reconcile();
+  }
+
+  controllerChanged(info: ControllerInfo | null): void {
+    const mine = this.#controller;
+    if (mine !== null && (info === null || info.epoch !== mine.epoch)) {
+      this.#o.log.warn(`controller epoch ${mine.epoch} ended`);
+      void mine.stop();
+      this.#controller = null;
+    }
+    if (info === null) this.#campaign();
+  }
+
+  topicPut(): void {
+    this.#controller?.reconcile();
+  }
+
+  topicDeleted(): void {
+    this.#controller?.reconcile();
+  }
+
+  partitionPut(record: PartitionRecord): void {
+    this.#controller?.reconcile();
+    this.#applyRecord(record);
+  }
+
+  partitionDeleted(topic: string, partition: number): void {
+    this.#controller?.reconcile();
+    this.#drop(topic, partition);
+  }
+
+  // Membership
+
+  async #register(): Promise<void> {
+    const generation = ++this.#generation;
+    const session = await this.store.openSession(this.#o.leaseTtlSeconds, {
+      renewed: (validUntil) => this.#renewed(generation, validUntil),
+      lost: (err) => this.#lost(generation, err),
+    });
+    const key = this.keys.broker(this.brokerId);
+    const value = encodeBrokerRecord(this.#o.self);
+    // A broker restarted within its old lease's TTL finds its id still registered: wait it out.
+    const until = performance.now() + (this.#o.registerWaitMs ?? (this.#o.leaseTtlSeconds + 2) * 1000);
+    for (;;) {
+      const res = await this.store.txn(
+        [{ key, target: "create", revision: 0 }],
+        [{ type: "put", key, value, leased: session }],
+      );
+      if (res.succeeded) break;
+      if (performance.now() > until || this.#closed) {
+        this.#generation++;
+        await session.revoke().catch(() => {});
+        throw new ConchError(
+          ErrorCode.INVALID_CONFIG,
+          `broker id ${this.brokerId} is already registered in cluster ${this.#o.clusterId} by a live broker`,
+        );
+      }
+      // Polling: an expiry is an event only a watch would show, and this happens once per start.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    this.#session = session;
+    if (performance.now() < this.#validUntil) this.#unfence();
+  }
+
+  #renewed(generation: number, validUntil: number): void {
+    if (generation !== this.#generation || this.#closed) return;
+    this.#validUntil = validUntil;
+    // Before registration completes the renewal only moves the deadline (from the grant).
+    if (this.#session === null) return;
+    this.#armDeadline();
+    if (this.#fenced && performance.now() < validUntil) this.#unfence();
+  }
+
+  #lost(generation: number, err: Error): void {
+    if (generation !== this.#generation || this.#closed) return;
+    this.#generation++;
+    this.#o.log.warn(`lease lost: ${err.message}`);
+    this.#fence("lease lost");
+    this.#session?.release();
+    this.#session = null;
+    // Join again under a new lease, as a returning broker: the controller has moved (or will
+    // move) this broker's leaderships, and its roles come back from the metadata.
+    this.#register()
+      .then(() => {
+        if (this.cache.controller === null) this.#campaign();
+      })
+      .catch((e: unknown) => this.#o.log.warn(`registering again failed: ${(e as Error).message}`));
+  }
+
+  #armDeadline(): void {
+    if (this.#deadlineTimer !== null) clearTimeout(this.#deadlineTimer);
+    const wait = Math.max(0, this.#validUntil - performance.now());
+    this.#deadlineTimer = setTimeout(() => {
+      this.#deadlineTimer = null;
+      // Timers may fire a little early by performance.now(): then wait out the rest.
+      if (performance.now() < this.#validUntil) {
+        this.#armDeadline();
+        return;
+      }
+      this.#fence("lease deadline passed");
+      this.#awaitExpiry(this.#generation);
+    }, wait);
+    this.#deadlineTimer.unref();
+  }
+
+  /**
+   * After the deadline, a whole TTL more without an answer means etcd has expired the lease,
+   * whether or not the client ever says so (its 'lost' event can be missing on a silent stream):
+   * then join again under a new lease.
+   */
+  #awaitExpiry(generation: number): void {
+    const timer = setTimeout(
+      () => {
+        if (generation === this.#generation && this.#fenced && !this.#closed) {
+          this.#lost(generation, new Error("no keepalive answer for a TTL past the lease deadline"));
+        }
+      },
+      this.#o.leaseTtlSeconds * 1000 + 500,
+    );
+    timer.unref();
+  }
+
+  #fence(why: string): void {
+    if (this.#deadlineTimer !== null) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = null;
+    if (this.#fenced) return;
+    this.#fenced = true;
+    this.#o.replicas.fence();
+    if (!this.#closed) this.#o.log.warn(`fenced: ${why}; leading nothing until the lease is renewed`);
+    const c = this.#controller;
+    this.#controller = null;
+    void c?.stop();
+  }
+
+  #unfence(): void {
+    this.#fenced = false;
+    this.#armDeadline();
+    // Roles were held back while fenced (as leader) or before the first load: apply them now.
+    for (const byPartition of this.cache.partitions.values()) {
+      for (const { value } of byPartition.values()) this.#applyRecord(value);
+    }
+  }
+
+  #campaign(): void {
+    const session = this.#session;
+    if (this.#campaigning || this.#fenced || session === null || this.#closed) return;
+    this.#campaigning = true;
+    this.store
+      .txn(
+        [{ key: this.keys.controller, target: "create", revision: 0 }],
+        [
+          {
+            type: "put",
+            key: this.keys.controller,
+            value: encodeControllerRecord(this.brokerId),
+            leased: session,
+          },
+        ],
+      )
+      .then((res) => {
+        if (!res.succeeded || session !== this.#session || this.#fenced) return;
+        // The key was created by this txn, so its create_revision is the txn's revision.
+        const controller = new Controller(res.revision, this.store, this.cache, this.keys, this.#o.log);
+        this.#controller = controller;
+        this.#o.log.info(`broker ${this.brokerId} is the controller (epoch ${res.revision})`);
+        void controller.deposed.then(() => {
+          if (this.#controller === controller) this.#controller = null;
+        });
+        controller.reconcile();
+      })
+      .catch((err: unknown) => this.#o.log.warn(`controller campaign failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.#campaigning = false;
+        // The controller may have gone while the txn ran (a lost race with a dying controller).
+        if (this.cache.controller === null && this.#controller === null)
+          setTimeout(() => this.#campaign(), 100).unref();
+      });
+  }
+
+  // Roles
+
+  #applyRecord(record: PartitionRecord): void {
+    const id = `${record.topic}/${record.partition}`;
+    if (!record.replicas.includes(this.brokerId)) {
+      this.#drop(record.topic, record.partition);
+      return;
+    }
+    // A fenced broker takes no role: a leader role would let it acknowledge without a lease.
+    if (this.#fenced) return;
+    // Every change is applied (the ISR is part of the role); the same epoch again is a no-op there.
+    this.#hosted.add(id);
+    this.#chain(id, () => this.#o.replicas.applyRole(record));
+  }
+
+  #drop(topic: string, partition: number): void {
+    const id = `${topic}/${partition}`;
+    if (!this.#hosted.delete(id)) return;
+    this.#chain(id, () => this.#o.replicas.dropPartition(topic, partition));
+  }
+
+  #chain(id: string, step: () => Promise<void>): void {
+    const previous = this.#chains.get(id) ?? Promise.resolve();
+    const next = previous.then(step).catch((err: unknown) => {
+      this.#o.log.warn(`role change of ${id} failed: ${(err as Error).message}`);
+    });
+    this.#chains.set(id, next);
+    void next.then(() => {
+      if (this.#chains.get(id) === next) this.#chains.delete(id);
+    });
+  }
+
+  #parsePartition(topic: string, partition: number, text: string): PartitionRecord | undefined {
+    try {
+      return parsePartitionRecord(topic, partition, text);
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The controller: one broker at a time, elected by a txn on the leased `controller` key; its epoch
+ * is that key's create_revision. It keeps partition records true to the live brokers: records for
+ * new topics, removal of deleted topics' records, a new leader when a leader's broker dies, and a
+ * leader for an offline partition when an ISR member returns (controller-decisions.ts). It acts by
+ * reconciling the whole view after each change rather than by reacting to single events, so a
+ * write that fails (a concurrent ISR change, a stale view) is simply decided again from the next
+ * view. Every write is a txn guarded by `create_revision(controller) == epoch` and each record's
+ * mod_revision: a deposed controller changes nothing.
+ */
+
+import { electLeader, initialRecord } from "./controller-decisions.js";
+import type { MetaCompare, MetaOp, MetaStore } from "./etcd/meta-store.js";
+import type { MetadataCache } from "./metadata-cache.js";
+import type { MetadataKeys } from "./metadata-keys.js";
+import { encodePartitionRecord } from "./metadata-records.js";
+
+/** Partition records per txn: etcd allows 128 operations (--max-txn-ops), one compare is the epoch. */
+export const RECORDS_PER_TXN = 100;
+
+export interface ControllerLog {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+interface Change {
+  readonly compare: MetaCompare;
+  readonly op: MetaOp;
+}
+
+export class Controller {
+  readonly epoch: number;
+  readonly #store: MetaStore;
+  readonly #cache: MetadataCache;
+  readonly #keys: MetadataKeys;
+  readonly #log: ControllerLog;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #stopped = false;
+  /** Resolves when the controller finds it has been deposed. */
+  readonly deposed: Promise<void>;
+  #markDeposed!: () => void;
+
+  constructor(epoch: number, store: MetaStore, cache: MetadataCache, keys: MetadataKeys, log: ControllerLog) {
+    this.epoch = epoch;
+    this.#store = store;
+    this.#cache = cache;
+    this.#keys = keys;
+    this.#log = log;
+    this.deposed = new Promise((resolve) => {
+      this.#markDeposed = resolve;
+    });
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Decide again from the current view; calls while a pass runs coalesce into one more pass. */
+  reconcile(): void {
+    if (this.#stopped) return;
+    if (this.#running !== null) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#loop().finally(() => {
+      this.#running = null;
+    });
+  }
+
+  /** Stops deciding; a pass under way finishes its current txn. */
+  stop(): Promise<void> {
+    this.#stopped = true;
+    return this.#running ?? Promise.resolve();
+  }
+
+  async #loop(): Promise<void> {
+    do {
+      this.#again = false;
+      try {
+        const changes = this.#decide();
+        if (changes.length > 0 && !(await this.#write(changes))) return;
+      } catch (err) {
+        this.#log.warn(`controller: pass failed, retrying: ${(err as Error).message}`);
+        this.#again = true;
+        // A store error (etcd unreachable): retry after a pause rather than spin.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } while (this.#again && !this.#stopped);
+  }
+
+  #decide(): Change[] {
+    const cache = this.#cache;
+    const live = (id: number): boolean => cache.brokers.has(id);
+    const epochGuard = this.epoch;
+    const changes: Change[] = [];
+    for (const [name, { value: topic }] of cache.topics) {
+      const existing = cache.partitions.get(name);
+      for (let p = 0; p < topic.partitions; p++) {
+        if (existing?.has(p) === true) continue;
+        const replicas = topic.assignment[p] ?? [];
+        const key = this.#keys.partition(name, p);
+        changes.push({
+          compare: { key, target: "create", revision: 0 },
+          op: { type: "put", key, value: encodePartitionRecord(initialRecord(replicas, live, epochGuard)) },
+        });
+      }
+    }
+    for (const [name, byPartition] of cache.partitions) {
+      if (!cache.topics.has(name)) {
+        // The topic was deleted: its records go too (one range delete per topic).
+        const key = this.#keys.partitionsOf(name);
+        changes.push({
+          compare: { key: this.#keys.controller, target: "create", revision: epochGuard },
+          op: { type: "delete", key, prefix: true },
+        });
+        continue;
+      }
+      for (const { value: record, modRevision } of byPartition.values()) {
+        const next = electLeader(record, live, epochGuard);
+        if (next === null) continue;
+        const key = this.#keys.partition(name, record.partition);
+        changes.push({
+          compare: { key, target: "mod", revision: modRevision },
+          op: { type: "put", key, value: encodePartitionRecord(next) },
+        });
+      }
+    }
+    return changes;
+  }
+
+  /** False when deposed. A failed compare on a record just means another pass. */
+  async #write(changes: Change[]): Promise<boolean> {
+    const guard: MetaCompare = { key: this.#keys.controller, target: "create", revision: this.epoch };
+    for (let i = 0; i < changes.length && !this.#stopped; i += RECORDS_PER_TXN) {
+      const chunk = changes.slice(i, i + RECORDS_PER_TXN);
+      const compares = [guard];
+      for (const c of chunk) if (c.compare.key !== guard.key) compares.push(c.compare);
+      const res = await this.#store.txn(
+        compares,
+        chunk.map((c) => c.op),
+      );
+      if (res.succeeded) continue;
+      const controller = await this.#store.get(this.#keys.controller);
+      if (controller?.createRevision !== this.epoch) {
+        this.#log.warn(`controller: epoch ${this.epoch} deposed, stopping`);
+        this.#stopped = true;
+        this.#markDeposed();
+        return false;
+      }
+      // A record moved under us: decide again once the view has caught up with the store.
+      // (Keys of other clusters in the same etcd also move the revision: the wait is bounded.)
+      await this.#cache.waitFor(() => this.#cache.revision >= res.revision, 500);
+      this.#again = true;
+      return true;
+    }
+    return true;
+  }
+}

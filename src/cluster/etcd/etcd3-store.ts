@@ -1,0 +1,187 @@
+/**
+ * The MetaStore over the npm `etcd3` client. The client (and gRPC under it) is loaded by dynamic
+ * import() when a broker starts in cluster mode, so single-node brokers never load it. Reads,
+ * writes and transactions go through the client's raw KV calls, which return the revisions the
+ * cache needs; the lease uses the client's keepalive loop, whose 'keepaliveFired' and
+ * 'keepaliveSucceeded' events give the self-fencing deadline (docs/cluster.md).
+ */
+import type { Etcd3, IKeyValue, IRequestOp, Lease } from "etcd3";
+import { ConchError, ErrorCode } from "../../format/errors.js";
+import type {
+  MetaCompare,
+  MetaEntry,
+  MetaEvent,
+  MetaOp,
+  MetaSession,
+  MetaSnapshot,
+  MetaStore,
+  MetaTxnResult,
+  MetaWatch,
+  SessionListener,
+  WatchListener,
+} from "./meta-store.js";
+
+/** Endpoints as `host:port` (the client speaks plain HTTP/2 to them). */
+export async function openEtcdStore(endpoints: readonly string[], dialTimeoutMs = 5000): Promise<MetaStore> {
+  let mod: typeof import("etcd3");
+  try {
+    mod = await import("etcd3");
+  } catch (err) {
+    throw new ConchError(
+      ErrorCode.INVALID_CONFIG,
+      `cluster mode needs the optional package etcd3, which could not be loaded (${(err as Error).message}): npm install etcd3`,
+    );
+  }
+  const client = new mod.Etcd3({
+    hosts: endpoints.map((e) => `http://${e}`),
+    dialTimeout: dialTimeoutMs,
+  });
+  return new Etcd3Store(client);
+}
+
+function rangeEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  // The smallest key past every key that starts with the prefix (prefixes here end in "/").
+  end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+  return end;
+}
+
+function toEntry(kv: IKeyValue): MetaEntry {
+  return {
+    key: kv.key.toString(),
+    value: kv.value.toString(),
+    createRevision: Number(kv.create_revision),
+    modRevision: Number(kv.mod_revision),
+  };
+}
+
+class Etcd3Store implements MetaStore {
+  readonly #client: Etcd3;
+  /** Open watches: the client retries a broken one forever, which would hold the process open. */
+  readonly #watches = new Set<MetaWatch>();
+
+  constructor(client: Etcd3) {
+    this.#client = client;
+  }
+
+  async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
+    const sentAt = performance.now();
+    const lease = this.#client.lease(ttlSeconds, { autoKeepAlive: true });
+    const leaseId = await lease.grant();
+    return new Etcd3Session(lease, leaseId, ttlSeconds, sentAt, listener);
+  }
+
+  async getPrefix(prefix: string): Promise<MetaSnapshot> {
+    const res = await this.#client.kv.range({ key: Buffer.from(prefix), range_end: rangeEnd(prefix) });
+    return { revision: Number(res.header.revision), entries: res.kvs.map(toEntry) };
+  }
+
+  async get(key: string): Promise<MetaEntry | undefined> {
+    const res = await this.#client.kv.range({ key: Buffer.from(key) });
+    const kv = res.kvs[0];
+    return kv === undefined ? undefined : toEntry(kv);
+  }
+
+  async watchPrefix(prefix: string, fromRevision: number, listener: WatchListener): Promise<MetaWatch> {
+    const watcher = await this.#client.watch().prefix(prefix).startRevision(String(fromRevision)).create();
+    watcher.on("data", (res) => {
+      if (res.events.length === 0) return;
+      const events: MetaEvent[] = res.events.map((e) =>
+        e.type === "Put"
+          ? { type: "put", entry: toEntry(e.kv) }
+          : { type: "delete", key: e.kv.key.toString(), modRevision: Number(e.kv.mod_revision) },
+      );
+      listener.events(events);
+    });
+    // The client reconnects a broken watch by itself from the last revision it saw; an error
+    // here is one it gave up on (a compacted revision, a cancelled watch).
+    watcher.on("error", (err) => listener.failed(err));
+    const watch: MetaWatch = {
+      cancel: () => {
+        this.#watches.delete(watch);
+        return watcher.cancel();
+      },
+    };
+    this.#watches.add(watch);
+    return watch;
+  }
+
+  async txn(compares: readonly MetaCompare[], ops: readonly MetaOp[]): Promise<MetaTxnResult> {
+    const res = await this.#client.kv.txn({
+      compare: compares.map((c) =>
+        c.target === "create"
+          ? { key: Buffer.from(c.key), target: "Create", result: "Equal", create_revision: c.revision }
+          : { key: Buffer.from(c.key), target: "Mod", result: "Equal", mod_revision: c.revision },
+      ),
+      success: ops.map(toRequestOp),
+      failure: [],
+    });
+    return { succeeded: res.succeeded, revision: Number(res.header.revision) };
+  }
+
+  close(): void {
+    for (const w of this.#watches) void w.cancel().catch(() => {});
+    this.#client.close();
+  }
+}
+
+function toRequestOp(op: MetaOp): IRequestOp {
+  if (op.type === "put") {
+    const lease = op.leased?.leaseId;
+    return {
+      request_put: {
+        key: Buffer.from(op.key),
+        value: Buffer.from(op.value),
+        ...(lease === undefined ? {} : { lease }),
+      },
+    };
+  }
+  return {
+    request_delete_range: {
+      key: Buffer.from(op.key),
+      ...(op.prefix === true ? { range_end: rangeEnd(op.key) } : {}),
+    },
+  };
+}
+
+class Etcd3Session implements MetaSession {
+  readonly leaseId: string;
+  readonly ttlSeconds: number;
+  readonly #lease: Lease;
+  /** Send times of keepalives not yet answered, oldest first (answers come in order). */
+  readonly #fired: number[] = [];
+
+  constructor(
+    lease: Lease,
+    leaseId: string,
+    ttlSeconds: number,
+    grantSentAt: number,
+    listener: SessionListener,
+  ) {
+    this.#lease = lease;
+    this.leaseId = leaseId;
+    this.ttlSeconds = ttlSeconds;
+    const ttlMs = ttlSeconds * 1000;
+    listener.renewed(grantSentAt + ttlMs);
+    lease.on("keepaliveFired", () => {
+      this.#fired.push(performance.now());
+    });
+    lease.on("keepaliveSucceeded", () => {
+      const sentAt = this.#fired.shift();
+      if (sentAt !== undefined) listener.renewed(sentAt + ttlMs);
+    });
+    // A broken stream loses its unanswered keepalives; the client opens a new one.
+    lease.on("keepaliveFailed", () => {
+      this.#fired.length = 0;
+    });
+    lease.on("lost", (err) => listener.lost(err));
+  }
+
+  revoke(): Promise<void> {
+    return this.#lease.revoke();
+  }
+
+  release(): void {
+    this.#lease.release();
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A `conch broker` in cluster mode as a child process, for tests and the failover measurement:
+ * ports picked by the broker (0), data under a temp directory, JSON log lines read for the ports,
+ * SIGKILL to end it.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const CONCH = new URL("../../../bin/conch.js", import.meta.url).pathname;
+
+export interface BrokerProcessOptions {
+  readonly brokerId: number;
+  readonly etcd: readonly string[];
+  readonly clusterId: string;
+  readonly leaseTtlSeconds?: number;
+  /** Reuse a data directory (a restart); a new temp one otherwise. */
+  readonly dataDir?: string;
+}
+
+export class BrokerProcess {
+  readonly brokerId: number;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly kafkaPort: number;
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+
+  private constructor(
+    brokerId: number,
+    dataDir: string,
+    child: ChildProcess,
+    port: number,
+    kafkaPort: number,
+    exited: Promise<void>,
+  ) {
+    this.brokerId = brokerId;
+    this.dataDir = dataDir;
+    this.child = child;
+    this.port = port;
+    this.kafkaPort = kafkaPort;
+    this.exited = exited;
+  }
+
+  static async start(o: BrokerProcessOptions): Promise<BrokerProcess> {
+    const dataDir = o.dataDir ?? (await mkdtemp(join(tmpdir(), `conch-broker-${o.brokerId}-`)));
+    const child = spawn(
+      process.execPath,
+      [
+        CONCH,
+        "broker",
+        "--data-dir",
+        dataDir,
+        "--port",
+        "0",
+        "--kafka-port",
+        "0",
+        "--no-http",
+        "--broker-id",
+        String(o.brokerId),
+        "--etcd",
+        o.etcd.join(","),
+        "--cluster-id",
+        o.clusterId,
+        "--lease-ttl-seconds",
+        String(o.leaseTtlSeconds ?? 2),
+        "--log-format",
+        "json",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    let kafkaPort = 0;
+    const port = await new Promise<number>((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      lines.on("line", (line) => {
+        let entry: { msg?: string; port?: number };
+        try {
+          entry = JSON.parse(line) as { msg?: string; port?: number };
+        } catch {
+          return;
+        }
+        if (entry.msg?.startsWith("conch Kafka protocol") === true) kafkaPort = entry.port ?? 0;
+        if (entry.msg?.startsWith("conch broker listening") === true) resolve(entry.port ?? 0);
+      });
+      void exited.then(() => reject(new Error(`broker ${o.brokerId} exited before listening`)));
+    });
+    return new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
+  }
+
+  /** SIGKILL; resolves once the process is gone. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.exited;
+  }
+
+  async remove(): Promise<void> {
+    await this.kill();
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { assignReplicas, electLeader, initialRecord } from "../../src/cluster/controller-decisions.js";
+import type { PartitionRecord } from "../../src/cluster/metadata-records.js";
+
+test("assignment: distinct replicas per partition, preferred leaders spread evenly, replicas evenly", () => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 7 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.string({ minLength: 1, maxLength: 10 }),
+      fc.nat(),
+      (brokers, partitions, topic, rfSeed) => {
+        const rf = 1 + (rfSeed % brokers.length);
+        const a = assignReplicas(topic, brokers, partitions, rf);
+        assert.equal(a.length, partitions);
+        const leaders = new Map<number, number>();
+        const replicas = new Map<number, number>();
+        for (const r of a) {
+          assert.equal(r.length, rf);
+          assert.equal(new Set(r).size, rf);
+          for (const id of r) {
+            assert.ok(brokers.includes(id));
+            replicas.set(id, (replicas.get(id) ?? 0) + 1);
+          }
+          leaders.set(r[0] as number, (leaders.get(r[0] as number) ?? 0) + 1);
+        }
+        const spread = (m: Map<number, number>): number => {
+          const counts = brokers.map((b) => m.get(b) ?? 0);
+          return Math.max(...counts) - Math.min(...counts);
+        };
+        assert.ok(spread(leaders) <= 1, "leaders differ by at most one partition per broker");
+        assert.ok(spread(replicas) <= rf, "replicas differ by at most rf per broker");
+      },
+    ),
+  );
+  assert.throws(() => assignReplicas("t", [1, 2], 1, 3), RangeError);
+});
+
+const record = (
+  leaderId: number,
+  leaderEpoch: number,
+  replicas: number[],
+  isr: number[],
+): PartitionRecord => ({
+  topic: "t",
+  partition: 0,
+  leaderId,
+  leaderEpoch,
+  replicas,
+  isr,
+  controllerEpoch: 1,
+});
+
+test("election: only a live ISR member ever leads, always at a higher epoch; a live leader is left alone", () => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 5 }),
+      fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+      fc.nat({ max: 1000 }),
+      fc.nat(),
+      (replicas, up, epoch, pick) => {
+        const isr = replicas.filter((_, i) => i % 2 === 0 || pick % (i + 2) === 0);
+        const leaderId = pick % 4 === 0 ? -1 : (isr[pick % isr.length] ?? -1);
+        const live = (id: number): boolean => up[id - 1] === true;
+        const before = record(leaderId, epoch, replicas, isr);
+        const next = electLeader(before, live, 9);
+        if (leaderId !== -1 && live(leaderId)) {
+          assert.equal(next, null);
+          return;
+        }
+        const liveIsr = isr.filter(live);
+        if (next === null) {
+          assert.equal(leaderId, -1, "only an offline partition with no live ISR member is left as it is");
+          assert.deepEqual(liveIsr, []);
+          return;
+        }
+        assert.equal(next.leaderEpoch, epoch + 1);
+        assert.equal(next.controllerEpoch, 9);
+        assert.deepEqual(next.replicas, replicas);
+        if (liveIsr.length === 0) {
+          assert.equal(next.leaderId, -1);
+          assert.deepEqual(next.isr, isr, "the last ISR is kept");
+        } else {
+          assert.equal(next.leaderId, liveIsr[0]);
+          assert.deepEqual(next.isr, liveIsr);
+        }
+      },
+    ),
+  );
+});
+
+test("a new partition's record: the first live replica leads at epoch 0 with the live replicas in sync", () => {
+  assert.deepEqual(
+    initialRecord([3, 1, 2], (id) => id !== 3, 5),
+    {
+      leaderId: 1,
+      leaderEpoch: 0,
+      replicas: [3, 1, 2],
+      isr: [1, 2],
+      controllerEpoch: 5,
+    },
+  );
+  assert.equal(initialRecord([3], () => false, 5).leaderId, -1);
+});
