@@ -293,7 +293,7 @@ export class PartitionLog {
 
   #appendChecked(batches: Uint8Array, durable: boolean, listener: AppendListener | null): PendingAppend {
     if (this.#closing !== null) throw shuttingDown();
-    if (this.#requireKeys) rejectKeylessRecords(batches);
+    if (this.#requireKeys) rejectKeylessRecords(batches, this.#config.maxBatchBytes);
     const pending = this.#writer.append(batches, durable, listener);
     if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
