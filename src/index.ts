@@ -60,4 +60,5 @@ export {
 export type { ClientSaslOptions, ClientTlsOptions } from "./client/security-options.js";
 export { Conch, createClient } from "./embedded/conch.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./embedded/embedded.js";
+export { CODEC_NAMES, type CodecName } from "./format/codecs/index.js";
 export { ConchError, ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./format/errors.js";

@@ -4,8 +4,9 @@
  * as one JSON line with --json.
  */
 import { type Command, Option } from "commander";
+import type { CodecName } from "../format/codecs/index.js";
 import { withBroker } from "./client-options.js";
-import { ACKS, type AcksName, integerParser } from "./options.js";
+import { ACKS, type AcksName, compressionOption, integerParser } from "./options.js";
 
 export interface BenchOptions {
   broker: string;
@@ -18,6 +19,7 @@ export interface BenchOptions {
   partitions: number;
   rate: number;
   inFlight: number;
+  compression?: CodecName;
   json?: boolean;
 }
 
@@ -69,6 +71,7 @@ export function registerBenchCommands(program: Command): void {
         )
         .option("--json", "print the result as one JSON line"),
     );
+    if (kind === "produce") command.addOption(compressionOption());
     if (kind === "latency") {
       command.addOption(
         new Option("--rate <msgs/s>", "messages per second to send")

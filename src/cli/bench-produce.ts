@@ -11,7 +11,11 @@ import type { BenchResult } from "./bench-runner.js";
 import { Progress } from "./progress.js";
 
 export async function benchProduce(client: Conch, o: BenchOptions, gc: GcMeter): Promise<BenchResult> {
-  const producer = client.producer({ acks: o.acks, lingerMs: o.lingerMs });
+  const producer = client.producer({
+    acks: o.acks,
+    lingerMs: o.lingerMs,
+    compression: o.compression ?? "none",
+  });
   const latency = new LatencyRecorder();
   const progress = new Progress("produce", o.messages);
   gc.start();

@@ -2,7 +2,8 @@
  * Parsers for option values shared by several commands. Each throws commander's
  * InvalidArgumentError, which the program reports as a usage error (exit 2).
  */
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError, Option } from "commander";
+import { CODEC_NAMES } from "../format/codecs/index.js";
 
 export const DEFAULT_BROKER = "127.0.0.1:7420";
 
@@ -60,6 +61,13 @@ export function parseStartPosition(text: string): StartPosition {
 }
 
 export const ACKS = ["none", "leader", "durable", "all"] as const;
+
+/** `--compression <codec>`: the producer's codec for each batch (docs/format.md). */
+export function compressionOption(): Option {
+  return new Option("--compression <codec>", "compress each batch with this codec")
+    .choices(CODEC_NAMES)
+    .default("none");
+}
 export type AcksName = (typeof ACKS)[number];
 
 /** The wire value of an acks name (docs/protocol.md, Produce). */

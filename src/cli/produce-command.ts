@@ -6,10 +6,11 @@
  */
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { Producer, ProducerMessage } from "../client/producer.js";
+import type { CodecName } from "../format/codecs/index.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { indexOfIn, LineSplitter } from "./line-splitter.js";
-import { ACKS, type AcksName, integerParser, parseSeparator } from "./options.js";
+import { ACKS, type AcksName, compressionOption, integerParser, parseSeparator } from "./options.js";
 import { printLine } from "./output.js";
 import { checkTopic } from "./topic-check.js";
 
@@ -23,6 +24,7 @@ interface ProduceFlags {
   partition?: number;
   acks: AcksName;
   lingerMs: number;
+  compression: CodecName;
 }
 
 export function registerProduceCommand(program: Command): void {
@@ -62,6 +64,7 @@ export function registerProduceCommand(program: Command): void {
           .argParser(integerParser(0, 60_000))
           .default(0),
       )
+      .addOption(compressionOption())
       .addHelpText(
         "after",
         "\nA line ends at \\n (a \\r before it is dropped); an empty line is an empty message.\n" +
@@ -79,7 +82,7 @@ export function registerProduceCommand(program: Command): void {
     process.once("SIGINT", interrupt).once("SIGTERM", interrupt);
     const acknowledged = await withClient(o, async (client) => {
       await checkTopic(client, topic, o.partition, true);
-      const producer = client.producer({ acks: o.acks, lingerMs: o.lingerMs });
+      const producer = client.producer({ acks: o.acks, lingerMs: o.lingerMs, compression: o.compression });
       return produceLines(producer, topic, process.stdin, o, () => interrupted);
     }).finally(() => process.off("SIGINT", interrupt).off("SIGTERM", interrupt));
     printLine(

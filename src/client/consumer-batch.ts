@@ -4,11 +4,15 @@
  * the requested offset, so the cursor skips the records before it; batches wholly before it are cut
  * off here, by reading batch headers only. Each batch handed on is checked against its CRC32C
  * first (unless the consumer turned that off), as the README promises: checked end to end.
+ * Compressed batches are then expanded (`readable`), so cursors walk plain records with the same
+ * offsets; a fetch without one costs a header read per batch and no copy.
  */
 
 import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from "../format/batch-header.js";
+import { expandBatches } from "../format/compressed-batch.js";
 import { batchCrcMatches } from "../format/crc.js";
-import { BATCH_RECORDS_AT } from "../format/layout.js";
+import { ConchError } from "../format/errors.js";
+import { BATCH_RECORDS_AT, LARGEST_BATCH_BYTES } from "../format/layout.js";
 import { RecordCursor } from "../format/record-cursor.js";
 import { CorruptBatchError } from "./corrupt-batch-error.js";
 
@@ -46,6 +50,8 @@ export class ConsumerBatch {
   readonly partition: number;
   /** Whole stored batches; records below `fromOffset` in the first one are not the application's. */
   readonly records: Buffer;
+  /** `records` with compressed batches expanded: what cursors walk. `records` itself when none is. */
+  readonly readable: Buffer;
   /** The first offset this fetch was for. */
   readonly fromOffset: number;
   /** The offset after the last record here: where the next fetch starts. */
@@ -61,12 +67,14 @@ export class ConsumerBatch {
     fromOffset: number,
     nextOffset: number,
     highWatermark: number,
+    readable: Buffer = records,
   ) {
     this.topic = source.topic;
     this.partition = source.partition;
     this.source = source;
     this.epoch = source.epoch;
     this.records = records;
+    this.readable = readable;
     this.fromOffset = fromOffset;
     this.nextOffset = nextOffset;
     this.highWatermark = highWatermark;
@@ -83,18 +91,26 @@ export class ConsumerBatch {
    */
   rest(position: number): ConsumerBatch | null {
     if (position >= this.nextOffset) return null;
-    return new ConsumerBatch(this.source, this.records, position, this.nextOffset, this.highWatermark);
+    return new ConsumerBatch(
+      this.source,
+      this.records,
+      position,
+      this.nextOffset,
+      this.highWatermark,
+      this.readable,
+    );
   }
 
   /** A cursor over the records from `fromOffset` on; pass one to reuse it. */
   cursor(into: BatchCursor = new BatchCursor()): BatchCursor {
-    return into.start(this.records, this.fromOffset);
+    return into.start(this.readable, this.fromOffset);
   }
 
   /**
    * The part of a fetch response at or after `fromOffset`: whole batches only, from the first whose
    * last offset reaches `fromOffset`. Null when there is none. Batches up to a damaged one (see
-   * `damage`) are handed on; a damaged first one is a CorruptBatchError naming its offset.
+   * `damage`) are handed on; a damaged first one is a CorruptBatchError naming its offset, and so
+   * is a compressed one that does not decompress within `maxBatchBytes`.
    */
   static slice(
     source: BatchSource,
@@ -102,6 +118,7 @@ export class ConsumerBatch {
     fromOffset: number,
     highWatermark: number,
     checkCrcs: boolean,
+    maxBatchBytes: number = LARGEST_BATCH_BYTES,
   ): ConsumerBatch | null {
     let at = 0;
     let start = -1;
@@ -124,7 +141,15 @@ export class ConsumerBatch {
       at += size;
     }
     if (start < 0) return null;
-    return new ConsumerBatch(source, records.subarray(start, at), fromOffset, next, highWatermark);
+    const whole = records.subarray(start, at);
+    let readable: Buffer;
+    try {
+      readable = expandBatches(whole, 0, whole.length, maxBatchBytes);
+    } catch (err) {
+      if (!(err instanceof ConchError)) throw err;
+      throw new CorruptBatchError(source.topic, source.partition, fromOffset, err.message);
+    }
+    return new ConsumerBatch(source, whole, fromOffset, next, highWatermark, readable);
   }
 }
 

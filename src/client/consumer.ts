@@ -400,7 +400,7 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
       const batch = await this.#queue.wait(this.#signal);
       if (batch === null) return { done: true, value: undefined };
       this.#batch = batch;
-      this.#cursor.start(batch.records, batch.fromOffset);
+      this.#cursor.start(batch.readable, batch.fromOffset);
       const m = this.#nextBuffered();
       if (m !== null) return { done: false, value: m };
     }
@@ -408,7 +408,7 @@ class MessageIterator implements AsyncIterableIterator<ConsumerMessage> {
 
   #enter(batch: ConsumerBatch): Promise<IteratorResult<ConsumerMessage>> {
     this.#batch = batch;
-    this.#cursor.start(batch.records, batch.fromOffset);
+    this.#cursor.start(batch.readable, batch.fromOffset);
     const m = this.#nextBuffered();
     return m !== null ? Promise.resolve({ done: false, value: m }) : this.next();
   }

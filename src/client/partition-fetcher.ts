@@ -344,6 +344,7 @@ export class PartitionFetcher implements BatchSource {
         this.#fetchOffset,
         res.highWatermark,
         this.#settings.checkCrcs,
+        this.#manager.current?.maxBatchBytes || undefined,
       );
     } catch (err) {
       // Damaged data: fetching it again would fetch the same bytes. The partition stops here.

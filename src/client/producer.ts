@@ -16,6 +16,8 @@
  * await its sends cannot grow memory without limit. A waiting send whose `signal` aborts leaves the
  * FIFO and fails with ABORTED; once appended to a batch it can no longer be recalled.
  */
+
+import { type CodecId, type CodecName, codecFromName, compress } from "../format/codecs/index.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { HEADER_SIZE } from "../format/layout.js";
 import { headersBlockSize, type RecordHeaders } from "../format/record-headers.js";
@@ -77,6 +79,12 @@ export interface ProducerOptions {
    * to a topic get messages too. Default 5 minutes; at least 100 ms.
    */
   metadataMaxAgeMs?: number;
+  /**
+   * Compresses each batch's records as one block with this codec (docs/format.md); consumers
+   * decompress transparently. Default "none". A codec whose package did not install fails here,
+   * with UNSUPPORTED_COMPRESSION naming it.
+   */
+  compression?: CodecName;
 }
 
 export interface SendOptions {
@@ -112,12 +120,20 @@ export interface ProducerMessage {
   partition?: number | undefined;
 }
 
+/** The codec named by the option, its package loaded now so that a missing one fails here. */
+function compressionOption(name: CodecName | undefined): CodecId {
+  const codec = codecFromName(name ?? "none");
+  compress(codec, new Uint8Array(1));
+  return codec;
+}
+
 const ACKS: Record<AcksSetting, AcksValue> = {
   none: Acks.NONE,
   leader: Acks.LEADER,
   durable: Acks.DURABLE,
   all: Acks.ALL,
 };
+
 
 // One executor for every promise: it hands out the resolvers without a closure per message.
 let capturedResolve: unknown = null;
@@ -190,6 +206,7 @@ export class Producer {
         deliveryTimeoutMs: this.#deliveryTimeoutMs,
         // Without responses nothing tells when a batch's bytes have left the socket.
         recycleBuffers: this.#acks !== Acks.NONE,
+        compression: compressionOption(options.compression),
       },
       this.#sendBatch,
     );

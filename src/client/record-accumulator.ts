@@ -15,6 +15,8 @@
  * back to it, unless `recycleBuffers` is off (acks = none: nothing tells when the bytes have left).
  */
 import { BatchBuilder } from "../format/batch-builder.js";
+import type { CodecId } from "../format/codecs/index.js";
+import { compressBatch } from "../format/compressed-batch.js";
 import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import type { RecordHeaders } from "../format/record-headers.js";
@@ -32,6 +34,8 @@ export interface AccumulatorOptions {
   deliveryTimeoutMs?: number;
   /** Give a settled batch's buffer back for reuse. Default true; false with acks = none. */
   recycleBuffers?: boolean;
+  /** Compress each sealed batch with this codec. Default 0, none. */
+  compression?: CodecId;
 }
 
 /**
@@ -93,6 +97,7 @@ export class RecordAccumulator {
   #onRoom: () => void = noop;
   readonly #pool: EncodeBufferPool;
   readonly #recycle: boolean;
+  readonly #compression: CodecId;
 
   constructor(options: AccumulatorOptions, send: BatchSender) {
     this.#batchBytes = options.batchBytes;
@@ -101,6 +106,7 @@ export class RecordAccumulator {
     this.#maxInFlight = options.maxInFlight;
     this.#deliveryTimeoutMs = options.deliveryTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#recycle = options.recycleBuffers ?? true;
+    this.#compression = options.compression ?? 0;
     this.#pool = new EncodeBufferPool();
     this.#send = send;
   }
@@ -318,8 +324,16 @@ export class RecordAccumulator {
   /** Seals the open batch; `forSize` ones join the ready list, others are returned to send now. */
   #seal(q: PartitionQueue, forSize: boolean): ProducerBatch {
     const batch = q.open!;
-    batch.records = q.builder!.finish();
-    batch.encoded = batch.records;
+    const records = q.builder!.finish();
+    if (this.#compression === 0) {
+      batch.records = records;
+      batch.encoded = records;
+    } else {
+      // The compressed copy is not the pool's: the encoded records go back to the pool at once.
+      batch.records = compressBatch(records, this.#compression);
+      batch.encoded = null;
+      this.#pool.release(records);
+    }
     batch.sealed = true;
     q.open = null;
     q.due = false;

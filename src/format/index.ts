@@ -1,5 +1,7 @@
 export * from "./batch-builder.js";
 export * from "./batch-header.js";
+export { CODEC_NAMES, type CodecId, type CodecName, codecFromName } from "./codecs/index.js";
+export * from "./compressed-batch.js";
 export * from "./crc.js";
 export * from "./errors.js";
 export * from "./layout.js";

@@ -26,6 +26,11 @@ export const PRODUCER_ID_AT = RESERVED_AT + 2; // u64, all ones = none
 export const BASE_SEQUENCE_AT = PRODUCER_ID_AT + 8; // u32
 /** Where a batch's first inner record starts. */
 export const BATCH_RECORDS_AT = HEADER_SIZE + BATCH_META_SIZE;
+/**
+ * The largest batch any broker accepts (its maxBatchBytes setting is at most this): what a reader
+ * that does not know the broker's setting bounds a decompression by.
+ */
+export const LARGEST_BATCH_BYTES = 1024 * 1024 * 1024;
 /** The smallest possible batch: header, metadata and one empty inner record. */
 export const MIN_BATCH_SIZE = BATCH_RECORDS_AT + HEADER_SIZE;
 

@@ -4,6 +4,7 @@
  * fetched bytes; it returns a status number instead of throwing so a scan can tell a torn tail from a
  * good batch without exceptions.
  */
+import { type CodecId, decompress, isCodecId } from "./codecs/index.js";
 import { batchCrcMatches } from "./crc.js";
 import { ConchError, ErrorCode } from "./errors.js";
 import {
@@ -70,10 +71,10 @@ export function batchStatusMessage(status: number): string {
  * Checks the batch that starts at `at` and must end at or before `end`. Returns its total size in
  * bytes when it is whole and valid, else a negative `BatchStatus`. Checks, in order: enough bytes
  * for a header, magic, metadata size, size limit, enough bytes for the claimed size, count not 0,
- * base and last offset within 2^53 - 1, attributes and reserved field, compression, every inner
- * record's framing (magic, count 1 in the v1 layout, offset delta i, timestamp not above the
- * batch's, sizes inside the payload, an extended record's headers block), that they fill the payload exactly and number `count`, that the batch timestamp
- * is one of theirs, and last the CRC. It reads nothing outside buf[at, end).
+ * base and last offset within 2^53 - 1, attributes and reserved field, a known codec, then for an
+ * uncompressed batch `checkRecords` (every inner record's framing, and that they fill the payload
+ * exactly and number `count`), and last the CRC. A compressed batch's records are checked by
+ * `validateBatches`, which decompresses them. It reads nothing outside buf[at, end).
  */
 export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchBytes: number): number {
   if (end - at < HEADER_SIZE) return BatchStatus.TRUNCATED;
@@ -93,15 +94,38 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
     return BatchStatus.BAD_METADATA;
   }
-  if ((attributes & COMPRESSION_MASK) !== COMPRESSION_NONE) return BatchStatus.UNSUPPORTED_COMPRESSION;
-
+  const codec = attributes & COMPRESSION_MASK;
+  if (!isCodecId(codec)) return BatchStatus.UNSUPPORTED_COMPRESSION;
   const payloadEnd = at + size;
+  // A compressed payload's records are checked where they are taken in (validateBatches), after a
+  // bounded decompression; here, as in a recovery scan, its CRC is what vouches for it.
+  if (codec === COMPRESSION_NONE) {
+    const status = checkRecords(buf, at, at + BATCH_RECORDS_AT, payloadEnd);
+    if (status < 0) return status;
+  }
+  if (!batchCrcMatches(buf, at, payloadEnd)) return BatchStatus.BAD_CRC;
+  return size;
+}
+
+/**
+ * Checks the `count` inner records of the batch whose header is at `at` (its count, layout bit and
+ * timestamp are read from there) in records[p, payloadEnd): the batch's own payload, or its
+ * decompressed one in another buffer. Returns 0 or a negative `BatchStatus`.
+ */
+export function checkRecords(
+  header: Uint8Array,
+  at: number,
+  p: number,
+  payloadEnd: number,
+  records: Uint8Array = header,
+): number {
+  const buf = records;
+  const count = readU32(header, at + COUNT_AT);
   // The batch timestamp, read once: every record's is compared with it as two u32 halves.
-  const batchTsHigh = readU32(buf, at + TIMESTAMP_AT);
-  const batchTsLow = readU32(buf, at + TIMESTAMP_AT + 4);
+  const batchTsHigh = readU32(header, at + TIMESTAMP_AT);
+  const batchTsLow = readU32(header, at + TIMESTAMP_AT + 4);
   // Extended records: all-ones sizes are null (no bytes), and the count field is the headers size.
-  const extended = (attributes & EXTENDED_RECORDS) !== 0;
-  let p = at + BATCH_RECORDS_AT;
+  const extended = (readU16(header, at + ATTRIBUTES_AT) & EXTENDED_RECORDS) !== 0;
   let sawMaxTimestamp = false;
   for (let i = 0; i < count; i++) {
     if (payloadEnd - p < HEADER_SIZE) return BatchStatus.BAD_COUNT;
@@ -135,8 +159,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   }
   if (p !== payloadEnd) return BatchStatus.BAD_COUNT;
   if (!sawMaxTimestamp) return BatchStatus.BAD_TIMESTAMP;
-  if (!batchCrcMatches(buf, at, payloadEnd)) return BatchStatus.BAD_CRC;
-  return size;
+  return 0;
 }
 
 /** What `validateBatches` found. */
@@ -158,11 +181,42 @@ export function validateBatches(buf: Uint8Array, maxBatchBytes: number): Batches
   while (at < buf.length) {
     const size = checkBatch(buf, at, buf.length, maxBatchBytes);
     if (size < 0) throw batchError(size, batches);
+    if ((readU16(buf, at + ATTRIBUTES_AT) & COMPRESSION_MASK) !== COMPRESSION_NONE) {
+      checkCompressedRecords(buf, at, size, maxBatchBytes, batches);
+    }
     records += readU32(buf, at + COUNT_AT);
     batches++;
     at += size;
   }
   return { batches, records };
+}
+
+/**
+ * The records inside a compressed batch (which passed `checkBatch`): decompressed with the output
+ * bounded so that the batch uncompressed stays within `maxBatchBytes`, then the same rules as an
+ * uncompressed payload. Throws the decompression's ConchError, or the rule's, naming the batch.
+ */
+function checkCompressedRecords(
+  buf: Uint8Array,
+  at: number,
+  size: number,
+  maxBatchBytes: number,
+  batchIndex: number,
+): void {
+  const codec = (readU16(buf, at + ATTRIBUTES_AT) & COMPRESSION_MASK) as CodecId;
+  let records: Buffer;
+  try {
+    records = decompress(
+      codec,
+      buf.subarray(at + BATCH_RECORDS_AT, at + size),
+      maxBatchBytes - BATCH_RECORDS_AT,
+    );
+  } catch (err) {
+    if (!(err instanceof ConchError)) throw err;
+    throw new ConchError(err.code, `batch ${batchIndex}: ${err.message}`);
+  }
+  const status = checkRecords(buf, at, 0, records.length, records);
+  if (status < 0) throw batchError(status, batchIndex);
 }
 
 /** The typed error for a negative `checkBatch` status. */
@@ -172,6 +226,8 @@ export function batchError(status: number, batchIndex: number): ConchError {
       ? ErrorCode.CORRUPT_BATCH
       : status === BatchStatus.TOO_LARGE
         ? ErrorCode.BATCH_TOO_LARGE
-        : ErrorCode.INVALID_BATCH;
+        : status === BatchStatus.UNSUPPORTED_COMPRESSION
+          ? ErrorCode.UNSUPPORTED_COMPRESSION
+          : ErrorCode.INVALID_BATCH;
   return new ConchError(code, `batch ${batchIndex}: ${batchStatusMessage(status)}`);
 }

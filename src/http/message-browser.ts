@@ -9,6 +9,7 @@
  * `nextOffset` rather than one request reading a whole partition.
  */
 import type { Broker } from "../broker/broker.js";
+import { expandBatches } from "../format/compressed-batch.js";
 import { RecordCursor } from "../format/record-cursor.js";
 
 export const MAX_MESSAGES = 1000;
@@ -79,7 +80,7 @@ export async function browse(
     const result = await log.read(offset, READ_STEP_BYTES);
     if (result.records.length === 0) break;
     read += result.records.length;
-    cursor.reset(result.records);
+    cursor.reset(expandBatches(result.records, 0, result.records.length, log.config.maxBatchBytes));
     let last = offset - 1;
     while (cursor.next()) {
       if (cursor.offset < offset) continue;

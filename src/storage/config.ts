@@ -4,7 +4,7 @@
  */
 import { MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { MIN_BATCH_SIZE } from "../format/layout.js";
+import { LARGEST_BATCH_BYTES, MIN_BATCH_SIZE } from "../format/layout.js";
 
 export type FlushPolicy = "sync" | "interval" | "none";
 /** What removes old data: retention by age and size, compaction by key, or both (docs/compaction.md). */
@@ -76,7 +76,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
  */
 export const MAX_SEGMENT_BYTES = 2 * 1024 * 1024 * 1024;
 export const MIN_SEGMENT_BYTES = 512;
-export const MAX_BATCH_BYTES_LIMIT = 1024 * 1024 * 1024;
+export const MAX_BATCH_BYTES_LIMIT = LARGEST_BATCH_BYTES;
 
 /** The defaults with `overrides` applied, checked. */
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {

@@ -363,7 +363,7 @@ export class PartitionLog {
     if (this.#closing !== null) throw shuttingDown();
     if (this.#truncating)
       throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log is being truncated");
-    if (this.#requireKeys) rejectKeylessRecords(batches);
+    if (this.#requireKeys) rejectKeylessRecords(batches, this.#config.maxBatchBytes);
     const pending = stamped
       ? this.#writer.appendStamped(batches, durable, listener, this.#requireKeys)
       : this.#writer.append(batches, durable, listener);

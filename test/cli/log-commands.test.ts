@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { access, appendFile, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { batchBaseOffset, batchCount } from "../../src/format/batch-header.js";
+import { compressBatch } from "../../src/format/compressed-batch.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { makeBatch, testConfig } from "../storage/helpers.js";
 import { removeDir, runConch, tempDir } from "./cli-harness.js";
@@ -27,6 +29,28 @@ async function flipNearEnd(path: string): Promise<void> {
   bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0x01;
   await writeFile(path, bytes);
 }
+
+test("log verify: compressed batches of every codec pass, and a flipped bit in one is damage", async (t) => {
+  const root = tempDir();
+  t.after(() => removeDir(root));
+  const part = join(root, "topics", "z", "0");
+  await mkdir(part, { recursive: true });
+  const log = await PartitionLog.open(part, testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 }));
+  const b = new BatchBuilder({ slabBytes: 1 << 16 });
+  for (let i = 0; i < 40; i++) {
+    for (let r = 0; r < 10; r++) b.add(`value ${i} ${r}`, `key ${r}`, 1_700_000_000_000 + i);
+    await log.append(compressBatch(b.finish(), ((i % 4) + 1) as 1 | 2 | 3 | 4));
+  }
+  await log.close();
+  const ok = await runConch(["log", "verify", root]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.equal(ok.stdout, "");
+  const wals = (await readdir(part)).filter((n) => n.endsWith(".wal")).sort();
+  await flipNearEnd(join(part, wals[0]!));
+  const bad = await runConch(["log", "verify", root]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stdout, /^z\/0 \S+ damaged bytes .*: batch CRC32C mismatch$/m);
+});
 
 test("log verify: a healthy data dir passes; a flipped bit, a missing index and a torn tail are found, exit 1", async (t) => {
   const { root, part, wals } = await dataDir(t);

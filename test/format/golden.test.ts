@@ -7,7 +7,6 @@
  * If one of these changes, the on-disk and wire format has changed: that needs a new magic byte.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
   BatchBuilder,
@@ -24,7 +23,7 @@ import {
   stampBaseOffset,
   validateBatches,
 } from "../../src/format/index.js";
-import { hex, refBatchCrc } from "./helpers.js";
+import { docsFixtureBlocks, hex, refBatchCrc } from "./helpers.js";
 
 const T = 1_700_000_000_000; // 2023-11-14T22:13:20Z, 0x17979cfe362a0000 ns
 
@@ -358,20 +357,8 @@ for (const f of extendedFixtures) {
 }
 
 test("docs/format.md shows exactly these fixtures, in this order", () => {
-  const docs = readFileSync(new URL("../../../docs/format.md", import.meta.url), "utf8");
-  const start = docs.indexOf("## Golden fixtures");
-  assert.ok(start >= 0);
-  const next = docs.indexOf("\n## ", start); // sections appended after this one are not ours
-  const section = docs.slice(start, next < 0 ? docs.length : next);
-  const blocks = [...section.matchAll(/```\n([\s\S]*?)```/g)].map((m) =>
-    // Each line: hex fields, then (after three or more spaces) a comment.
-    m[1]!
-      .split("\n")
-      .map((line) => line.split(/\s{3,}/)[0]!.replace(/\s/g, ""))
-      .join(""),
-  );
   assert.deepEqual(
-    blocks,
+    docsFixtureBlocks("## Golden fixtures"),
     [...fixtures, ...extendedFixtures].map((f) => f.bytes.toString("hex")),
   );
 });

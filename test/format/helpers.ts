@@ -3,7 +3,26 @@
  * after tampering with it (so that the check under test, not the CRC, has to catch the change), and
  * a bounds-checking view that records every read outside an allowed range.
  */
+import { readFileSync } from "node:fs";
 import { BatchBuilder, BatchStatus, type Bytes, type RecordHeaders } from "../../src/format/index.js";
+
+/**
+ * The hex of each code block in the docs/format.md section under `heading` (up to the next `## `),
+ * one string per block: each line's hex fields, before the comment that follows three spaces.
+ */
+export function docsFixtureBlocks(heading: string): string[] {
+  const docs = readFileSync(new URL("../../../docs/format.md", import.meta.url), "utf8");
+  const start = docs.indexOf(heading);
+  if (start < 0) throw new Error(`docs/format.md has no section ${heading}`);
+  const next = docs.indexOf("\n## ", start); // sections after this one are not its
+  const section = docs.slice(start, next < 0 ? docs.length : next);
+  return [...section.matchAll(/```\n([\s\S]*?)```/g)].map((m) =>
+    m[1]!
+      .split("\n")
+      .map((line) => line.split(/\s{3,}/)[0]!.replace(/\s/g, ""))
+      .join(""),
+  );
+}
 
 /** Bytes from hex written with spaces, newlines or `|` between fields for readability. */
 export function hex(text: string): Buffer {

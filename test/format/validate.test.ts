@@ -49,7 +49,9 @@ function expectStatus(expected: number, mutate: (b: Buffer) => void, note = ""):
       ? ErrorCode.CORRUPT_BATCH
       : expected === BatchStatus.TOO_LARGE
         ? ErrorCode.BATCH_TOO_LARGE
-        : ErrorCode.INVALID_BATCH;
+        : expected === BatchStatus.UNSUPPORTED_COMPRESSION
+          ? ErrorCode.UNSUPPORTED_COMPRESSION
+          : ErrorCode.INVALID_BATCH;
   assert.throws(
     () => validateBatches(b, MAX),
     (e: unknown) =>
@@ -216,8 +218,8 @@ test("reserved bits: attributes bits 4-15 (bit 4 is kept for Kafka batches) and 
   }
 });
 
-test("compression codec other than 0 (none)", () => {
-  for (let codec = 1; codec <= 7; codec++) {
+test("compression codecs past 4 (zstd); 1-4 are compressed batches (compressed-batch.test.ts)", () => {
+  for (let codec = 5; codec <= 7; codec++) {
     expectStatus(BatchStatus.UNSUPPORTED_COMPRESSION, (b) => b.writeUInt16BE(codec, 33), `codec ${codec}`);
   }
 });
@@ -349,7 +351,9 @@ test("batchError and batchStatusMessage cover every status", () => {
         ? ErrorCode.CORRUPT_BATCH
         : name === "TOO_LARGE"
           ? ErrorCode.BATCH_TOO_LARGE
-          : ErrorCode.INVALID_BATCH,
+          : name === "UNSUPPORTED_COMPRESSION"
+            ? ErrorCode.UNSUPPORTED_COMPRESSION
+            : ErrorCode.INVALID_BATCH,
     );
     assert.ok(!batchStatusMessage(status).startsWith("unknown"), name);
     assert.equal(e.message, `batch 3: ${batchStatusMessage(status)}`);

@@ -4,8 +4,11 @@
  * one Kafka batch per Conch batch with the same base offset, so offsets are the same numbers. No
  * object per record. Null keys and values stay null, empty ones empty, and headers are re-encoded
  * in place; a v1 record reads as its layout says (key size 0: null key; a key with an empty value:
- * a tombstone, docs/format.md).
+ * a tombstone, docs/format.md). A compressed Conch batch is decompressed first (bounded by
+ * `maxBatchBytes`) and written as an uncompressed Kafka batch, which every client reads.
  */
+import { expandBatches } from "../../format/compressed-batch.js";
+import { LARGEST_BATCH_BYTES } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import { RecordBatchBuilder } from "../protocol/record-batch-builder.js";
 
@@ -13,9 +16,14 @@ export class ConchToKafka {
   readonly #cursor = new RecordCursor();
   readonly #builder = new RecordBatchBuilder();
   readonly #batches: Buffer[] = [];
+  readonly #maxBatchBytes: number;
+
+  constructor(maxBatchBytes = LARGEST_BATCH_BYTES) {
+    this.#maxBatchBytes = maxBatchBytes;
+  }
 
   convert(stored: Buffer): Buffer {
-    const c = this.#cursor.reset(stored);
+    const c = this.#cursor.reset(expandBatches(stored, 0, stored.length, this.#maxBatchBytes));
     const b = this.#builder;
     const batches = this.#batches;
     batches.length = 0;

@@ -18,6 +18,7 @@
  */
 import type { Logger } from "pino";
 import { batchLastOffset, recordSize } from "../../format/batch-header.js";
+import { expandBatches } from "../../format/compressed-batch.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import type { LogConfig } from "../config.js";
@@ -351,13 +352,15 @@ export class LogCleaner {
       const { records } = await this.#ctx.read(offset, CHUNK_BYTES);
       if (records.length === 0) break;
       await this.#throttle.take(records.length, signal);
-      cursor.reset(records);
+      // Compressed batches are read decompressed: their keys supersede older records too.
+      const plain = expandBatches(records, 0, records.length, this.#ctx.config().maxBatchBytes);
+      cursor.reset(plain);
       while (cursor.next()) {
         const o = cursor.offset;
         if (o >= hw) break;
         while (seg + 1 < all.length && all[seg + 1]!.baseOffset <= o) seg++;
         if (cursor.keyNull) continue;
-        keyDigest(records, cursor.keyStart, cursor.keyEnd, digest, 0);
+        keyDigest(plain, cursor.keyStart, cursor.keyEnd, digest, 0);
         if (!map.put(digest, 0, o)) return seg;
       }
       let last = offset;

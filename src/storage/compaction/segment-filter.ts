@@ -7,7 +7,8 @@
  * coming out with a fresh, valid-looking CRC. Records are copied whole, headers and all.
  */
 import { batchCount, recordSize } from "../../format/batch-header.js";
-import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
+import { batchCodec } from "../../format/compressed-batch.js";
+import { COMPRESSION_NONE, HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import { batchStatusMessage, checkBatch } from "../../format/validate.js";
 import type { LogConfig } from "../config.js";
@@ -89,6 +90,12 @@ export class SegmentFilter {
     writer: CleanedSegmentWriter | null,
     out: { removed: number; due: number },
   ): void {
+    // A compressed batch is kept whole (docs/compaction.md): its records are never dropped here,
+    // though its keys count in the map, so the older records they supersede elsewhere go.
+    if (batchCodec(buf, at) !== COMPRESSION_NONE) {
+      writer?.copyBatch(buf, at, at + size);
+      return;
+    }
     const count = batchCount(buf, at);
     if (this.#keep.length < count) {
       const n = Math.max(count, this.#keep.length * 2);
