@@ -134,7 +134,6 @@ const ACKS: Record<AcksSetting, AcksValue> = {
   all: Acks.ALL,
 };
 
-
 // One executor for every promise: it hands out the resolvers without a closure per message.
 let capturedResolve: unknown = null;
 let capturedReject: unknown = null;
