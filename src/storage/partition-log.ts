@@ -7,7 +7,7 @@
  * `append` copies the caller's batches before it returns: the buffer is neither kept nor modified,
  * so the caller may reuse it at once (a view into a socket frame is fine).
  */
-import { mkdir, rm, unlink } from "node:fs/promises";
+import { mkdir, readdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { AppendBuffer } from "./append-buffer.js";
@@ -194,13 +194,22 @@ export class PartitionLog {
   ): Promise<PartitionLog> {
     const checked = validateLogConfig(config);
     const ops = options.fileOps ?? defaultFileOps;
-    await mkdir(dir, { recursive: true });
     const now = Date.now();
     let segments: Segment[];
     let cleanedEnd: number;
+    let closedCleanly: boolean;
     try {
-      cleanedEnd = await recoverSwap(dir, logger);
-      segments = await recoverSegments(dir, checked, logger, now, cleanedEnd);
+      // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
+      const swap = await recoverSwap(dir, logger, await listOrCreate(dir));
+      cleanedEnd = swap.cleanedEnd;
+      ({ segments, closedCleanly } = await recoverSegments(
+        dir,
+        checked,
+        logger,
+        now,
+        cleanedEnd,
+        swap.names,
+      ));
     } catch (err) {
       throw storageError(`cannot open the log in ${dir}`, err);
     }
@@ -220,8 +229,9 @@ export class PartitionLog {
     } else {
       const active = segments.at(-1)!;
       try {
-        // What recovery kept is made durable now, so the flushed end can start at the log end.
-        await ops.datasync(active.openFile!);
+        // What recovery kept is made durable now, so the flushed end can start at the log end. A
+        // clean stop fsynced it all before writing the index that let recovery skip the scan.
+        if (!closedCleanly) await ops.datasync(active.openFile!);
         if (active.fileSize < checked.segmentBytes) {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
@@ -566,4 +576,15 @@ function shuttingDown(): ConchError {
 /** A read's byte limit: a positive whole number, or 0 (one batch, whatever its size). */
 function readLimit(maxBytes: number): number {
   return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
+}
+
+/** The names in `dir`, created (empty) when it does not exist yet. */
+async function listOrCreate(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    await mkdir(dir, { recursive: true });
+    return [];
+  }
 }

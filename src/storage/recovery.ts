@@ -8,34 +8,35 @@
  * only what follows its last entry.
  */
 import type { FileHandle } from "node:fs/promises";
-import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 import { readTimestampMs } from "../format/timestamp.js";
 import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
-import { isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
-import { syncDir, writeFileAtomically } from "./file-ops.js";
+import { DROPPED_NAME, isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
+import { readFully, syncDir, writeFileAtomically } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
 import { indexPath, PREPARED_NAME, parseSegmentName, TMP_SUFFIX, walPath } from "./segment-name.js";
 import { type ScanResult, scanSegment } from "./segment-scan.js";
 
 /**
- * Recovers the segments in `dir` (which must exist), oldest first; the last one, the active
- * segment, is returned with its file open for writing and no `.idx` file. An empty directory
- * yields no segments. Segments starting below `cleanedEnd` were compacted: their batches' offsets
- * need only increase, and a gap may follow them.
+ * Recovers the segments in `dir` (which must exist, its file names `names`), oldest first; the
+ * last one, the active segment, is returned with its file open for writing and no `.idx` file. An
+ * empty directory yields no segments. Segments starting below `cleanedEnd` were compacted: their
+ * batches' offsets need only increase, and a gap may follow them. `closedCleanly` says the active
+ * segment's index agreed with its data: the log was closed, its data fsynced, and nothing was scanned.
  */
 export async function recoverSegments(
   dir: string,
   config: LogConfig,
   logger: Logger | undefined,
   nowMs: number,
-  cleanedEnd = 0,
-): Promise<Segment[]> {
-  const names = await readdir(dir);
+  cleanedEnd: number,
+  names: readonly string[],
+): Promise<RecoveredSegments> {
   const wals: number[] = [];
   const indexes = new Set<number>();
   for (const name of names) {
@@ -54,8 +55,11 @@ export async function recoverSegments(
     if (!walSet.has(base)) await unlink(indexPath(dir, base));
   }
 
-  const dropped = await readDropped(dir);
+  // Most partitions never had offsets dropped: no read for a file that is not there.
+  const dropped = names.includes(DROPPED_NAME) ? await readDropped(dir) : [];
   const segments: Segment[] = [];
+  let closedCleanly = false;
+  let activeFile: FileHandle | null = null;
   for (let i = 0; i < wals.length; i++) {
     const base = wals[i]!;
     const isLast = i === wals.length - 1;
@@ -76,32 +80,43 @@ export async function recoverSegments(
       });
     }
     const file = await open(walPath(dir, base), "r+");
+    let keep = false;
     try {
-      segments.push(
-        await recoverSegment(dir, base, file, {
-          hasIndex: indexes.has(base),
-          nextBase: isLast ? -1 : wals[i + 1]!,
-          config,
-          logger,
-          nowMs,
-          allowGaps: base < cleanedEnd,
-          dropped,
-        }),
-      );
+      const recovery: SegmentRecovery = {
+        hasIndex: indexes.has(base),
+        nextBase: isLast ? -1 : wals[i + 1]!,
+        config,
+        logger,
+        nowMs,
+        allowGaps: base < cleanedEnd,
+        dropped,
+        indexed: false,
+      };
+      segments.push(await recoverSegment(dir, base, file, recovery));
+      closedCleanly = isLast && recovery.indexed;
+      // The active segment keeps the handle it was recovered with (a segment set aside below has none).
+      keep = isLast;
     } finally {
-      await file.close();
+      if (keep) activeFile = file;
+      else await file.close();
     }
   }
 
   const active = segments.at(-1);
   if (active !== undefined) {
-    active.setFile(await open(active.walPath, "r+"));
+    active.setFile(activeFile ?? (await open(active.walPath, "r+")));
     active.fileSize = active.size;
     active.rollStartMs = active.firstTimestampMs >= 0 ? Math.min(active.firstTimestampMs, nowMs) : nowMs;
     // The active segment's index lives in memory; a file would go stale with the next append.
     await unlink(active.indexPath).catch(() => {});
   }
-  return segments;
+  return { segments, closedCleanly };
+}
+
+export interface RecoveredSegments {
+  segments: Segment[];
+  /** The active segment was taken from its index: a clean stop left it, every byte fsynced. */
+  closedCleanly: boolean;
 }
 
 interface SegmentRecovery {
@@ -113,6 +128,8 @@ interface SegmentRecovery {
   nowMs: number;
   allowGaps: boolean;
   dropped: readonly OffsetRange[];
+  /** Set by recoverSegment: the segment was taken from its index, not scanned. */
+  indexed: boolean;
 }
 
 async function recoverSegment(
@@ -129,6 +146,7 @@ async function recoverSegment(
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
     if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) {
+      r.indexed = true;
       // The first entry is the first batch: the segment's age for segmentMs counts from it.
       if (seg.index.count > 0) {
         const ts = Buffer.alloc(8);
@@ -249,27 +267,36 @@ function addRange(seg: Segment, range: DamagedRange): void {
  */
 async function loadIndex(
   seg: Segment,
-  file: FileHandle,
+  wal: FileHandle,
   fileSize: number,
   interval: number,
   r: Pick<SegmentRecovery, "allowGaps" | "dropped">,
 ): Promise<boolean> {
+  let bytes: Buffer;
   let size: number;
+  let file: FileHandle;
   try {
-    size = (await stat(seg.indexPath)).size;
+    file = await open(seg.indexPath, "r");
   } catch {
     return false;
   }
-  // Every entry stands for at least one batch, so a longer file cannot be right: never allocate it.
-  const maxEntries = Math.floor(fileSize / MIN_BATCH_SIZE) + 1;
-  if (size === 0 || size % INDEX_ENTRY_BYTES !== 0 || size > maxEntries * INDEX_ENTRY_BYTES) return false;
-  const index = new SegmentIndex(await readFile(seg.indexPath));
+  try {
+    size = (await file.stat()).size;
+    // Every entry stands for at least one batch, so a longer file cannot be right: never allocate it.
+    const maxEntries = Math.floor(fileSize / MIN_BATCH_SIZE) + 1;
+    if (size === 0 || size % INDEX_ENTRY_BYTES !== 0 || size > maxEntries * INDEX_ENTRY_BYTES) return false;
+    bytes = Buffer.allocUnsafe(size);
+    if ((await readFully(file, bytes, size, 0)) !== size) return false;
+  } finally {
+    await file.close();
+  }
+  const index = new SegmentIndex(bytes);
   if (index.count * INDEX_ENTRY_BYTES !== size || !index.isWellFormed(fileSize)) return false;
   const last = index.count - 1;
   seg.index = index;
   index.copyTimestamp(last, seg.maxTimestamp, 0);
   const result = await scanSegment(
-    file,
+    wal,
     fileSize,
     seg,
     index.position(last),

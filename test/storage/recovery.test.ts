@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { searchLimit } from "../../src/storage/recovery.js";
+import { TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 });
@@ -253,6 +254,21 @@ test("after a clean stop the open reads the active segment's index and scans non
     assert.equal(crashed.logEndOffset, end);
     assert.equal(crashed.quarantined()[0]?.firstOffset, first.base, "scanned at open");
     await crashed.close();
+  });
+});
+
+test("an open after a clean stop fsyncs nothing; after a crash it fsyncs what recovery kept", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const clean = new TestFileOps();
+    await (await PartitionLog.open(dir, config, undefined, { fileOps: clean })).close();
+    assert.equal(clean.datasyncs.count, 0, "the clean stop synced every byte before writing the index");
+
+    await asAfterCrash(join(dir, wals.at(-1)!));
+    const crashed = new TestFileOps();
+    const log = await PartitionLog.open(dir, config, undefined, { fileOps: crashed });
+    assert.equal(crashed.datasyncs.count, 1, "the scanned tail may be in the page cache only");
+    await log.close();
   });
 });
 
