@@ -19,6 +19,7 @@ import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
+import { IndexCheckpoint } from "./index-checkpoint.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { LogWriter } from "./log-writer.js";
@@ -98,8 +99,12 @@ export class PartitionLog {
   /** Retention's check, every retentionCheckMs while the log has closed segments. */
   readonly #retentionTask = new TickTask(() => this.#retentionTick());
   readonly #retentionCheckMs: number;
-  /** The quiet check, every trimIntervalMs from an append until the tail cache is let go. */
+  /**
+   * The quiet check, every trimIntervalMs from an append until the tail cache is let go; it also
+   * writes the active segment's index checkpoint, so a crash costs a scan of its last seconds only.
+   */
   readonly #trimTask = new TickTask((now) => this.#trimTick(now));
+  readonly #checkpoint = new IndexCheckpoint();
   readonly #trimIntervalMs: number;
   readonly #chunks: AppendBuffer;
   /** Trim ticks in a row without an append. */
@@ -476,6 +481,8 @@ export class PartitionLog {
     let failure: unknown = null;
     if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));
     await this.#writer.idle();
+    // Before the index below: a clean stop's .idx is the whole index, never a checkpoint's prefix.
+    await this.#checkpoint.idle();
     if (this.#retention !== null) await this.#retention.catch(() => {});
     await this.#preparer.discard();
     const active = this.#segments.active;
@@ -522,6 +529,7 @@ export class PartitionLog {
 
   /** A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache. */
   #trimTick(now: number): void {
+    this.#checkpoint.write(this.#segments.active);
     if (this.#chunks.trimIdle()) this.#idleTicks = 0;
     else if (++this.#idleTicks === TAIL_IDLE_TICKS) {
       this.#tail.clear();

@@ -17,6 +17,7 @@ import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { DROPPED_NAME, isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
 import { readFully, syncDir, writeFileAtomically } from "./file-ops.js";
+import { CHECKPOINT_SUFFIX, checkpointPath } from "./index-checkpoint.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
 import { indexPath, PREPARED_NAME, parseSegmentName, TMP_SUFFIX, walPath } from "./segment-name.js";
@@ -39,9 +40,15 @@ export async function recoverSegments(
 ): Promise<RecoveredSegments> {
   const wals: number[] = [];
   const indexes = new Set<number>();
+  const checkpoints: number[] = [];
   for (const name of names) {
     if (name === PREPARED_NAME || name.endsWith(TMP_SUFFIX)) {
       await unlink(join(dir, name));
+      continue;
+    }
+    if (name.endsWith(CHECKPOINT_SUFFIX)) {
+      const of = parseSegmentName(name.slice(0, -CHECKPOINT_SUFFIX.length));
+      if (of !== null) checkpoints.push(of.baseOffset);
       continue;
     }
     const parsed = parseSegmentName(name);
@@ -54,11 +61,17 @@ export async function recoverSegments(
   for (const base of indexes) {
     if (!walSet.has(base)) await unlink(indexPath(dir, base));
   }
+  // Only the last segment's checkpoint counts; others were left by a roll (the seal wrote the .idx).
+  const lastBase = wals.at(-1);
+  for (const base of checkpoints) {
+    if (base !== lastBase) await unlink(indexPath(dir, base) + CHECKPOINT_SUFFIX).catch(() => {});
+  }
 
   // Most partitions never had offsets dropped: no read for a file that is not there.
   const dropped = names.includes(DROPPED_NAME) ? await readDropped(dir) : [];
   const segments: Segment[] = [];
   let closedCleanly = false;
+  let checkpointUsed = false;
   let activeFile: FileHandle | null = null;
   for (let i = 0; i < wals.length; i++) {
     const base = wals[i]!;
@@ -90,10 +103,12 @@ export async function recoverSegments(
         nowMs,
         allowGaps: base < cleanedEnd,
         dropped,
+        checkpoint: isLast && checkpoints.includes(base),
         indexed: false,
       };
       segments.push(await recoverSegment(dir, base, file, recovery));
       closedCleanly = isLast && recovery.indexed;
+      checkpointUsed = recovery.checkpoint;
       // The active segment keeps the handle it was recovered with (a segment set aside below has none).
       keep = isLast;
     } finally {
@@ -107,8 +122,16 @@ export async function recoverSegments(
     active.setFile(activeFile ?? (await open(active.walPath, "r+")));
     active.fileSize = active.size;
     active.rollStartMs = active.firstTimestampMs >= 0 ? Math.min(active.firstTimestampMs, nowMs) : nowMs;
-    // The active segment's index lives in memory; a file would go stale with the next append.
-    await unlink(active.indexPath).catch(() => {});
+    // The active segment's index lives in memory, and its .idx would say "closed cleanly" after
+    // the next append: a clean stop's index becomes the checkpoint (index-checkpoint.ts). A
+    // checkpoint that recovery could not use, or that misses damage found since, goes.
+    const checkpoint = checkpointPath(active);
+    if (closedCleanly && active.damaged.length === 0) await rename(active.indexPath, checkpoint);
+    else {
+      if (indexes.has(active.baseOffset)) await unlink(active.indexPath).catch(() => {});
+      const stale = !checkpointUsed || active.damaged.length > 0;
+      if (checkpoints.includes(active.baseOffset) && stale) await unlink(checkpoint).catch(() => {});
+    }
   }
   return { segments, closedCleanly };
 }
@@ -128,6 +151,8 @@ interface SegmentRecovery {
   nowMs: number;
   allowGaps: boolean;
   dropped: readonly OffsetRange[];
+  /** The last segment has a checkpoint of its index (index-checkpoint.ts). */
+  checkpoint: boolean;
   /** Set by recoverSegment: the segment was taken from its index, not scanned. */
   indexed: boolean;
 }
@@ -147,25 +172,38 @@ async function recoverSegment(
     const seg = new Segment(dir, base, r.nowMs);
     if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) {
       r.indexed = true;
-      // The first entry is the first batch: the segment's age for segmentMs counts from it.
-      if (seg.index.count > 0) {
-        const ts = Buffer.alloc(8);
-        seg.index.copyTimestamp(0, ts, 0);
-        seg.firstTimestampMs = readTimestampMs(ts, 0);
-      }
       return seg;
     }
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
-  const seg = new Segment(dir, base, r.nowMs);
-  const result = await scanSegment(file, isLast ? searchLimit(st, fileSize) : fileSize, seg, 0, base, {
+  const scanOptions = {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
     dropped: r.dropped,
     // Zeros or garbage that good batches follow are damage even in the last segment (a page lost
     // in a crash); only what no good batch follows is the torn tail cut below.
     quarantine: true,
-  });
+  };
+  const limit = isLast ? searchLimit(st, fileSize) : fileSize;
+  let seg = new Segment(dir, base, r.nowMs);
+  let result: ScanResult | null = null;
+  if (r.checkpoint && (await readIndex(seg, checkpointPath(seg), fileSize))) {
+    // After a crash: only what follows the checkpoint's last entry is scanned, if its batch is there.
+    const last = seg.index.count - 1;
+    const from = seg.index.position(last);
+    result = await scanSegment(file, limit, seg, from, base + seg.index.relativeOffset(last), scanOptions);
+    if (result.end === from || seg.damaged.length > 0) {
+      logger?.warn(
+        { segment: name },
+        "segment index checkpoint disagrees with its data; rescanning the segment",
+      );
+      seg = new Segment(dir, base, r.nowMs);
+      result = null;
+    }
+  }
+  // A checkpoint not used goes (recoverSegments): data appended later could land where it points.
+  r.checkpoint &&= result !== null;
+  result ??= await scanSegment(file, limit, seg, 0, base, scanOptions);
   seg.size = result.end;
   for (const range of seg.damaged) logDamage(logger, seg, range);
   if (result.end < fileSize) {
@@ -272,11 +310,32 @@ async function loadIndex(
   interval: number,
   r: Pick<SegmentRecovery, "allowGaps" | "dropped">,
 ): Promise<boolean> {
+  if (!(await readIndex(seg, seg.indexPath, fileSize))) return false;
+  const last = seg.index.count - 1;
+  const result = await scanSegment(
+    wal,
+    fileSize,
+    seg,
+    seg.index.position(last),
+    seg.baseOffset + seg.index.relativeOffset(last),
+    { indexIntervalBytes: interval, allowGaps: r.allowGaps, dropped: r.dropped },
+  );
+  if (result.stop !== "end") return false;
+  seg.size = fileSize;
+  return true;
+}
+
+/**
+ * Reads the index file at `path` into `seg` when it is well-formed for a segment file of
+ * `fileSize` bytes, with the timestamps it gives (the newest so far, the first batch's): whether
+ * its entries agree with the data is for the caller to check.
+ */
+async function readIndex(seg: Segment, path: string, fileSize: number): Promise<boolean> {
   let bytes: Buffer;
   let size: number;
   let file: FileHandle;
   try {
-    file = await open(seg.indexPath, "r");
+    file = await open(path, "r");
   } catch {
     return false;
   }
@@ -292,19 +351,12 @@ async function loadIndex(
   }
   const index = new SegmentIndex(bytes);
   if (index.count * INDEX_ENTRY_BYTES !== size || !index.isWellFormed(fileSize)) return false;
-  const last = index.count - 1;
   seg.index = index;
-  index.copyTimestamp(last, seg.maxTimestamp, 0);
-  const result = await scanSegment(
-    wal,
-    fileSize,
-    seg,
-    index.position(last),
-    seg.baseOffset + index.relativeOffset(last),
-    { indexIntervalBytes: interval, allowGaps: r.allowGaps, dropped: r.dropped },
-  );
-  if (result.stop !== "end") return false;
-  seg.size = fileSize;
+  index.copyTimestamp(index.count - 1, seg.maxTimestamp, 0);
+  // The first entry is the first batch: the segment's age for segmentMs counts from it.
+  const ts = Buffer.alloc(8);
+  index.copyTimestamp(0, ts, 0);
+  seg.firstTimestampMs = readTimestampMs(ts, 0);
   return true;
 }
 
