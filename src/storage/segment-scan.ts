@@ -14,6 +14,7 @@ import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.
 import { findNextBatch } from "./batch-search.js";
 import { isDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully } from "./file-ops.js";
+import { releaseScanBuffer, takeScanBuffer } from "./scan-buffers.js";
 import type { Segment } from "./segment.js";
 
 /** Why a scan stopped. */
@@ -51,7 +52,6 @@ export interface ScanOptions {
   dropped?: readonly OffsetRange[];
 }
 
-const CHUNK_BYTES = 1024 * 1024;
 const NONE_DROPPED: readonly OffsetRange[] = [];
 
 /**
@@ -67,8 +67,26 @@ export async function scanSegment(
   expectedOffset: number,
   options: ScanOptions,
 ): Promise<ScanResult> {
+  const buf = takeScanBuffer();
+  try {
+    return await scanWith(buf, file, fileSize, segment, from, expectedOffset, options);
+  } finally {
+    releaseScanBuffer(buf);
+  }
+}
+
+/** scanSegment with `first` as its read buffer (a larger one is allocated for a larger batch). */
+async function scanWith(
+  first: Buffer,
+  file: FileHandle,
+  fileSize: number,
+  segment: Segment,
+  from: number,
+  expectedOffset: number,
+  options: ScanOptions,
+): Promise<ScanResult> {
   const { indexIntervalBytes, allowGaps = false, quarantine = false, dropped = NONE_DROPPED } = options;
-  let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
+  let buf = first;
   let bufPos = from; // file position of buf[0]
   let bufLen = 0; // bytes of buf that hold file data
   let pos = from;
