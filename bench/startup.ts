@@ -2,9 +2,12 @@
 // a clean stop and after SIGKILL. Fills a data directory in-process (one topic, 10,000 partitions,
 // PER_PARTITION bytes each), then starts `conch broker` on it again and again and times each start
 // from spawn to the first acknowledged produce, with the page cache dropped before each start when
-// the process may (root). See docs/performance.md, "Scale".
+// the process may (root). STARTUP_COMPARE_BIN=<another build's bin/conch.js> starts that build too,
+// in turn with this one on the same data (the order alternating run by run), so that two builds
+// are compared in one sitting. Each start also reports the broker's CPU time up to that point
+// (from /proc). See docs/performance.md, "Scale" and "Start-up, second round".
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,6 +22,7 @@ const PER_PARTITION = Number(process.env.STARTUP_BYTES_PER_PARTITION ?? 200 * 10
 const RUNS = 3;
 const TOPIC = "startup";
 const BIN = resolve(import.meta.dirname, "../../bin/conch.js");
+const COMPARE_BIN = process.env.STARTUP_COMPARE_BIN;
 const RECORD = Buffer.alloc(1024, 7);
 
 async function fill(dataDir: string): Promise<void> {
@@ -47,12 +51,31 @@ function dropCaches(): boolean {
   }
 }
 
-/** Starts the broker; resolves with it and the ms from spawn to the first acknowledged produce. */
-async function start(dataDir: string): Promise<{ child: ChildProcess; ms: number; listenMs: number }> {
+/** User plus system CPU time of a live process in ms, from /proc (NaN where there is none). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Start {
+  child: ChildProcess;
+  /** From spawn to the first acknowledged produce, and to the listening line. */
+  ms: number;
+  listenMs: number;
+  /** The broker's CPU time when the produce was acknowledged. */
+  cpuMs: number;
+}
+
+/** Starts the broker of `bin`; resolves with it and the ms from spawn to the first acknowledged produce. */
+async function start(dataDir: string, bin: string): Promise<Start> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    [BIN, "broker", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", "0", "--http-port", "0"].concat([
+    [bin, "broker", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", "0", "--http-port", "0"].concat([
       "--max-partitions",
       String(PARTITIONS + 100),
       // The "listening on" line is at info.
@@ -76,8 +99,9 @@ async function start(dataDir: string): Promise<{ child: ChildProcess; ms: number
   const client = createClient({ brokers: [`127.0.0.1:${port}`] });
   await client.producer().send(TOPIC, { value: "up", partition: PARTITIONS - 1 });
   const ms = performance.now() - t0;
+  const cpu = cpuMs(child.pid);
   await client.close();
-  return { child, ms, listenMs };
+  return { child, ms, listenMs, cpuMs: cpu };
 }
 
 function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -97,28 +121,35 @@ async function main(): Promise<void> {
     console.log(
       `filled ${PARTITIONS} partitions, ${gib.toFixed(2)} GiB, in ${((performance.now() - t) / 1000).toFixed(1)} s`,
     );
-    const clean: number[] = [];
-    const crashed: number[] = [];
+    const builds = COMPARE_BIN === undefined ? [BIN] : [BIN, COMPARE_BIN];
+    const clean = builds.map((): number[] => []);
+    const crashed = builds.map((): number[] => []);
     for (let run = 1; run <= RUNS; run++) {
-      // After a clean stop (the fill's, then the previous run's SIGTERM).
-      const cold = dropCaches();
-      let b = await start(dataDir);
-      clean.push(b.ms);
-      console.log(
-        `run ${run} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms${cold ? " (page cache dropped)" : ""}`,
-      );
-      await stop(b.child, "SIGKILL");
-      dropCaches();
-      b = await start(dataDir);
-      crashed.push(b.ms);
-      console.log(
-        `run ${run} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms`,
-      );
-      await stop(b.child, "SIGTERM");
+      const order = run % 2 === 1 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
+      for (const i of order) {
+        const name = builds.length > 1 ? ` ${builds[i]}` : "";
+        // After a clean stop (the fill's, then the previous start's SIGTERM).
+        const cold = dropCaches();
+        let b = await start(dataDir, builds[i]!);
+        clean[i]!.push(b.ms);
+        console.log(
+          `run ${run}${name} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms${cold ? " (page cache dropped)" : ""}`,
+        );
+        await stop(b.child, "SIGKILL");
+        dropCaches();
+        b = await start(dataDir, builds[i]!);
+        crashed[i]!.push(b.ms);
+        console.log(
+          `run ${run}${name} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms`,
+        );
+        await stop(b.child, "SIGTERM");
+      }
     }
-    console.log(
-      `median of ${RUNS}: after a clean stop ${median(clean).toFixed(0)} ms, after SIGKILL ${median(crashed).toFixed(0)} ms`,
-    );
+    builds.forEach((bin, i) => {
+      console.log(
+        `median of ${RUNS}${builds.length > 1 ? ` (${bin})` : ""}: after a clean stop ${median(clean[i]!).toFixed(0)} ms, after SIGKILL ${median(crashed[i]!).toFixed(0)} ms`,
+      );
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,6 @@
  * A topic also owns a signal that fires when it closes (deleted, or the broker stopping), which is
  * what wakes the long polls waiting on its partitions.
  */
-import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
@@ -37,10 +36,12 @@ export interface TopicDescription {
 /**
  * Partition logs opened or closed at once across every topic (the broker opens its topics
  * together): each is a few file system calls on the thread pool and may recover segment files or
- * write an index, so more at once only queues there, and closing 10,000 at once ran out of file
- * descriptors (EMFILE: each close opens its index file while every log still holds its segment).
+ * write an index. With a cold page cache those calls wait on the disk, so more in flight than the
+ * pool has threads shortens an open of 10,000 logs (8 at a time took 1.7 times as long as 32); but
+ * closing 10,000 at once ran out of file descriptors (EMFILE: each close opens its index file
+ * while every log still holds its segment).
  */
-const OPEN_CONCURRENCY = 8;
+const OPEN_CONCURRENCY = 32;
 let opening = 0;
 const openQueue: (() => void)[] = [];
 let openHead = 0;
@@ -216,8 +217,8 @@ async function openLogs(
     await openSlot();
     try {
       if (failure !== null) return;
+      // PartitionLog.open creates the directory when it is missing.
       const dir = store.partitionDir(name, partition);
-      await mkdir(dir, { recursive: true });
       logs[partition - from] = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }));
     } catch (err) {
       failure ??= err;

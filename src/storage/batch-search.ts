@@ -10,8 +10,7 @@ import { BATCH_META_SIZE, HEADER_SIZE, KEY_SIZE_AT, MAGIC, PAYLOAD_SIZE_AT } fro
 import { readU32 } from "../format/u64.js";
 import { checkBatch } from "../format/validate.js";
 import { readFully } from "./file-ops.js";
-
-const WINDOW_BYTES = 1024 * 1024;
+import { releaseScanBuffer, takeScanBuffer } from "./scan-buffers.js";
 
 export interface FoundBatch {
   position: number;
@@ -25,7 +24,21 @@ export async function findNextBatch(
   from: number,
   minOffset: number,
 ): Promise<FoundBatch | null> {
-  const window = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(WINDOW_BYTES, fileSize - from)));
+  const window = takeScanBuffer();
+  try {
+    return await search(window, file, fileSize, from, minOffset);
+  } finally {
+    releaseScanBuffer(window);
+  }
+}
+
+async function search(
+  window: Buffer,
+  file: FileHandle,
+  fileSize: number,
+  from: number,
+  minOffset: number,
+): Promise<FoundBatch | null> {
   let start = from;
   while (start < fileSize) {
     const len = await readFully(file, window, Math.min(window.length, fileSize - start), start);

@@ -9,6 +9,7 @@ import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { addDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully, syncDir } from "./file-ops.js";
+import { CHECKPOINT_SUFFIX } from "./index-checkpoint.js";
 
 const COPY_BYTES = 1024 * 1024;
 
@@ -35,6 +36,8 @@ export async function dropDamaged(dir: string, targets: readonly DropTarget[]): 
     cuts.sort((a, b) => a.position - b.position);
     await rewriteWithout(join(dir, file), cuts);
     await unlink(join(dir, file.replace(/\.wal$/, ".idx"))).catch(() => {});
+    // The bytes after a cut moved: the active segment's checkpoint points where they were.
+    await unlink(join(dir, file.replace(/\.wal$/, `.idx${CHECKPOINT_SUFFIX}`))).catch(() => {});
   }
   await syncDir(dir);
 }

@@ -7,7 +7,7 @@
  * `append` copies the caller's batches before it returns: the buffer is neither kept nor modified,
  * so the caller may reuse it at once (a view into a socket frame is fine).
  */
-import { mkdir, rm, unlink } from "node:fs/promises";
+import { mkdir, readdir, rm, unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
@@ -21,6 +21,8 @@ import { type DamageFound, describeRange, type QuarantinedRange } from "./damage
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
 import { LeaderEpochs } from "./leader-epochs.js";
+
+import { IndexCheckpoint } from "./index-checkpoint.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
@@ -114,8 +116,12 @@ export class PartitionLog {
   /** Retention's check, every retentionCheckMs while the log has closed segments. */
   readonly #retentionTask = new TickTask(() => this.#retentionTick());
   readonly #retentionCheckMs: number;
-  /** The quiet check, every trimIntervalMs from an append until the tail cache is let go. */
+  /**
+   * The quiet check, every trimIntervalMs from an append until the tail cache is let go; it also
+   * writes the active segment's index checkpoint, so a crash costs a scan of its last seconds only.
+   */
   readonly #trimTask = new TickTask((now) => this.#trimTick(now));
+  readonly #checkpoint = new IndexCheckpoint();
   readonly #trimIntervalMs: number;
   readonly #chunks: AppendBuffer;
   /** Trim ticks in a row without an append. */
@@ -214,13 +220,22 @@ export class PartitionLog {
   ): Promise<PartitionLog> {
     const checked = validateLogConfig(config);
     const ops = options.fileOps ?? defaultFileOps;
-    await mkdir(dir, { recursive: true });
     const now = Date.now();
     let segments: Segment[];
     let cleanedEnd: number;
+    let closedCleanly: boolean;
     try {
-      cleanedEnd = await recoverSwap(dir, logger);
-      segments = await recoverSegments(dir, checked, logger, now, cleanedEnd);
+      // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
+      const swap = await recoverSwap(dir, logger, await listOrCreate(dir));
+      cleanedEnd = swap.cleanedEnd;
+      ({ segments, closedCleanly } = await recoverSegments(
+        dir,
+        checked,
+        logger,
+        now,
+        cleanedEnd,
+        swap.names,
+      ));
     } catch (err) {
       throw storageError(`cannot open the log in ${dir}`, err);
     }
@@ -240,8 +255,9 @@ export class PartitionLog {
     } else {
       const active = segments.at(-1)!;
       try {
-        // What recovery kept is made durable now, so the flushed end can start at the log end.
-        await ops.datasync(active.openFile!);
+        // What recovery kept is made durable now, so the flushed end can start at the log end. A
+        // clean stop fsynced it all before writing the index that let recovery skip the scan.
+        if (!closedCleanly) await ops.datasync(active.openFile!);
         if (active.fileSize < checked.segmentBytes) {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
@@ -646,6 +662,8 @@ export class PartitionLog {
     let failure: unknown = null;
     if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));
     await this.#writer.idle();
+    // Before the index below: a clean stop's .idx is the whole index, never a checkpoint's prefix.
+    await this.#checkpoint.idle();
     if (this.#retention !== null) await this.#retention.catch(() => {});
     await this.#preparer.discard();
     const active = this.#segments.active;
@@ -701,6 +719,7 @@ export class PartitionLog {
 
   /** A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache. */
   #trimTick(now: number): void {
+    this.#checkpoint.write(this.#segments.active);
     if (this.#chunks.trimIdle()) this.#idleTicks = 0;
     else if (++this.#idleTicks === TAIL_IDLE_TICKS) {
       this.#tail.clear();
@@ -755,4 +774,15 @@ function shuttingDown(): ConchError {
 /** A read's byte limit: a positive whole number, or 0 (one batch, whatever its size). */
 function readLimit(maxBytes: number): number {
   return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
+}
+
+/** The names in `dir`, created (empty) when it does not exist yet. */
+async function listOrCreate(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    await mkdir(dir, { recursive: true });
+    return [];
+  }
 }

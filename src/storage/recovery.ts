@@ -8,39 +8,47 @@
  * only what follows its last entry.
  */
 import type { FileHandle } from "node:fs/promises";
-import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { MIN_BATCH_SIZE } from "../format/layout.js";
 import { readTimestampMs } from "../format/timestamp.js";
 import type { LogConfig } from "./config.js";
 import type { DamagedRange } from "./damaged-range.js";
-import { isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
-import { syncDir, writeFileAtomically } from "./file-ops.js";
+import { DROPPED_NAME, isDropped, type OffsetRange, readDropped } from "./dropped-ranges.js";
+import { readFully, syncDir, writeFileAtomically } from "./file-ops.js";
+import { CHECKPOINT_SUFFIX, checkpointPath } from "./index-checkpoint.js";
 import { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, SegmentIndex } from "./segment-index.js";
 import { indexPath, PREPARED_NAME, parseSegmentName, TMP_SUFFIX, walPath } from "./segment-name.js";
 import { type ScanResult, scanSegment } from "./segment-scan.js";
 
 /**
- * Recovers the segments in `dir` (which must exist), oldest first; the last one, the active
- * segment, is returned with its file open for writing and no `.idx` file. An empty directory
- * yields no segments. Segments starting below `cleanedEnd` were compacted: their batches' offsets
- * need only increase, and a gap may follow them.
+ * Recovers the segments in `dir` (which must exist, its file names `names`), oldest first; the
+ * last one, the active segment, is returned with its file open for writing and no `.idx` file. An
+ * empty directory yields no segments. Segments starting below `cleanedEnd` were compacted: their
+ * batches' offsets need only increase, and a gap may follow them. `closedCleanly` says the active
+ * segment's index agreed with its data: the log was closed, its data fsynced, and nothing was scanned.
  */
 export async function recoverSegments(
   dir: string,
   config: LogConfig,
   logger: Logger | undefined,
   nowMs: number,
-  cleanedEnd = 0,
-): Promise<Segment[]> {
-  const names = await readdir(dir);
+  cleanedEnd: number,
+  names: readonly string[],
+): Promise<RecoveredSegments> {
   const wals: number[] = [];
   const indexes = new Set<number>();
+  const checkpoints: number[] = [];
   for (const name of names) {
     if (name === PREPARED_NAME || name.endsWith(TMP_SUFFIX)) {
       await unlink(join(dir, name));
+      continue;
+    }
+    if (name.endsWith(CHECKPOINT_SUFFIX)) {
+      const of = parseSegmentName(name.slice(0, -CHECKPOINT_SUFFIX.length));
+      if (of !== null) checkpoints.push(of.baseOffset);
       continue;
     }
     const parsed = parseSegmentName(name);
@@ -53,9 +61,18 @@ export async function recoverSegments(
   for (const base of indexes) {
     if (!walSet.has(base)) await unlink(indexPath(dir, base));
   }
+  // Only the last segment's checkpoint counts; others were left by a roll (the seal wrote the .idx).
+  const lastBase = wals.at(-1);
+  for (const base of checkpoints) {
+    if (base !== lastBase) await unlink(indexPath(dir, base) + CHECKPOINT_SUFFIX).catch(() => {});
+  }
 
-  const dropped = await readDropped(dir);
+  // Most partitions never had offsets dropped: no read for a file that is not there.
+  const dropped = names.includes(DROPPED_NAME) ? await readDropped(dir) : [];
   const segments: Segment[] = [];
+  let closedCleanly = false;
+  let checkpointUsed = false;
+  let activeFile: FileHandle | null = null;
   for (let i = 0; i < wals.length; i++) {
     const base = wals[i]!;
     const isLast = i === wals.length - 1;
@@ -76,32 +93,53 @@ export async function recoverSegments(
       });
     }
     const file = await open(walPath(dir, base), "r+");
+    let keep = false;
     try {
-      segments.push(
-        await recoverSegment(dir, base, file, {
-          hasIndex: indexes.has(base),
-          nextBase: isLast ? -1 : wals[i + 1]!,
-          config,
-          logger,
-          nowMs,
-          allowGaps: base < cleanedEnd,
-          dropped,
-        }),
-      );
+      const recovery: SegmentRecovery = {
+        hasIndex: indexes.has(base),
+        nextBase: isLast ? -1 : wals[i + 1]!,
+        config,
+        logger,
+        nowMs,
+        allowGaps: base < cleanedEnd,
+        dropped,
+        checkpoint: isLast && checkpoints.includes(base),
+        indexed: false,
+      };
+      segments.push(await recoverSegment(dir, base, file, recovery));
+      closedCleanly = isLast && recovery.indexed;
+      checkpointUsed = recovery.checkpoint;
+      // The active segment keeps the handle it was recovered with (a segment set aside below has none).
+      keep = isLast;
     } finally {
-      await file.close();
+      if (keep) activeFile = file;
+      else await file.close();
     }
   }
 
   const active = segments.at(-1);
   if (active !== undefined) {
-    active.setFile(await open(active.walPath, "r+"));
+    active.setFile(activeFile ?? (await open(active.walPath, "r+")));
     active.fileSize = active.size;
     active.rollStartMs = active.firstTimestampMs >= 0 ? Math.min(active.firstTimestampMs, nowMs) : nowMs;
-    // The active segment's index lives in memory; a file would go stale with the next append.
-    await unlink(active.indexPath).catch(() => {});
+    // The active segment's index lives in memory, and its .idx would say "closed cleanly" after
+    // the next append: a clean stop's index becomes the checkpoint (index-checkpoint.ts). A
+    // checkpoint that recovery could not use, or that misses damage found since, goes.
+    const checkpoint = checkpointPath(active);
+    if (closedCleanly && active.damaged.length === 0) await rename(active.indexPath, checkpoint);
+    else {
+      if (indexes.has(active.baseOffset)) await unlink(active.indexPath).catch(() => {});
+      const stale = !checkpointUsed || active.damaged.length > 0;
+      if (checkpoints.includes(active.baseOffset) && stale) await unlink(checkpoint).catch(() => {});
+    }
   }
-  return segments;
+  return { segments, closedCleanly };
+}
+
+export interface RecoveredSegments {
+  segments: Segment[];
+  /** The active segment was taken from its index: a clean stop left it, every byte fsynced. */
+  closedCleanly: boolean;
 }
 
 interface SegmentRecovery {
@@ -113,6 +151,10 @@ interface SegmentRecovery {
   nowMs: number;
   allowGaps: boolean;
   dropped: readonly OffsetRange[];
+  /** The last segment has a checkpoint of its index (index-checkpoint.ts). */
+  checkpoint: boolean;
+  /** Set by recoverSegment: the segment was taken from its index, not scanned. */
+  indexed: boolean;
 }
 
 async function recoverSegment(
@@ -129,25 +171,39 @@ async function recoverSegment(
   if (r.hasIndex) {
     const seg = new Segment(dir, base, r.nowMs);
     if (await loadIndex(seg, file, fileSize, config.indexIntervalBytes, r)) {
-      // The first entry is the first batch: the segment's age for segmentMs counts from it.
-      if (seg.index.count > 0) {
-        const ts = Buffer.alloc(8);
-        seg.index.copyTimestamp(0, ts, 0);
-        seg.firstTimestampMs = readTimestampMs(ts, 0);
-      }
+      r.indexed = true;
       return seg;
     }
     logger?.warn({ segment: name }, "segment index disagrees with its data; rescanning the segment");
   }
-  const seg = new Segment(dir, base, r.nowMs);
-  const result = await scanSegment(file, isLast ? searchLimit(st, fileSize) : fileSize, seg, 0, base, {
+  const scanOptions = {
     indexIntervalBytes: config.indexIntervalBytes,
     allowGaps: r.allowGaps,
     dropped: r.dropped,
     // Zeros or garbage that good batches follow are damage even in the last segment (a page lost
     // in a crash); only what no good batch follows is the torn tail cut below.
     quarantine: true,
-  });
+  };
+  const limit = isLast ? searchLimit(st, fileSize) : fileSize;
+  let seg = new Segment(dir, base, r.nowMs);
+  let result: ScanResult | null = null;
+  if (r.checkpoint && (await readIndex(seg, checkpointPath(seg), fileSize))) {
+    // After a crash: only what follows the checkpoint's last entry is scanned, if its batch is there.
+    const last = seg.index.count - 1;
+    const from = seg.index.position(last);
+    result = await scanSegment(file, limit, seg, from, base + seg.index.relativeOffset(last), scanOptions);
+    if (result.end === from || seg.damaged.length > 0) {
+      logger?.warn(
+        { segment: name },
+        "segment index checkpoint disagrees with its data; rescanning the segment",
+      );
+      seg = new Segment(dir, base, r.nowMs);
+      result = null;
+    }
+  }
+  // A checkpoint not used goes (recoverSegments): data appended later could land where it points.
+  r.checkpoint &&= result !== null;
+  result ??= await scanSegment(file, limit, seg, 0, base, scanOptions);
   seg.size = result.end;
   for (const range of seg.damaged) logDamage(logger, seg, range);
   if (result.end < fileSize) {
@@ -249,35 +305,58 @@ function addRange(seg: Segment, range: DamagedRange): void {
  */
 async function loadIndex(
   seg: Segment,
-  file: FileHandle,
+  wal: FileHandle,
   fileSize: number,
   interval: number,
   r: Pick<SegmentRecovery, "allowGaps" | "dropped">,
 ): Promise<boolean> {
-  let size: number;
-  try {
-    size = (await stat(seg.indexPath)).size;
-  } catch {
-    return false;
-  }
-  // Every entry stands for at least one batch, so a longer file cannot be right: never allocate it.
-  const maxEntries = Math.floor(fileSize / MIN_BATCH_SIZE) + 1;
-  if (size === 0 || size % INDEX_ENTRY_BYTES !== 0 || size > maxEntries * INDEX_ENTRY_BYTES) return false;
-  const index = new SegmentIndex(await readFile(seg.indexPath));
-  if (index.count * INDEX_ENTRY_BYTES !== size || !index.isWellFormed(fileSize)) return false;
-  const last = index.count - 1;
-  seg.index = index;
-  index.copyTimestamp(last, seg.maxTimestamp, 0);
+  if (!(await readIndex(seg, seg.indexPath, fileSize))) return false;
+  const last = seg.index.count - 1;
   const result = await scanSegment(
-    file,
+    wal,
     fileSize,
     seg,
-    index.position(last),
-    seg.baseOffset + index.relativeOffset(last),
+    seg.index.position(last),
+    seg.baseOffset + seg.index.relativeOffset(last),
     { indexIntervalBytes: interval, allowGaps: r.allowGaps, dropped: r.dropped },
   );
   if (result.stop !== "end") return false;
   seg.size = fileSize;
+  return true;
+}
+
+/**
+ * Reads the index file at `path` into `seg` when it is well-formed for a segment file of
+ * `fileSize` bytes, with the timestamps it gives (the newest so far, the first batch's): whether
+ * its entries agree with the data is for the caller to check.
+ */
+async function readIndex(seg: Segment, path: string, fileSize: number): Promise<boolean> {
+  let bytes: Buffer;
+  let size: number;
+  let file: FileHandle;
+  try {
+    file = await open(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    size = (await file.stat()).size;
+    // Every entry stands for at least one batch, so a longer file cannot be right: never allocate it.
+    const maxEntries = Math.floor(fileSize / MIN_BATCH_SIZE) + 1;
+    if (size === 0 || size % INDEX_ENTRY_BYTES !== 0 || size > maxEntries * INDEX_ENTRY_BYTES) return false;
+    bytes = Buffer.allocUnsafe(size);
+    if ((await readFully(file, bytes, size, 0)) !== size) return false;
+  } finally {
+    await file.close();
+  }
+  const index = new SegmentIndex(bytes);
+  if (index.count * INDEX_ENTRY_BYTES !== size || !index.isWellFormed(fileSize)) return false;
+  seg.index = index;
+  index.copyTimestamp(index.count - 1, seg.maxTimestamp, 0);
+  // The first entry is the first batch: the segment's age for segmentMs counts from it.
+  const ts = Buffer.alloc(8);
+  index.copyTimestamp(0, ts, 0);
+  seg.firstTimestampMs = readTimestampMs(ts, 0);
   return true;
 }
 

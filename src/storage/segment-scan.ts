@@ -14,6 +14,7 @@ import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.
 import { findNextBatch } from "./batch-search.js";
 import { isDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully } from "./file-ops.js";
+import { releaseScanBuffer, takeScanBuffer } from "./scan-buffers.js";
 import type { Segment } from "./segment.js";
 
 /** Why a scan stopped. */
@@ -51,7 +52,6 @@ export interface ScanOptions {
   dropped?: readonly OffsetRange[];
 }
 
-const CHUNK_BYTES = 1024 * 1024;
 const NONE_DROPPED: readonly OffsetRange[] = [];
 
 /**
@@ -68,92 +68,102 @@ export async function scanSegment(
   options: ScanOptions,
 ): Promise<ScanResult> {
   const { indexIntervalBytes, allowGaps = false, quarantine = false, dropped = NONE_DROPPED } = options;
-  let buf = Buffer.allocUnsafe(Math.max(HEADER_SIZE, Math.min(CHUNK_BYTES, fileSize - from)));
-  let bufPos = from; // file position of buf[0]
-  let bufLen = 0; // bytes of buf that hold file data
-  let pos = from;
-  let expected = expectedOffset;
-  /** Size and record count of a batch whose base offset was not the one expected. */
-  let wrongSize = 0;
-  let wrongCount = 0;
+  const first = takeScanBuffer();
+  try {
+    return await scan(first);
+  } finally {
+    releaseScanBuffer(first);
+  }
 
-  const fill = async (at: number, want: number): Promise<void> => {
-    if (want > buf.length) buf = Buffer.allocUnsafe(want);
-    bufLen = await readFully(file, buf, Math.min(buf.length, fileSize - at), at);
-    bufPos = at;
-  };
+  /** The scan, reading into `first` (a larger buffer is allocated for a larger batch). */
+  async function scan(first: Buffer): Promise<ScanResult> {
+    let buf = first;
+    let bufPos = from; // file position of buf[0]
+    let bufLen = 0; // bytes of buf that hold file data
+    let pos = from;
+    let expected = expectedOffset;
+    /** Size and record count of a batch whose base offset was not the one expected. */
+    let wrongSize = 0;
+    let wrongCount = 0;
 
-  while (pos < fileSize) {
-    const stop = await check();
-    if (stop === null) continue;
-    if (!quarantine) return stop;
-    if (stop.stop === "offset-gap" && !allowGaps) {
-      // A whole, checked batch with the wrong base offset: the CRC leaves the base offset out, so
-      // that field took the damage. Batches in a segment follow on, so its offsets are known.
+    const fill = async (at: number, want: number): Promise<void> => {
+      if (want > buf.length) buf = Buffer.allocUnsafe(want);
+      bufLen = await readFully(file, buf, Math.min(buf.length, fileSize - at), at);
+      bufPos = at;
+    };
+
+    while (pos < fileSize) {
+      const stop = await check();
+      if (stop === null) continue;
+      if (!quarantine) return stop;
+      if (stop.stop === "offset-gap" && !allowGaps) {
+        // A whole, checked batch with the wrong base offset: the CRC leaves the base offset out, so
+        // that field took the damage. Batches in a segment follow on, so its offsets are known.
+        segment.markDamaged({
+          position: pos,
+          length: wrongSize,
+          firstOffset: expected,
+          lastOffset: expected + wrongCount - 1,
+          reason: stop.detail,
+        });
+        pos += wrongSize;
+        expected += wrongCount;
+        continue;
+      }
+      // In a compacted segment a whole batch past the expected offset may itself be the next good one.
+      const found = await findNextBatch(file, fileSize, stop.stop === "offset-gap" ? pos : pos + 1, expected);
+      if (found === null) return stop;
       segment.markDamaged({
         position: pos,
-        length: wrongSize,
+        length: found.position - pos,
         firstOffset: expected,
-        lastOffset: expected + wrongCount - 1,
-        reason: stop.detail,
+        lastOffset: found.baseOffset - 1,
+        reason: stop.stop === "zero-tail" ? "zeros where a batch should be" : stop.detail,
       });
-      pos += wrongSize;
-      expected += wrongCount;
-      continue;
+      pos = found.position;
+      expected = found.baseOffset;
+      bufLen = 0;
     }
-    // In a compacted segment a whole batch past the expected offset may itself be the next good one.
-    const found = await findNextBatch(file, fileSize, stop.stop === "offset-gap" ? pos : pos + 1, expected);
-    if (found === null) return stop;
-    segment.markDamaged({
-      position: pos,
-      length: found.position - pos,
-      firstOffset: expected,
-      lastOffset: found.baseOffset - 1,
-      reason: stop.stop === "zero-tail" ? "zeros where a batch should be" : stop.detail,
-    });
-    pos = found.position;
-    expected = found.baseOffset;
-    bufLen = 0;
-  }
-  return { end: pos, stop: "end", detail: "" };
+    return { end: pos, stop: "end", detail: "" };
 
-  /** Checks the batch at `pos`: notes it and moves past it (null), or says why it is not good. */
-  async function check(): Promise<ScanResult | null> {
-    const left = fileSize - pos;
-    if (pos + Math.min(HEADER_SIZE, left) > bufPos + bufLen) await fill(pos, HEADER_SIZE);
-    let at = pos - bufPos;
-    if (left < HEADER_SIZE || bufLen - at < HEADER_SIZE) {
-      return stopAt(
-        pos,
-        isZero(buf, at, Math.min(left, bufLen - at)) ? "zero-tail" : "torn",
-        BatchStatus.TRUNCATED,
-      );
+    /** Checks the batch at `pos`: notes it and moves past it (null), or says why it is not good. */
+    async function check(): Promise<ScanResult | null> {
+      const left = fileSize - pos;
+      if (pos + Math.min(HEADER_SIZE, left) > bufPos + bufLen) await fill(pos, HEADER_SIZE);
+      let at = pos - bufPos;
+      if (left < HEADER_SIZE || bufLen - at < HEADER_SIZE) {
+        return stopAt(
+          pos,
+          isZero(buf, at, Math.min(left, bufLen - at)) ? "zero-tail" : "torn",
+          BatchStatus.TRUNCATED,
+        );
+      }
+      const claimed = HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
+      if (claimed > left) {
+        return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "torn", BatchStatus.TRUNCATED);
+      }
+      if (at + claimed > bufLen) {
+        await fill(pos, claimed);
+        at = 0;
+      }
+      const size = checkBatch(buf, at, at + claimed, claimed);
+      if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
+      const base = batchBaseOffset(buf, at);
+      const gap = base > expected && dropped.length > 0 && isDropped(dropped, expected, base - 1);
+      if (allowGaps ? base < expected : base !== expected && !gap) {
+        wrongSize = size;
+        wrongCount = batchCount(buf, at);
+        return {
+          end: pos,
+          stop: "offset-gap",
+          detail: `expected base offset ${allowGaps ? "at least " : ""}${expected}, found ${base}`,
+        };
+      }
+      segment.noteBatch(buf, at, pos, indexIntervalBytes);
+      expected = batchLastOffset(buf, at) + 1;
+      pos += size;
+      return null;
     }
-    const claimed = HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
-    if (claimed > left) {
-      return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "torn", BatchStatus.TRUNCATED);
-    }
-    if (at + claimed > bufLen) {
-      await fill(pos, claimed);
-      at = 0;
-    }
-    const size = checkBatch(buf, at, at + claimed, claimed);
-    if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
-    const base = batchBaseOffset(buf, at);
-    const gap = base > expected && dropped.length > 0 && isDropped(dropped, expected, base - 1);
-    if (allowGaps ? base < expected : base !== expected && !gap) {
-      wrongSize = size;
-      wrongCount = batchCount(buf, at);
-      return {
-        end: pos,
-        stop: "offset-gap",
-        detail: `expected base offset ${allowGaps ? "at least " : ""}${expected}, found ${base}`,
-      };
-    }
-    segment.noteBatch(buf, at, pos, indexIntervalBytes);
-    expected = batchLastOffset(buf, at) + 1;
-    pos += size;
-    return null;
   }
 }
 

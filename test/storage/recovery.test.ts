@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { cp, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { searchLimit } from "../../src/storage/recovery.js";
+import { TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const config = testConfig({ segmentBytes: 4096, indexIntervalBytes: 300 });
@@ -18,11 +19,13 @@ async function fill(dir: string, appends: number): Promise<string[]> {
 }
 
 /**
- * What a crash leaves of the last segment's index: nothing (a clean close writes one, which the
- * open would trust instead of scanning the segment).
+ * What a crash before the first index checkpoint leaves of the last segment's index: nothing (a
+ * clean close writes one, which the open would trust instead of scanning the segment, and the
+ * open keeps it as the checkpoint, which the open after a crash scans from).
  */
 async function asAfterCrash(lastPath: string): Promise<void> {
   await unlink(lastPath.replace(/\.wal$/, ".idx")).catch(() => {});
+  await unlink(lastPath.replace(/\.wal$/, ".idx.checkpoint")).catch(() => {});
 }
 
 /** Start positions and base offsets of the batches in a segment file. */
@@ -253,6 +256,78 @@ test("after a clean stop the open reads the active segment's index and scans non
     assert.equal(crashed.logEndOffset, end);
     assert.equal(crashed.quarantined()[0]?.firstOffset, first.base, "scanned at open");
     await crashed.close();
+  });
+});
+
+test("after a crash the open scans the active segment only past its index checkpoint, and cuts the torn tail there", async () => {
+  await withTempDir(async (dir) => {
+    const live = join(dir, "live");
+    const copy = join(dir, "copy");
+    const big = testConfig({ segmentBytes: 64 * 1024, indexIntervalBytes: 300 });
+    // Timestamps of now: the fixed default is old enough for segmentMs to roll at the reopen.
+    const now = Date.now();
+    let log = await PartitionLog.open(live, big);
+    for (let i = 0; i < 40; i++) await log.append(makeBatch(`c${i}`, 3, now));
+    await log.close();
+    // The open keeps the clean stop's index as the checkpoint; then more is appended, and a copy
+    // taken while the log is open is what a SIGKILL leaves.
+    log = await PartitionLog.open(live, big);
+    for (let i = 40; i < 50; i++) await log.append(makeBatch(`c${i}`, 3, now));
+    await cp(live, copy, { recursive: true });
+    await log.close();
+    const walPath = join(copy, "00000000000000000000.wal");
+    assert.ok((await readdir(copy)).includes("00000000000000000000.idx.checkpoint"));
+    const wal = await readFile(walPath);
+    const batches = batchesOf(wal.subarray(0, wal.indexOf(Buffer.alloc(64))));
+    // A flipped byte early on, which only a whole scan would see, and the last batch torn.
+    wal[batches[1]!.at + 40]! ^= 0xff;
+    await writeFile(walPath, wal.subarray(0, batches.at(-1)!.at + 30));
+
+    const ops = new TestFileOps();
+    const recovered = await PartitionLog.open(copy, big, undefined, { fileOps: ops });
+    assert.equal(recovered.logEndOffset, 147, "the torn last batch is cut");
+    assert.deepEqual(recovered.quarantined(), [], "the segment before the checkpoint was not scanned");
+    assert.equal(ops.datasyncs.count, 1, "what a crash left is fsynced");
+    // The damage is there: a read checks what it reads, and finds it.
+    await assert.rejects(recovered.read(batches[1]!.base, 1), /quarantined|failed its check/);
+    await recovered.close();
+  });
+});
+
+test("an index checkpoint whose last entry finds no batch is not trusted: the segment is scanned whole and the checkpoint goes", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const lastPath = join(dir, wals.at(-1)!);
+    await (await PartitionLog.open(dir, config)).close(); // the clean stop's index becomes the checkpoint
+    await unlink(lastPath.replace(/\.wal$/, ".idx"));
+    const original = await readFile(lastPath);
+    const found = batchesOf(original);
+    // Data the checkpoint points at was lost (a machine crash): the segment ends before its last entry.
+    const cut = found.at(-3)!;
+    const damaged = Buffer.from(original.subarray(0, cut.at));
+    damaged[found[1]!.at + 40]! ^= 0xff;
+    await writeFile(lastPath, damaged);
+
+    const log = await PartitionLog.open(dir, config);
+    assert.equal(log.logEndOffset, cut.base);
+    assert.equal(log.quarantined()[0]?.firstOffset, found[1]!.base, "scanned whole");
+    assert.ok(!(await readdir(dir)).includes(basename(lastPath).replace(/\.wal$/, ".idx.checkpoint")));
+    await log.close();
+  });
+});
+
+test("an open after a clean stop fsyncs nothing; after a crash it fsyncs what recovery kept", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const clean = new TestFileOps();
+    await (await PartitionLog.open(dir, config, undefined, { fileOps: clean })).close();
+    assert.equal(clean.datasyncs.count, 0, "the clean stop synced every byte before writing the index");
+
+    await asAfterCrash(join(dir, wals.at(-1)!));
+    const crashed = new TestFileOps();
+    const log = await PartitionLog.open(dir, config, undefined, { fileOps: crashed });
+    assert.equal(crashed.datasyncs.count, 1, "the scanned tail may be in the page cache only");
+    await log.close();
   });
 });
 

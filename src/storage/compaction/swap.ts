@@ -80,10 +80,16 @@ export async function readCheckpoint(dir: string): Promise<number> {
 
 /**
  * Run at open, before the segments are recovered: finishes a committed swap, removes the files of
- * an uncommitted one, and returns the cleaned end.
+ * an uncommitted one, and returns the cleaned end with the directory's names (`names`, as read by
+ * the caller, or read again when the swap changed them). A directory that holds no file of the
+ * cleaner costs no file system call: with thousands of partitions, each call at open counts.
  */
-export async function recoverSwap(dir: string, logger: Logger | undefined): Promise<number> {
-  const plan = await readPlan(dir, logger);
+export async function recoverSwap(
+  dir: string,
+  logger: Logger | undefined,
+  names: readonly string[],
+): Promise<{ cleanedEnd: number; names: readonly string[] }> {
+  const plan = names.includes(SWAP_MARKER) ? await readPlan(dir, logger) : null;
   if (plan !== null) {
     await completeSwap(dir, plan);
     logger?.info(
@@ -92,14 +98,16 @@ export async function recoverSwap(dir: string, logger: Logger | undefined): Prom
     );
   }
   let removed = 0;
-  for (const name of await readdir(dir)) {
+  for (const name of plan === null ? names : await readdir(dir)) {
     if (name.endsWith(CLEANED_SUFFIX)) {
       await unlinkIfPresent(join(dir, name));
       removed++;
     }
   }
   if (removed > 0) logger?.info({ files: removed }, "removed the files of an unfinished compaction");
-  return readCheckpoint(dir);
+  const changed = plan !== null || removed > 0 || names.includes(SWAP_MARKER);
+  const now = changed ? await readdir(dir) : names;
+  return { cleanedEnd: now.includes(CHECKPOINT) ? await readCheckpoint(dir) : 0, names: now };
 }
 
 async function readPlan(dir: string, logger: Logger | undefined): Promise<SwapPlan | null> {

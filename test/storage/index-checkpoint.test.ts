@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { readFile, watch } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { PartitionLog } from "../../src/storage/partition-log.js";
+import { makeBatch, testConfig, withTempDir } from "./helpers.js";
+
+const CHECKPOINT = "00000000000000000000.idx.checkpoint";
+
+test("a log appended to writes its active segment's index checkpoint on its quiet check; a clean stop writes the whole index", {
+  timeout: 20_000,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const config = testConfig({ indexIntervalBytes: 300 });
+    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const renamed = (async () => {
+      for await (const event of watch(dir)) if (event.filename === CHECKPOINT) return;
+    })();
+    for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
+    await renamed;
+    const checkpoint = await readFile(join(dir, CHECKPOINT));
+    assert.ok(checkpoint.length > 16 && checkpoint.length % 16 === 0, `${checkpoint.length} bytes`);
+    await log.close();
+    const index = await readFile(join(dir, "00000000000000000000.idx"));
+    assert.deepEqual(
+      index.subarray(0, checkpoint.length),
+      checkpoint,
+      "the checkpoint is a prefix of the index",
+    );
+  });
+});
