@@ -20,9 +20,8 @@ import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
-import { LeaderEpochs } from "./leader-epochs.js";
-
 import { IndexCheckpoint } from "./index-checkpoint.js";
+import { LeaderEpochs } from "./leader-epochs.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
@@ -480,6 +479,10 @@ export class PartitionLog {
       .exclusive(async () => {
         await this.#writer.flush();
         await this.#writer.idle();
+        // The checkpoints of the segments cut back would name batches that are gone.
+        for (const seg of this.#segments.all) {
+          if (seg.nextOffset > offset) await this.#checkpoint.discard(seg);
+        }
         const end = await cutLog(this.#truncation(), offset);
         this.#writer.rewind(end);
         this.#localEnd = Math.min(this.#localEnd, end);
@@ -508,6 +511,7 @@ export class PartitionLog {
       .exclusive(async () => {
         await this.#writer.flush();
         await this.#writer.idle();
+        for (const seg of this.#segments.all) await this.#checkpoint.discard(seg);
         await restartLog(this.#truncation(), offset, this.#preparer, this.#config.segmentBytes);
         this.#writer.rewind(offset);
         this.#localEnd = offset;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { readFile, watch } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -27,5 +28,22 @@ test("a log appended to writes its active segment's index checkpoint on its quie
       checkpoint,
       "the checkpoint is a prefix of the index",
     );
+  });
+});
+
+test("a log cut back (a follower's truncation) discards its index checkpoint, whose entries name batches that are gone", {
+  timeout: 20_000,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const config = testConfig({ indexIntervalBytes: 300 });
+    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const renamed = (async () => {
+      for await (const event of watch(dir)) if (event.filename === CHECKPOINT) return;
+    })();
+    for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
+    await renamed;
+    assert.equal(await log.truncateTo(3), 3);
+    assert.equal(existsSync(join(dir, CHECKPOINT)), false, "the checkpoint went with the cut");
+    await log.close();
   });
 });
