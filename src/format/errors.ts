@@ -27,6 +27,8 @@ export const ErrorCode = {
   INVALID_REQUEST: 21,
   /** Stored data failed its check (a quarantined range); reading it again gives the same answer. */
   CORRUPT_DATA: 22,
+  /** A batch names a compression codec this broker cannot decompress. */
+  UNSUPPORTED_COMPRESSION: 23,
   UNKNOWN_MEMBER: 30,
   ILLEGAL_GENERATION: 31,
   REBALANCE_IN_PROGRESS: 32,

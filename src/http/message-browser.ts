@@ -9,6 +9,7 @@
  * `nextOffset` rather than one request reading a whole partition.
  */
 import type { Broker } from "../broker/broker.js";
+import { StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { RecordCursor } from "../format/record-cursor.js";
 
 export const MAX_MESSAGES = 1000;
@@ -74,12 +75,14 @@ export async function browse(
   let read = 0;
   let examined = 0;
   const cursor = new RecordCursor();
+  // Kafka batches stored as they came are read as Conch batches (format/kafka/stored-kafka.ts).
+  const toConch = new StoredKafkaToConch();
   let scanFull = false;
   while (!scanFull && messages.length < limit && offset < log.highWatermark && read < maxRead) {
     const result = await log.read(offset, READ_STEP_BYTES);
     if (result.records.length === 0) break;
     read += result.records.length;
-    cursor.reset(result.records);
+    cursor.reset(toConch.convert(result.records));
     let last = offset - 1;
     while (cursor.next()) {
       if (cursor.offset < offset) continue;

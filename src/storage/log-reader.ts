@@ -6,6 +6,7 @@
  * found there is quarantined by the log, and quarantined ranges are answered with CORRUPT_DATA or
  * skipped (damaged-range.ts).
  */
+
 import {
   batchBaseOffset,
   batchCount,
@@ -14,6 +15,7 @@ import {
   walkableBatchSize,
 } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import {
   BATCH_RECORDS_AT,
   HEADER_SIZE,
@@ -316,6 +318,10 @@ function take(
 
 /** The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is). */
 function firstRecordAtOrAfter(buf: Buffer, at: number, ts: Buffer): number {
+  if (isStoredKafkaBatch(buf, at)) {
+    // A Kafka batch stored as it came: its records' timestamps are read from a Conch copy.
+    return firstRecordAtOrAfter(kafkaToConch.convert(buf.subarray(at, at + recordSize(buf, at))), 0, ts);
+  }
   const base = batchBaseOffset(buf, at);
   const count = batchCount(buf, at);
   let p = at + BATCH_RECORDS_AT;
@@ -325,6 +331,8 @@ function firstRecordAtOrAfter(buf: Buffer, at: number, ts: Buffer): number {
   }
   return base + count - 1;
 }
+
+const kafkaToConch = new StoredKafkaToConch();
 
 export function outOfRange(offset: number): ConchError {
   return new ConchError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is not in the log`);

@@ -10,21 +10,18 @@
  * transactional or control batches (their markers take offsets of their own).
  */
 import { BatchBuilder } from "../../format/batch-builder.js";
-import { MAX_TIMESTAMP_MS } from "../../format/layout.js";
+import { KafkaRecordsToConch } from "../../format/kafka/kafka-records-to-conch.js";
+import { Compression } from "../../format/kafka/record-batch.js";
+import { RecordBatchCursor } from "../../format/kafka/record-batch-cursor.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
-import { Compression } from "../protocol/record-batch.js";
-import { RecordBatchCursor } from "../protocol/record-batch-cursor.js";
-import { KafkaHeadersBlock } from "./kafka-headers-block.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 
 const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
-/** A producer's "no timestamp". */
-const NO_TIMESTAMP = -1;
 
 export class KafkaToConch {
   readonly #cursor = new RecordBatchCursor();
   readonly #builder = new BatchBuilder();
-  readonly #headers = new KafkaHeadersBlock(this.#cursor);
+  readonly #records = new KafkaRecordsToConch(this.#cursor);
   /** The produce's batches converted so far, joined when there are several. */
   readonly #batches: Buffer[] = [];
 
@@ -36,17 +33,11 @@ export class KafkaToConch {
     try {
       while (c.nextBatch()) {
         checkBatch(c, maxBatchBytes);
-        const buf = c.buffer;
-        while (c.nextRecord()) {
-          const ts = c.timestamp === NO_TIMESTAMP ? nowMs : c.timestamp;
-          if (ts < 0 || ts > MAX_TIMESTAMP_MS) {
-            throw new KafkaRefusal(
-              KafkaErrorCode.INVALID_TIMESTAMP,
-              `record timestamp ${c.timestamp} is outside 0..2^42-1 ms`,
-            );
-          }
-          const headers = c.headerCount === 0 ? null : this.#headers;
-          b.addRanges(buf, c.keyStart, c.keyEnd, c.valueStart, c.valueEnd, ts, headers);
+        if (!this.#records.addBatch(b, nowMs)) {
+          throw new KafkaRefusal(
+            KafkaErrorCode.INVALID_TIMESTAMP,
+            `record timestamp ${c.timestamp} is outside 0..2^42-1 ms`,
+          );
         }
         // Conch's headers take more bytes than Kafka's (fixed-width sizes): check what is stored.
         checkSize(b.sizeBytes, maxBatchBytes);

@@ -5,6 +5,7 @@
  * anything malformed, leaving the full checks (validateBatches) to report that.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import {
   ATTRIBUTES_AT,
   BATCH_RECORDS_AT,
@@ -15,6 +16,7 @@ import {
   NULL_SIZE,
   PAYLOAD_SIZE_AT,
 } from "../../format/layout.js";
+import { RecordCursor } from "../../format/record-cursor.js";
 import { readU16, readU32 } from "../../format/u64.js";
 
 /** Throws INVALID_BATCH if an inner record of the batches in `buf` has no key. */
@@ -24,6 +26,12 @@ export function rejectKeylessRecords(buf: Uint8Array): void {
   while (at + HEADER_SIZE <= buf.length) {
     const end = at + HEADER_SIZE + readU32(buf, at + KEY_SIZE_AT) + readU32(buf, at + PAYLOAD_SIZE_AT);
     if (end > buf.length) return;
+    if (isStoredKafkaBatch(buf, at)) {
+      rejectKeylessKafka(buf, at, end, batch);
+      at = end;
+      batch++;
+      continue;
+    }
     const count = readU32(buf, at + COUNT_AT);
     // v1: key size 0 is no key. Extended: all ones is no key (0 is an empty key, still a key), and
     // a null value takes no bytes and the headers block follows it.
@@ -33,10 +41,7 @@ export function rejectKeylessRecords(buf: Uint8Array): void {
     for (let i = 0; i < count && p + HEADER_SIZE <= end; i++) {
       const keySize = readU32(buf, p + KEY_SIZE_AT);
       if (keySize === noKey) {
-        throw new ConchError(
-          ErrorCode.INVALID_BATCH,
-          `record ${i} of batch ${batch} has no key; records of a compacted topic need a key`,
-        );
+        throw keyless(i, batch);
       }
       const valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
       const headersSize = extended ? readU32(buf, p + COUNT_AT) : 0;
@@ -45,4 +50,26 @@ export function rejectKeylessRecords(buf: Uint8Array): void {
     at = end;
     batch++;
   }
+}
+
+const toConch = new StoredKafkaToConch();
+const cursor = new RecordCursor();
+
+/** The same for a Kafka batch stored as it came: its keys read from a Conch copy. */
+function rejectKeylessKafka(buf: Uint8Array, at: number, end: number, batch: number): void {
+  try {
+    cursor.reset(toConch.convert(Buffer.from(buf.buffer, buf.byteOffset + at, end - at)));
+  } catch {
+    return; // malformed: validateBatches reports it
+  }
+  for (let i = 0; cursor.next(); i++) {
+    if (cursor.keyNull) throw keyless(i, batch);
+  }
+}
+
+function keyless(record: number, batch: number): ConchError {
+  return new ConchError(
+    ErrorCode.INVALID_BATCH,
+    `record ${record} of batch ${batch} has no key; records of a compacted topic need a key`,
+  );
 }

@@ -19,6 +19,7 @@
 import type { Logger } from "pino";
 import { batchLastOffset, recordSize } from "../../format/batch-header.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import type { LogConfig } from "../config.js";
 import { DamageFound } from "../damaged-range.js";
@@ -87,6 +88,7 @@ export class LogCleaner {
   readonly #abort = new AbortController();
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
+  readonly #toConch = new StoredKafkaToConch();
   readonly #filter: SegmentFilter;
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
@@ -351,13 +353,15 @@ export class LogCleaner {
       const { records } = await this.#ctx.read(offset, CHUNK_BYTES);
       if (records.length === 0) break;
       await this.#throttle.take(records.length, signal);
-      cursor.reset(records);
+      // Kafka batches stored as they came: their keys are read from a Conch copy.
+      const keyed = this.#toConch.convert(records);
+      cursor.reset(keyed);
       while (cursor.next()) {
         const o = cursor.offset;
         if (o >= hw) break;
         while (seg + 1 < all.length && all[seg + 1]!.baseOffset <= o) seg++;
         if (cursor.keyNull) continue;
-        keyDigest(records, cursor.keyStart, cursor.keyEnd, digest, 0);
+        keyDigest(keyed, cursor.keyStart, cursor.keyEnd, digest, 0);
         if (!map.put(digest, 0, o)) return seg;
       }
       let last = offset;

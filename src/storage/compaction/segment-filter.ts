@@ -7,6 +7,7 @@
  * coming out with a fresh, valid-looking CRC. Records are copied whole, headers and all.
  */
 import { batchCount, recordSize } from "../../format/batch-header.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import { batchStatusMessage, checkBatch } from "../../format/validate.js";
@@ -24,6 +25,7 @@ export class SegmentFilter {
   readonly #throttle: IoThrottle;
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
+  readonly #toConch = new StoredKafkaToConch();
   #positions = new Int32Array(64);
   #ends = new Int32Array(64);
   #keep = new Uint8Array(64);
@@ -99,7 +101,10 @@ export class SegmentFilter {
     const positions = this.#positions;
     const ends = this.#ends;
     const keep = this.#keep;
-    const cursor = this.#cursor.reset(buf, at, at + size);
+    // A Kafka batch stored as it came is walked as a Conch copy, and kept or dropped whole below.
+    const kafka = isStoredKafkaBatch(buf, at);
+    const walked = kafka ? this.#toConch.convert(buf.subarray(at, at + size)) : buf;
+    const cursor = kafka ? this.#cursor.reset(walked) : this.#cursor.reset(buf, at, at + size);
     const digest = this.#digest;
     const retention = config.deleteRetentionMs;
     let kept = 0;
@@ -109,7 +114,7 @@ export class SegmentFilter {
       ends[i] = cursor.recordEnd;
       let stays = !cursor.keyNull;
       if (stays) {
-        keyDigest(buf, cursor.keyStart, cursor.keyEnd, digest, 0);
+        keyDigest(walked, cursor.keyStart, cursor.keyEnd, digest, 0);
         stays = map.get(digest, 0) <= cursor.offset;
       }
       if (stays && cursor.isTombstone) {
@@ -120,8 +125,11 @@ export class SegmentFilter {
       keep[i] = stays ? 1 : 0;
       if (stays) kept++;
     }
+    // A Kafka batch is one unit of Kafka's format (one CRC, one codec): it stays whole while any
+    // of its records does, and goes when none does.
+    if (kafka && kept > 0) kept = count;
     out.removed += count - kept;
-    if (writer === null) return;
+    if (writer === null || kept === 0) return;
     if (kept === count) {
       writer.copyBatch(buf, at, at + size);
       return;
