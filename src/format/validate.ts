@@ -187,6 +187,28 @@ function checkKafkaPayload(
   return size;
 }
 
+/**
+ * Whether the batch at buf[at, end) is a stored Kafka batch whose one fault is that its two base
+ * offsets disagree (rule K2): both are outside every CRC, so this is the flagged batch's form of
+ * "only the base offset is wrong", which recovery quarantines with the offsets its count says it
+ * held rather than cutting. Checks with the envelope's base in the Kafka header, then puts the
+ * header's bytes back: `buf` is unchanged on return.
+ */
+export function onlyKafkaBaseOffsetDiffers(buf: Uint8Array, at: number, end: number): boolean {
+  if (end - at < BATCH_RECORDS_AT + 8 || readU16(buf, at + ATTRIBUTES_AT) !== KAFKA_RECORD_BATCH_PAYLOAD) {
+    return false;
+  }
+  const k = at + BATCH_RECORDS_AT;
+  const saved = baseScratch;
+  saved.set(buf.subarray(k, k + 8));
+  buf.copyWithin(k, at + OFFSET_AT, at + OFFSET_AT + 8);
+  const size = checkBatch(buf, at, end, end - at);
+  buf.set(saved, k);
+  return size === end - at;
+}
+
+const baseScratch = new Uint8Array(8);
+
 /** What `validateBatches` found. */
 export interface BatchesSummary {
   batches: number;
