@@ -9,7 +9,7 @@
  * this, so that RecordCursor, the clients and every reader of inner records see one layout.
  */
 import { BatchBuilder } from "../batch-builder.js";
-import { stampBaseOffset } from "../batch-header.js";
+import { recordSize, stampBaseOffset } from "../batch-header.js";
 import { ConchError, ErrorCode } from "../errors.js";
 import {
   ATTRIBUTES_AT,
@@ -103,7 +103,7 @@ function hasKafkaBatch(stored: Buffer): boolean {
   let at = 0;
   while (stored.length - at >= BATCH_RECORDS_AT) {
     if (isStoredKafkaBatch(stored, at)) return true;
-    at += HEADER_SIZE + readU32(stored, at + KEY_SIZE_AT) + readU32(stored, at + PAYLOAD_SIZE_AT);
+    at += recordSize(stored, at);
   }
   return false;
 }

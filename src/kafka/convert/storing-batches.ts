@@ -10,6 +10,8 @@
  * Records without a timestamp (-1) cannot be placed in time as they are: a produce with one in an
  * uncompressed batch is converted as before (ConvertingBatches), taking the broker's time.
  */
+
+import { recordSize } from "../../format/batch-header.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { inflateKafkaBatch } from "../../format/kafka/inflate-batch.js";
 import { envelopedSize, envelopeKafkaBatch } from "../../format/kafka/kafka-envelope.js";
@@ -28,7 +30,7 @@ import {
   TRANSACTIONAL_BIT,
 } from "../../format/kafka/record-batch.js";
 import { isStoredKafkaBatch, storedKafkaStart } from "../../format/kafka/stored-kafka.js";
-import { HEADER_SIZE, KEY_SIZE_AT, MAX_TIMESTAMP_MS, PAYLOAD_SIZE_AT } from "../../format/layout.js";
+import { HEADER_SIZE, MAX_TIMESTAMP_MS } from "../../format/layout.js";
 import { readU32 } from "../../format/u64.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
 import type { BatchConversion } from "./batch-conversion.js";
@@ -43,7 +45,6 @@ export class StoringBatches implements BatchConversion {
   readonly #out = new ConchToKafka();
   /** Reused for the enveloped batches of one partition; the broker copies what it appends. */
   #scratch = Buffer.allocUnsafe(64 * 1024);
-  readonly #parts: Buffer[] = [];
   /** Each batch's largest record timestamp, from the checking pass to the writing one. */
   readonly #maxTimestamps: number[] = [];
 
@@ -54,7 +55,11 @@ export class StoringBatches implements BatchConversion {
     let total = 0;
     let at = 0;
     while (at < records.length) {
-      const size = checkRecordBatch(records, at, records.length, maxBatchBytes);
+      // An uncompressed batch's CRC32C is left to the log's checkBatch, which checks the stored
+      // batch whole before anything is appended: each byte is checksummed once. A compressed one's
+      // is checked here, before its bytes are decompressed.
+      const compressed = (records[at + ATTRIBUTES_AT + 1]! & COMPRESSION_MASK) !== 0;
+      const size = checkRecordBatch(records, at, records.length, maxBatchBytes, compressed);
       if (size < 0) throw refusal(size, records, at, maxBatchBytes);
       refuseTransactional(records, at);
       const maxTs = maxTimestamp(records, at, size, maxBatchBytes);
@@ -78,15 +83,14 @@ export class StoringBatches implements BatchConversion {
     return out.subarray(0, p);
   }
 
-  toKafka(stored: Buffer): Buffer {
+  toKafka(stored: Buffer): Buffer | Buffer[] {
     if (stored.length === 0) return stored;
-    const parts = this.#parts;
-    parts.length = 0;
+    // A new array each time: the fetch response holds it until every partition is read.
+    const parts: Buffer[] = [];
     let nativeFrom = -1;
     let at = 0;
     while (stored.length - at >= HEADER_SIZE) {
-      const end =
-        at + HEADER_SIZE + readU32(stored, at + KEY_SIZE_AT) + readU32(stored, at + PAYLOAD_SIZE_AT);
+      const end = at + recordSize(stored, at);
       if (end > stored.length) break;
       if (isStoredKafkaBatch(stored, at)) {
         if (nativeFrom >= 0) parts.push(this.#out.convert(stored.subarray(nativeFrom, at)));
@@ -98,9 +102,7 @@ export class StoringBatches implements BatchConversion {
       at = end;
     }
     if (nativeFrom >= 0) parts.push(this.#out.convert(stored.subarray(nativeFrom, at)));
-    const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    parts.length = 0;
-    return out;
+    return parts.length === 1 ? parts[0]! : parts;
   }
 }
 
