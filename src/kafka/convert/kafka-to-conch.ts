@@ -6,8 +6,10 @@
  * are kept byte for byte: a batch with any of them is stored in the extended layout
  * (docs/format.md), one without stays in the v1 layout.
  *
- * What Conch's format cannot keep yet is refused, never altered: compressed batches, and
- * transactional or control batches (their markers take offsets of their own).
+ * The Kafka listener stores batches as they came (storing-batches.ts) and comes here only for a
+ * produce with records without a timestamp, which the envelope cannot place in time. What this
+ * cannot convert is refused, never altered: compressed batches, and transactional or control
+ * batches (their markers take offsets of their own).
  */
 import { BatchBuilder } from "../../format/batch-builder.js";
 import { KafkaRecordsToConch } from "../../format/kafka/kafka-records-to-conch.js";
@@ -68,7 +70,7 @@ function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
   if (c.compression !== Compression.NONE) {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-      `compressed record batches (${CODEC_NAMES[c.compression]}) are not supported yet: produce uncompressed`,
+      `a compressed record batch (${CODEC_NAMES[c.compression]}) beside records without a timestamp: such a produce is converted, and only uncompressed batches convert`,
     );
   }
   if (c.isTransactional || c.isControl) {

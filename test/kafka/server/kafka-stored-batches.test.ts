@@ -178,3 +178,24 @@ test("kcat -z gzip: stored as it came, consumed by kcat and the native SDK", asy
     lines.map((l) => l.split(":")[0]),
   );
 });
+
+test("kafka produce: records without a timestamp (-1) are converted, taking the broker's time", async (t) => {
+  const f = await startKafka(t, { flush: "sync" });
+  await f.broker.createTopic("no-ts", 1);
+  const b = new RecordBatchBuilder();
+  b.add(TS, Buffer.from("k"), Buffer.from("v"));
+  const batch = b.finish({ baseOffset: 0 });
+  batch.writeBigInt64BE(-1n, 27); // base_timestamp
+  batch.writeBigInt64BE(-1n, 35); // max_timestamp
+  batch.writeUInt32BE(recordBatchCrc(batch, 0, batch.length), CRC_AT);
+  const before = Date.now();
+  const c = await f.client();
+  c.send(produceRequest(1, "no-ts", 0, batch));
+  assert.deepEqual(readProduceResponse(await c.next()), [["no-ts", 0, 0, 0]]);
+  await f.broker.partition("no-ts", 0).flush();
+  const wal = await segmentBytes(f.broker.config.dataDir, "no-ts");
+  assert.equal(wal.readUInt16BE(33), 0, "stored as a Conch batch");
+  const [record] = await nativeRecords(f.native, "no-ts", 1);
+  const ts = Number(record!.split(" ")[3]);
+  assert.ok(ts >= before && ts <= Date.now(), `timestamp ${ts}`);
+});
