@@ -4,9 +4,12 @@
  * stored bytes checks a header before it trusts it; they never allocate.
  */
 import {
+  ATTRIBUTES_AT,
   BATCH_META_SIZE,
+  BATCH_RECORDS_AT,
   COUNT_AT,
   HEADER_SIZE,
+  KAFKA_RECORD_BATCH_PAYLOAD,
   KEY_SIZE_AT,
   MAGIC,
   MAX_OFFSET,
@@ -16,7 +19,7 @@ import {
   TIMESTAMP_AT,
 } from "./layout.js";
 import { readTimestampMs } from "./timestamp.js";
-import { readU32, readU64, writeU64 } from "./u64.js";
+import { readU16, readU32, readU64, writeU64 } from "./u64.js";
 
 /** Total bytes of the record (batch) at `at`: header + key (metadata) + payload. */
 export function recordSize(buf: Uint8Array, at: number): number {
@@ -56,10 +59,14 @@ export function batchTimestampMs(buf: Uint8Array, at: number): number {
 /**
  * Writes the broker-assigned base offset. The CRC does not cover this field. An offset that is not an
  * integer in 0..2^53 - 1 would be written as garbage (or as a value checkBatch rejects), so it throws.
+ * A stored Kafka batch (attribute bit 4) gets it in its Kafka header as well.
  */
 export function stampBaseOffset(buf: Uint8Array, at: number, baseOffset: number): void {
   if (!Number.isInteger(baseOffset) || baseOffset < 0 || baseOffset > MAX_OFFSET) {
     throw new RangeError(`base offset ${baseOffset} is not an integer in 0..2^53-1`);
   }
   writeU64(buf, at + OFFSET_AT, baseOffset);
+  // A stored Kafka batch carries its base offset in its own header too, also outside its CRC.
+  if (readU16(buf, at + ATTRIBUTES_AT) === KAFKA_RECORD_BATCH_PAYLOAD)
+    writeU64(buf, at + BATCH_RECORDS_AT, baseOffset);
 }

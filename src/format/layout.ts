@@ -45,11 +45,13 @@ export const COMPRESSION_NONE = 0;
  */
 export const EXTENDED_RECORDS = 0x0008;
 /**
- * Attribute bit 4, kept for "the payload is a Kafka RecordBatch v2, stored as is". Not written or
- * accepted yet: it is rejected like the other reserved bits.
+ * Attribute bit 4: the payload is one Kafka RecordBatch v2, stored as it came (format/kafka/
+ * kafka-envelope.ts). Set alone: the Kafka batch names its own codec, and the reserved u16 holds its
+ * producer epoch. checkBatch applies the Kafka rules to such a batch; readers that walk inner records
+ * convert it first (format/kafka/stored-kafka.ts).
  */
 export const KAFKA_RECORD_BATCH_PAYLOAD = 0x0010;
-/** The attribute bits a reader of this version accepts: the codec and the extended layout. */
+/** The attribute bits of a batch of Conch inner records: the codec and the extended layout. */
 export const KNOWN_ATTRIBUTES = COMPRESSION_MASK | EXTENDED_RECORDS;
 
 /** An extended record's key, payload or header value size meaning null (no bytes follow). */

@@ -7,15 +7,27 @@
 import { type CodecId, decompress, isCodecId } from "./codecs/index.js";
 import { batchCrcMatches } from "./crc.js";
 import { ConchError, ErrorCode } from "./errors.js";
+import { kafkaEnvelopeCrc } from "./kafka/kafka-envelope.js";
+import {
+  checkRecordBatch,
+  BASE_SEQUENCE_AT as KAFKA_BASE_SEQUENCE_AT,
+  PRODUCER_EPOCH_AT as KAFKA_PRODUCER_EPOCH_AT,
+  PRODUCER_ID_AT as KAFKA_PRODUCER_ID_AT,
+  RECORDS_COUNT_AT as KAFKA_RECORDS_COUNT_AT,
+  RecordBatchStatus,
+} from "./kafka/record-batch.js";
 import {
   ATTRIBUTES_AT,
+  BASE_SEQUENCE_AT,
   BATCH_META_SIZE,
   BATCH_RECORDS_AT,
   COMPRESSION_MASK,
   COMPRESSION_NONE,
   COUNT_AT,
+  CRC_AT,
   EXTENDED_RECORDS,
   HEADER_SIZE,
+  KAFKA_RECORD_BATCH_PAYLOAD,
   KEY_SIZE_AT,
   KNOWN_ATTRIBUTES,
   MAGIC,
@@ -23,6 +35,7 @@ import {
   NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
+  PRODUCER_ID_AT,
   RESERVED_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
@@ -91,6 +104,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   const baseOffset = readU64Safe(buf, at + OFFSET_AT);
   if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
+  if (attributes === KAFKA_RECORD_BATCH_PAYLOAD) return checkKafkaPayload(buf, at, size, count, baseOffset);
   if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
     return BatchStatus.BAD_METADATA;
   }
@@ -161,6 +175,62 @@ export function checkRecords(
   if (!sawMaxTimestamp) return BatchStatus.BAD_TIMESTAMP;
   return 0;
 }
+
+/**
+ * The rules for a batch whose payload is a Kafka RecordBatch v2 (attribute bit 4, and no other
+ * bit: the Kafka batch names its own codec), after the shared rules 1-7 (docs/format.md, rules
+ * K1-K5): the payload is exactly one valid Kafka batch (its own CRC32C, and for an uncompressed one
+ * every record's framing; a compressed one's records were checked when it was stored), numbering
+ * the same records from the same base offset, with the producer fields the envelope repeats, and
+ * last the envelope CRC (kafka-envelope.ts: the bytes Kafka's CRC leaves out).
+ */
+function checkKafkaPayload(
+  buf: Uint8Array,
+  at: number,
+  size: number,
+  count: number,
+  baseOffset: number,
+): number {
+  const k = at + BATCH_RECORDS_AT;
+  const payloadSize = size - BATCH_RECORDS_AT;
+  const kafkaSize = checkRecordBatch(buf, k, at + size, payloadSize);
+  if (kafkaSize === RecordBatchStatus.BAD_CRC) return BatchStatus.BAD_CRC;
+  if (kafkaSize !== payloadSize) return BatchStatus.BAD_RECORD;
+  if (readU64Safe(buf, k) !== baseOffset) return BatchStatus.BAD_OFFSET;
+  if (readU32(buf, k + KAFKA_RECORDS_COUNT_AT) !== count) return BatchStatus.BAD_COUNT;
+  if (
+    readU16(buf, at + RESERVED_AT) !== readU16(buf, k + KAFKA_PRODUCER_EPOCH_AT) ||
+    readU32(buf, at + PRODUCER_ID_AT) !== readU32(buf, k + KAFKA_PRODUCER_ID_AT) ||
+    readU32(buf, at + PRODUCER_ID_AT + 4) !== readU32(buf, k + KAFKA_PRODUCER_ID_AT + 4) ||
+    readU32(buf, at + BASE_SEQUENCE_AT) !== readU32(buf, k + KAFKA_BASE_SEQUENCE_AT)
+  ) {
+    return BatchStatus.BAD_METADATA;
+  }
+  if (readU32(buf, at + CRC_AT) !== kafkaEnvelopeCrc(buf, at)) return BatchStatus.BAD_CRC;
+  return size;
+}
+
+/**
+ * Whether the batch at buf[at, end) is a stored Kafka batch whose one fault is that its two base
+ * offsets disagree (rule K2): both are outside every CRC, so this is the flagged batch's form of
+ * "only the base offset is wrong", which recovery quarantines with the offsets its count says it
+ * held rather than cutting. Checks with the envelope's base in the Kafka header, then puts the
+ * header's bytes back: `buf` is unchanged on return.
+ */
+export function onlyKafkaBaseOffsetDiffers(buf: Uint8Array, at: number, end: number): boolean {
+  if (end - at < BATCH_RECORDS_AT + 8 || readU16(buf, at + ATTRIBUTES_AT) !== KAFKA_RECORD_BATCH_PAYLOAD) {
+    return false;
+  }
+  const k = at + BATCH_RECORDS_AT;
+  const saved = baseScratch;
+  saved.set(buf.subarray(k, k + 8));
+  buf.copyWithin(k, at + OFFSET_AT, at + OFFSET_AT + 8);
+  const size = checkBatch(buf, at, end, end - at);
+  buf.set(saved, k);
+  return size === end - at;
+}
+
+const baseScratch = new Uint8Array(8);
 
 /** What `validateBatches` found. */
 export interface BatchesSummary {

@@ -10,6 +10,7 @@
  */
 import type { Broker } from "../broker/broker.js";
 import { expandBatches } from "../format/compressed-batch.js";
+import { StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { RecordCursor } from "../format/record-cursor.js";
 
 export const MAX_MESSAGES = 1000;
@@ -75,12 +76,15 @@ export async function browse(
   let read = 0;
   let examined = 0;
   const cursor = new RecordCursor();
+  // Kafka batches stored as they came are read as Conch batches (format/kafka/stored-kafka.ts).
+  const toConch = new StoredKafkaToConch();
   let scanFull = false;
   while (!scanFull && messages.length < limit && offset < log.highWatermark && read < maxRead) {
     const result = await log.read(offset, READ_STEP_BYTES);
     if (result.records.length === 0) break;
     read += result.records.length;
-    cursor.reset(expandBatches(result.records, 0, result.records.length, log.config.maxBatchBytes));
+    const stored = toConch.convert(result.records);
+    cursor.reset(expandBatches(stored, 0, stored.length, log.config.maxBatchBytes));
     let last = offset - 1;
     while (cursor.next()) {
       if (cursor.offset < offset) continue;

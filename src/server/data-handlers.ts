@@ -13,6 +13,7 @@ import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
+import { nativeReadResult } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
 /** The wire's acks numbers (protocol/api.ts) as the broker's values; the decoder refuses others. */
@@ -101,7 +102,14 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
  */
 class FetchReply extends ReplyTicket implements FetchListener {
   fetched(r: ReadResult): void {
-    this.reply(fetchResponseBuffers(this.correlationId, r));
+    let native: ReadResult;
+    try {
+      native = nativeReadResult(r);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.reply(fetchResponseBuffers(this.correlationId, native));
   }
 
   fetchFailed(err: unknown): void {

@@ -23,6 +23,7 @@ import {
 import type { ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
+import { nativeReadResult } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 import type { OpenStream } from "./stream-host.js";
 import { checkStreamRequest, streamEndReason } from "./stream-rules.js";
@@ -158,9 +159,16 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
     this.#arming = false;
   }
 
-  fetched(r: ReadResult): void {
+  fetched(stored: ReadResult): void {
     this.#fetching = false;
     if (this.#ended) return;
+    let r: ReadResult;
+    try {
+      r = nativeReadResult(stored);
+    } catch (err) {
+      this.#end(err);
+      return;
+    }
     const host = this.#ctx.streams;
     // A client that stopped reading gets nothing more until the connection drains; the data is
     // read again then.

@@ -6,24 +6,13 @@
  * found there is quarantined by the log, and quarantined ranges are answered with CORRUPT_DATA or
  * skipped (damaged-range.ts).
  */
-import {
-  batchBaseOffset,
-  batchCount,
-  batchLastOffset,
-  recordSize,
-  walkableBatchSize,
-} from "../format/batch-header.js";
+
+import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import {
-  BATCH_RECORDS_AT,
-  HEADER_SIZE,
-  KEY_SIZE_AT,
-  MIN_BATCH_SIZE,
-  PAYLOAD_SIZE_AT,
-  TIMESTAMP_AT,
-} from "../format/layout.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
+import { HEADER_SIZE, MIN_BATCH_SIZE, TIMESTAMP_AT } from "../format/layout.js";
+import { RecordCursor } from "../format/record-cursor.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
-import { readU32 } from "../format/u64.js";
 import { batchStatusMessage, checkBatch } from "../format/validate.js";
 import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
 import type { Segment } from "./segment.js";
@@ -314,17 +303,24 @@ function take(
   return to;
 }
 
-/** The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is). */
+/**
+ * The offset of the first record of the batch at `at` whose timestamp is >= ts (the batch's max is).
+ * Walked with RecordCursor, which reads both layouts (an extended record's null sizes and headers
+ * block); a stored Kafka batch is read from a Conch copy.
+ */
 function firstRecordAtOrAfter(buf: Buffer, at: number, ts: Buffer): number {
-  const base = batchBaseOffset(buf, at);
-  const count = batchCount(buf, at);
-  let p = at + BATCH_RECORDS_AT;
-  for (let i = 0; i < count; i++) {
-    if (compareTimestamps(buf, p + TIMESTAMP_AT, ts, 0) >= 0) return base + i;
-    p += HEADER_SIZE + readU32(buf, p + KEY_SIZE_AT) + readU32(buf, p + PAYLOAD_SIZE_AT);
+  const end = at + recordSize(buf, at);
+  if (isStoredKafkaBatch(buf, at))
+    return firstRecordAtOrAfter(kafkaToConch.convert(buf.subarray(at, end)), 0, ts);
+  const c = timeCursor.reset(buf, at, end);
+  while (c.next()) {
+    if (compareTimestamps(buf, c.recordStart + TIMESTAMP_AT, ts, 0) >= 0) return c.offset;
   }
-  return base + count - 1;
+  return batchLastOffset(buf, at);
 }
+
+const timeCursor = new RecordCursor();
+const kafkaToConch = new StoredKafkaToConch();
 
 export function outOfRange(offset: number): ConchError {
   return new ConchError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is not in the log`);

@@ -10,7 +10,12 @@ import type { FileHandle } from "node:fs/promises";
 import { batchBaseOffset, batchCount, batchLastOffset } from "../format/batch-header.js";
 import { HEADER_SIZE, KEY_SIZE_AT, PAYLOAD_SIZE_AT } from "../format/layout.js";
 import { readU32 } from "../format/u64.js";
-import { BatchStatus, batchStatusMessage, checkBatch } from "../format/validate.js";
+import {
+  BatchStatus,
+  batchStatusMessage,
+  checkBatch,
+  onlyKafkaBaseOffsetDiffers,
+} from "../format/validate.js";
 import { findNextBatch } from "./batch-search.js";
 import { isDropped, type OffsetRange } from "./dropped-ranges.js";
 import { readFully } from "./file-ops.js";
@@ -147,6 +152,16 @@ export async function scanSegment(
         at = 0;
       }
       const size = checkBatch(buf, at, at + claimed, claimed);
+      if (size === BatchStatus.BAD_OFFSET && onlyKafkaBaseOffsetDiffers(buf, at, at + claimed)) {
+        // A stored Kafka batch whose Kafka base offset took the damage: like a wrong base offset.
+        wrongSize = claimed;
+        wrongCount = batchCount(buf, at);
+        return {
+          end: pos,
+          stop: "offset-gap",
+          detail: "the Kafka header's base offset differs from the batch's",
+        };
+      }
       if (size < 0) return stopAt(pos, isZero(buf, at, HEADER_SIZE) ? "zero-tail" : "corrupt", size);
       const base = batchBaseOffset(buf, at);
       const gap = base > expected && dropped.length > 0 && isDropped(dropped, expected, base - 1);

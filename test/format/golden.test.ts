@@ -23,7 +23,10 @@ import {
   stampBaseOffset,
   validateBatches,
 } from "../../src/format/index.js";
-import { docsFixtureBlocks, hex, refBatchCrc } from "./helpers.js";
+import { envelopeKafkaBatch } from "../../src/format/kafka/kafka-envelope.js";
+import { StoredKafkaToConch } from "../../src/format/kafka/stored-kafka.js";
+import { RecordBatchBuilder } from "../../src/kafka/protocol/record-batch-builder.js";
+import { docsFixtureBlocks, hex, refBatchCrc, refCrc32c } from "./helpers.js";
 
 const T = 1_700_000_000_000; // 2023-11-14T22:13:20Z, 0x17979cfe362a0000 ns
 
@@ -359,6 +362,60 @@ for (const f of extendedFixtures) {
 test("docs/format.md shows exactly these fixtures, in this order", () => {
   assert.deepEqual(
     docsFixtureBlocks("## Golden fixtures"),
-    [...fixtures, ...extendedFixtures].map((f) => f.bytes.toString("hex")),
+    [...fixtures, ...extendedFixtures]
+      .map((f) => f.bytes.toString("hex"))
+      .concat(KAFKA_STORED.toString("hex")),
   );
+});
+
+/**
+ * A Kafka RecordBatch v2 stored as is (attribute bit 4): one record, no key, value "hello" at T,
+ * one header "h" with a null value, as RecordBatchBuilder (and kafka-python) write it, after its
+ * envelope: timestamp T in ns, count 1, payload 76 bytes, reserved u16 = producer epoch -1,
+ * producer id and base sequence -1 as in the Kafka header.
+ */
+const KAFKA_STORED = hex(`
+  c1 | 17979cfe362a0000 | 0000000000000000 | 00000014 | 0000004c | 00000001
+  2ef49d85 | 0010 | ffff | ffffffffffffffff | ffffffff
+  0000000000000000 | 00000040 | ffffffff | 02 | ee19a643
+  0000 | 00000000 | 0000018bcfe56800 | 0000018bcfe56800
+  ffffffffffffffff | ffff | ffffffff | 00000001
+  1c | 00 | 00 | 00 | 01 | 0a | 68656c6c6f | 02 | 02 | 68 | 01
+`);
+
+test("golden: a Kafka batch stored as is, its envelope CRC over the bytes Kafka's CRC leaves out", () => {
+  const b = new RecordBatchBuilder();
+  b.add(T, null, Buffer.from("hello"), [Buffer.from("h"), null]);
+  const kafka = b.finish({ baseOffset: 0 });
+  const written = Buffer.alloc(49 + kafka.length);
+  envelopeKafkaBatch(written, 0, kafka, 0, kafka.length, T);
+  assert.equal(written.toString("hex"), KAFKA_STORED.toString("hex"));
+  assert.deepEqual(KAFKA_STORED.subarray(49), kafka, "the Kafka batch byte for byte");
+  // The envelope CRC: envelope bytes 0-8, 17-28, 33-48, then the Kafka header's 8-20.
+  const covered = Buffer.concat([
+    KAFKA_STORED.subarray(0, 9),
+    KAFKA_STORED.subarray(17, 29),
+    KAFKA_STORED.subarray(33, 49),
+    KAFKA_STORED.subarray(49 + 8, 49 + 21),
+  ]);
+  assert.equal(KAFKA_STORED.readUInt32BE(29), refCrc32c(covered));
+  assert.equal(checkBatch(KAFKA_STORED, 0, KAFKA_STORED.length, 1 << 20), KAFKA_STORED.length);
+  // Stamping 42 writes both base offsets and nothing else; every CRC still holds.
+  const stamped = Buffer.from(KAFKA_STORED);
+  stampBaseOffset(stamped, 0, 42);
+  for (let i = 0; i < stamped.length; i++) {
+    const inBase = (i >= 9 && i < 17) || (i >= 49 && i < 57);
+    if (!inBase) assert.equal(stamped[i], KAFKA_STORED[i], `byte ${i}`);
+  }
+  assert.equal(stamped.readBigUInt64BE(9), 42n);
+  assert.equal(stamped.readBigUInt64BE(49), 42n);
+  assert.equal(checkBatch(stamped, 0, stamped.length, 1 << 20), stamped.length);
+  const c = new RecordCursor(new StoredKafkaToConch().convert(stamped));
+  assert.ok(c.next());
+  assert.equal(c.offset, 42);
+  assert.equal(c.timestampMs, T);
+  assert.equal(c.keyNull, true);
+  assert.equal(c.value().toString(), "hello");
+  assert.deepEqual(readHeaders(c.buffer, c.headersStart, c.headersEnd), [{ key: "h", value: null }]);
+  assert.equal(c.next(), false);
 });

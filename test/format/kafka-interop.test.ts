@@ -14,8 +14,8 @@ import {
   MAX_TIMESTAMP_MS,
   RecordCursor,
 } from "../../src/format/index.js";
+import { RecordBatchCursor } from "../../src/format/kafka/record-batch-cursor.js";
 import { RecordBatchBuilder } from "../../src/kafka/protocol/record-batch-builder.js";
-import { RecordBatchCursor } from "../../src/kafka/protocol/record-batch-cursor.js";
 
 interface Rec {
   timestampMs: number;

@@ -209,8 +209,11 @@ test("inner record count other than 1", () => {
   }
 });
 
-test("reserved bits: attributes bits 4-15 (bit 4 is kept for Kafka batches) and the reserved u16", () => {
-  for (let bit = 4; bit < 16; bit++) {
+test("reserved bits: attributes bits 5-15, bit 4 with another bit, and the reserved u16", () => {
+  // Bit 4 alone names a Kafka payload: Conch inner records are never read as one (BAD_RECORD).
+  expectStatus(BatchStatus.BAD_RECORD, (b) => b.writeUInt16BE(0x0010, 33), "attribute bit 4 alone");
+  expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(0x0018, 33), "attribute bits 4 and 3");
+  for (let bit = 5; bit < 16; bit++) {
     expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(1 << bit, 33), `attribute bit ${bit}`);
   }
   for (const v of [1, 0x8000, 0xffff]) {

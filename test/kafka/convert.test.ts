@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
+import { RecordBatchCursor } from "../../src/format/kafka/record-batch-cursor.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { readHeaders } from "../../src/format/record-headers.js";
 import { ConvertingBatches } from "../../src/kafka/convert/converting-store.js";
 import { RecordBatchBuilder } from "../../src/kafka/protocol/record-batch-builder.js";
-import { RecordBatchCursor } from "../../src/kafka/protocol/record-batch-cursor.js";
 
 interface Rec {
   key: Uint8Array | null;

@@ -14,6 +14,9 @@ export interface BatchConversion {
    * what it keeps).
    */
   fromKafka(records: Buffer, maxBatchBytes: number, nowMs: number): Buffer;
-  /** Stored batches (whole, as a fetch reads them) as Kafka batches with the same offsets. */
-  toKafka(stored: Buffer): Buffer;
+  /**
+   * Stored batches (whole, as a fetch reads them) as Kafka batches with the same offsets: one
+   * buffer, or pieces to be written one after another (views of `stored` among them).
+   */
+  toKafka(stored: Buffer): Buffer | Buffer[];
 }

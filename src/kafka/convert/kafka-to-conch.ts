@@ -6,25 +6,24 @@
  * are kept byte for byte: a batch with any of them is stored in the extended layout
  * (docs/format.md), one without stays in the v1 layout.
  *
- * What Conch's format cannot keep yet is refused, never altered: compressed batches, and
- * transactional or control batches (their markers take offsets of their own).
+ * The Kafka listener stores batches as they came (storing-batches.ts) and comes here only for a
+ * produce with records without a timestamp, which the envelope cannot place in time. What this
+ * cannot convert is refused, never altered: compressed batches, and transactional or control
+ * batches (their markers take offsets of their own).
  */
 import { BatchBuilder } from "../../format/batch-builder.js";
-import { MAX_TIMESTAMP_MS } from "../../format/layout.js";
+import { KafkaRecordsToConch } from "../../format/kafka/kafka-records-to-conch.js";
+import { Compression } from "../../format/kafka/record-batch.js";
+import { RecordBatchCursor } from "../../format/kafka/record-batch-cursor.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
-import { Compression } from "../protocol/record-batch.js";
-import { RecordBatchCursor } from "../protocol/record-batch-cursor.js";
-import { KafkaHeadersBlock } from "./kafka-headers-block.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 
 const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
-/** A producer's "no timestamp". */
-const NO_TIMESTAMP = -1;
 
 export class KafkaToConch {
   readonly #cursor = new RecordBatchCursor();
   readonly #builder = new BatchBuilder();
-  readonly #headers = new KafkaHeadersBlock(this.#cursor);
+  readonly #records = new KafkaRecordsToConch(this.#cursor);
   /** The produce's batches converted so far, joined when there are several. */
   readonly #batches: Buffer[] = [];
 
@@ -36,17 +35,11 @@ export class KafkaToConch {
     try {
       while (c.nextBatch()) {
         checkBatch(c, maxBatchBytes);
-        const buf = c.buffer;
-        while (c.nextRecord()) {
-          const ts = c.timestamp === NO_TIMESTAMP ? nowMs : c.timestamp;
-          if (ts < 0 || ts > MAX_TIMESTAMP_MS) {
-            throw new KafkaRefusal(
-              KafkaErrorCode.INVALID_TIMESTAMP,
-              `record timestamp ${c.timestamp} is outside 0..2^42-1 ms`,
-            );
-          }
-          const headers = c.headerCount === 0 ? null : this.#headers;
-          b.addRanges(buf, c.keyStart, c.keyEnd, c.valueStart, c.valueEnd, ts, headers);
+        if (!this.#records.addBatch(b, nowMs)) {
+          throw new KafkaRefusal(
+            KafkaErrorCode.INVALID_TIMESTAMP,
+            `record timestamp ${c.timestamp} is outside 0..2^42-1 ms`,
+          );
         }
         // Conch's headers take more bytes than Kafka's (fixed-width sizes): check what is stored.
         checkSize(b.sizeBytes, maxBatchBytes);
@@ -77,7 +70,7 @@ function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
   if (c.compression !== Compression.NONE) {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-      `compressed record batches (${CODEC_NAMES[c.compression]}) are not supported yet: produce uncompressed`,
+      `a compressed record batch (${CODEC_NAMES[c.compression]}) beside records without a timestamp: such a produce is converted, and only uncompressed batches convert`,
     );
   }
   if (c.isTransactional || c.isControl) {

@@ -71,7 +71,8 @@ export interface FetchPartitionResponse {
   /** v11; -1 = none. */
   preferredReadReplica: number;
   /** Whole RecordBatch v2 batches, or null. */
-  records: Uint8Array | null;
+  /** One buffer, or pieces written one after another (stored Kafka batches past their envelopes). */
+  records: Uint8Array | readonly Uint8Array[] | null;
 }
 
 export interface FetchResponse {
@@ -162,7 +163,8 @@ function writeBody(w: KafkaSink, v: number, res: FetchResponse): void {
         }
       }
       if (v >= 11) w.int32(p.preferredReadReplica);
-      w.nullableBytes(p.records);
+      if (Array.isArray(p.records)) w.bytesOf(p.records);
+      else w.nullableBytes(p.records as Uint8Array | null);
     }
   }
 }

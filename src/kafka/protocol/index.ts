@@ -1,3 +1,5 @@
+export * from "../../format/kafka/record-batch.js";
+export * from "../../format/kafka/record-batch-cursor.js";
 export * from "./api-keys.js";
 export * from "./api-versions.js";
 export * from "./create-partitions.js";
@@ -22,9 +24,7 @@ export * from "./offset-commit.js";
 export * from "./offset-fetch.js";
 export * from "./partition-errors.js";
 export * from "./produce.js";
-export * from "./record-batch.js";
 export * from "./record-batch-builder.js";
-export * from "./record-batch-cursor.js";
 export * from "./request-decoders.js";
 export * from "./sasl-authenticate.js";
 export * from "./sasl-handshake.js";

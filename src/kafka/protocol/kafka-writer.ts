@@ -29,6 +29,8 @@ export interface KafkaSink {
   compactNullableString(s: string | null): void;
   bytes(b: Uint8Array): void;
   nullableBytes(b: Uint8Array | null): void;
+  /** BYTES whose value is `parts` one after another: no joined copy made first. */
+  bytesOf(parts: readonly Uint8Array[]): void;
   compactBytes(b: Uint8Array): void;
   /** ARRAY's int32 count, or -1 for a null array. */
   arrayCount(n: number): void;
@@ -109,6 +111,10 @@ export class KafkaSizer implements KafkaSink {
   }
   nullableBytes(b: Uint8Array | null): void {
     this.size += 4 + (b === null ? 0 : b.length);
+  }
+  bytesOf(parts: readonly Uint8Array[]): void {
+    this.size += 4;
+    for (const p of parts) this.size += p.length;
   }
   compactBytes(b: Uint8Array): void {
     this.size += uvarintSize(b.length + 1) + b.length;
@@ -208,6 +214,15 @@ export class KafkaWriter implements KafkaSink {
   nullableBytes(b: Uint8Array | null): void {
     if (b === null) this.int32(-1);
     else this.bytes(b);
+  }
+  bytesOf(parts: readonly Uint8Array[]): void {
+    let length = 0;
+    for (const p of parts) length += p.length;
+    this.int32(length);
+    for (const p of parts) {
+      this.buf.set(p, this.#pos);
+      this.#pos += p.length;
+    }
   }
   compactBytes(b: Uint8Array): void {
     this.uvarint(b.length + 1);

@@ -11,7 +11,6 @@
  * the max timestamp the largest.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
-import { HeaderCursor } from "../../format/record-headers.js";
 import {
   ATTRIBUTES_AT,
   BASE_OFFSET_AT,
@@ -31,7 +30,8 @@ import {
   RECORDS_AT,
   RECORDS_COUNT_AT,
   recordBatchCrc,
-} from "./record-batch.js";
+} from "../../format/kafka/record-batch.js";
+import { HeaderCursor } from "../../format/record-headers.js";
 import { uvarintSize, writeUVarintAt, zigzag } from "./varint.js";
 
 const TWO_32 = 0x1_0000_0000;

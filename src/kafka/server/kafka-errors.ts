@@ -28,6 +28,7 @@ const BY_CONCH_CODE = new Map<number, number>([
   [ErrorCode.CORRUPT_BATCH, KafkaErrorCode.CORRUPT_MESSAGE],
   [ErrorCode.INVALID_BATCH, KafkaErrorCode.CORRUPT_MESSAGE],
   [ErrorCode.CORRUPT_DATA, KafkaErrorCode.CORRUPT_MESSAGE],
+  [ErrorCode.UNSUPPORTED_COMPRESSION, KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE],
   [ErrorCode.BATCH_TOO_LARGE, KafkaErrorCode.MESSAGE_TOO_LARGE],
   [ErrorCode.FRAME_TOO_LARGE, KafkaErrorCode.MESSAGE_TOO_LARGE],
   [ErrorCode.TIMEOUT, KafkaErrorCode.REQUEST_TIMED_OUT],

@@ -21,7 +21,7 @@ import type { Broker } from "../../broker/broker.js";
 import type { Listener } from "../../net/listener.js";
 import type { ConchServer } from "../../server/conch-server.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
-import { ConvertingBatches } from "../convert/converting-store.js";
+import { StoringBatches } from "../convert/storing-batches.js";
 import { ApiKey } from "../protocol/api-keys.js";
 import { defaultKafkaHandlers } from "./handler-table.js";
 import { saslAuthenticateHandler, saslHandshakeHandler } from "./handlers/sasl.js";
@@ -62,7 +62,7 @@ export class KafkaFrontEnd {
     this.#advertisedHost = options.advertisedHost ?? "";
     this.#nodeId = options.nodeId ?? 0;
     // One conversion for every connection: it is used synchronously, and reuses its buffers.
-    const batches: BatchConversion = new ConvertingBatches();
+    const batches: BatchConversion = new StoringBatches();
     const handlers = options.handlers ?? defaultKafkaHandlers();
     const security = options.security ?? null;
     if (security !== null) {

@@ -8,6 +8,7 @@
  */
 import { batchCodec, decompressBatch } from "../../format/compressed-batch.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import {
   ATTRIBUTES_AT,
   BATCH_RECORDS_AT,
@@ -19,6 +20,7 @@ import {
   NULL_SIZE,
   PAYLOAD_SIZE_AT,
 } from "../../format/layout.js";
+import { RecordCursor } from "../../format/record-cursor.js";
 import { readU16, readU32 } from "../../format/u64.js";
 
 /** Throws INVALID_BATCH if an inner record of the batches in `batches` has no key. */
@@ -29,6 +31,12 @@ export function rejectKeylessRecords(batches: Uint8Array, maxBatchBytes: number)
     const stored =
       at + HEADER_SIZE + readU32(batches, at + KEY_SIZE_AT) + readU32(batches, at + PAYLOAD_SIZE_AT);
     if (stored > batches.length) return;
+    if (isStoredKafkaBatch(batches, at)) {
+      rejectKeylessKafka(batches, at, stored, batch);
+      at = stored;
+      batch++;
+      continue;
+    }
     const buf = plainBatch(batches, at, stored, maxBatchBytes);
     if (buf === null) return;
     // The batch's records, in `buf` from `p` to `end`.
@@ -41,12 +49,7 @@ export function rejectKeylessRecords(batches: Uint8Array, maxBatchBytes: number)
     let p = (buf === batches ? at : 0) + BATCH_RECORDS_AT;
     for (let i = 0; i < count && p + HEADER_SIZE <= end; i++) {
       const keySize = readU32(buf, p + KEY_SIZE_AT);
-      if (keySize === noKey) {
-        throw new ConchError(
-          ErrorCode.INVALID_BATCH,
-          `record ${i} of batch ${batch} has no key; records of a compacted topic need a key`,
-        );
-      }
+      if (keySize === noKey) throw keyless(i, batch);
       const valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
       const headersSize = extended ? readU32(buf, p + COUNT_AT) : 0;
       p += HEADER_SIZE + keySize + (extended && valueSize === NULL_SIZE ? 0 : valueSize) + headersSize;
@@ -66,4 +69,26 @@ function plainBatch(batches: Uint8Array, at: number, end: number, maxBatchBytes:
     if (err instanceof ConchError) return null;
     throw err;
   }
+}
+
+const toConch = new StoredKafkaToConch();
+const cursor = new RecordCursor();
+
+/** The same for a Kafka batch stored as it came: its keys read from a Conch copy. */
+function rejectKeylessKafka(buf: Uint8Array, at: number, end: number, batch: number): void {
+  try {
+    cursor.reset(toConch.convert(Buffer.from(buf.buffer, buf.byteOffset + at, end - at)));
+  } catch {
+    return; // malformed: validateBatches reports it
+  }
+  for (let i = 0; cursor.next(); i++) {
+    if (cursor.keyNull) throw keyless(i, batch);
+  }
+}
+
+function keyless(record: number, batch: number): ConchError {
+  return new ConchError(
+    ErrorCode.INVALID_BATCH,
+    `record ${record} of batch ${batch} has no key; records of a compacted topic need a key`,
+  );
 }

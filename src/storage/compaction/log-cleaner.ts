@@ -20,6 +20,7 @@ import type { Logger } from "pino";
 import { batchLastOffset, recordSize } from "../../format/batch-header.js";
 import { expandBatches } from "../../format/compressed-batch.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import type { LogConfig } from "../config.js";
 import { DamageFound } from "../damaged-range.js";
@@ -88,6 +89,7 @@ export class LogCleaner {
   readonly #abort = new AbortController();
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
+  readonly #toConch = new StoredKafkaToConch();
   readonly #filter: SegmentFilter;
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
@@ -352,8 +354,10 @@ export class LogCleaner {
       const { records } = await this.#ctx.read(offset, CHUNK_BYTES);
       if (records.length === 0) break;
       await this.#throttle.take(records.length, signal);
-      // Compressed batches are read decompressed: their keys supersede older records too.
-      const plain = expandBatches(records, 0, records.length, this.#ctx.config().maxBatchBytes);
+      // Kafka batches stored as they came are read as Conch copies, and compressed batches
+      // decompressed: their keys supersede older records too.
+      const keyed = this.#toConch.convert(records);
+      const plain = expandBatches(keyed, 0, keyed.length, this.#ctx.config().maxBatchBytes);
       cursor.reset(plain);
       while (cursor.next()) {
         const o = cursor.offset;

@@ -8,6 +8,7 @@
  */
 import { batchCount, recordSize } from "../../format/batch-header.js";
 import { batchCodec } from "../../format/compressed-batch.js";
+import { isStoredKafkaBatch, StoredKafkaToConch } from "../../format/kafka/stored-kafka.js";
 import { COMPRESSION_NONE, HEADER_SIZE, MIN_BATCH_SIZE } from "../../format/layout.js";
 import { RecordCursor } from "../../format/record-cursor.js";
 import { batchStatusMessage, checkBatch } from "../../format/validate.js";
@@ -25,6 +26,7 @@ export class SegmentFilter {
   readonly #throttle: IoThrottle;
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
+  readonly #toConch = new StoredKafkaToConch();
   #positions = new Int32Array(64);
   #ends = new Int32Array(64);
   #keep = new Uint8Array(64);
@@ -106,7 +108,10 @@ export class SegmentFilter {
     const positions = this.#positions;
     const ends = this.#ends;
     const keep = this.#keep;
-    const cursor = this.#cursor.reset(buf, at, at + size);
+    // A Kafka batch stored as it came is walked as a Conch copy, and kept or dropped whole below.
+    const kafka = isStoredKafkaBatch(buf, at);
+    const walked = kafka ? this.#toConch.convert(buf.subarray(at, at + size)) : buf;
+    const cursor = kafka ? this.#cursor.reset(walked) : this.#cursor.reset(buf, at, at + size);
     const digest = this.#digest;
     const retention = config.deleteRetentionMs;
     let kept = 0;
@@ -116,7 +121,7 @@ export class SegmentFilter {
       ends[i] = cursor.recordEnd;
       let stays = !cursor.keyNull;
       if (stays) {
-        keyDigest(buf, cursor.keyStart, cursor.keyEnd, digest, 0);
+        keyDigest(walked, cursor.keyStart, cursor.keyEnd, digest, 0);
         stays = map.get(digest, 0) <= cursor.offset;
       }
       if (stays && cursor.isTombstone) {
@@ -127,8 +132,11 @@ export class SegmentFilter {
       keep[i] = stays ? 1 : 0;
       if (stays) kept++;
     }
+    // A Kafka batch is one unit of Kafka's format (one CRC, one codec): it stays whole while any
+    // of its records does, and goes when none does.
+    if (kafka && kept > 0) kept = count;
     out.removed += count - kept;
-    if (writer === null) return;
+    if (writer === null || kept === 0) return;
     if (kept === count) {
       writer.copyBatch(buf, at, at + size);
       return;

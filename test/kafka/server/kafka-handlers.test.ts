@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { RecordBatchCursor } from "../../../src/format/kafka/record-batch-cursor.js";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
 import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
-import { RecordBatchCursor } from "../../../src/kafka/protocol/record-batch-cursor.js";
 import { kafkaRequest, produceRequest, responseBody, startKafka } from "./kafka-harness.js";
 
 function batchAt(ts: number, ...values: string[]): Buffer {

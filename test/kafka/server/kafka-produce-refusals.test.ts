@@ -1,12 +1,14 @@
 /**
  * What a Kafka produce cannot store as it came is refused with a Kafka error code a client
- * understands, and nothing of the request's partition is stored: compressed batches, a bad CRC32C,
- * a batch over maxBatchBytes as it came or once stored.
+ * understands, and nothing of the request's partition is stored: compressed batches whose records
+ * do not decompress, or inflate past maxBatchBytes, or are not framed right inside; a bad CRC32C; a
+ * batch over maxBatchBytes.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { gzipSync } from "node:zlib";
+import { ATTRIBUTES_AT, CRC_AT, RECORDS_AT, recordBatchCrc } from "../../../src/format/kafka/record-batch.js";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
-import { ATTRIBUTES_AT, CRC_AT, recordBatchCrc } from "../../../src/kafka/protocol/record-batch.js";
 import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
 import { produceRequest, readProduceResponse, startKafka } from "./kafka-harness.js";
 
@@ -28,18 +30,37 @@ function compressedAs(records: Buffer, codec: number): Buffer {
   return out;
 }
 
+/** `records` with its records gzipped as a whole, as a producer with compression.type=gzip sends them. */
+function gzipped(records: Buffer): Buffer {
+  const out = Buffer.concat([records.subarray(0, RECORDS_AT), gzipSync(records.subarray(RECORDS_AT))]);
+  out.writeInt32BE(out.length - 12, 8);
+  out.writeInt16BE(1, ATTRIBUTES_AT);
+  out.writeUInt32BE(recordBatchCrc(out, 0, out.length), CRC_AT);
+  return out;
+}
+
 const cases: [string, Buffer, number][] = [
+  ["a gzip batch whose records do not decompress", compressedAs(good, 1), KafkaErrorCode.CORRUPT_MESSAGE],
+  ["a batch naming codec 5, which does not exist", compressedAs(good, 5), KafkaErrorCode.CORRUPT_MESSAGE],
   [
-    "headers that grow past maxBatchBytes once stored (8 bytes a header, not 2)",
-    batch((b) => {
-      const headers: (Buffer | null)[] = [];
-      for (let i = 0; i < 12_000; i++) headers.push(Buffer.alloc(0), null);
-      b.add(TS, null, Buffer.from("v"), headers);
-    }),
+    "a gzip batch that inflates past maxBatchBytes (64 KiB of records in a few hundred bytes)",
+    gzipped(
+      batch((b) => {
+        for (let i = 0; i < 40; i++) b.add(TS, null, Buffer.alloc(2048, 7));
+      }),
+    ),
     KafkaErrorCode.MESSAGE_TOO_LARGE,
   ],
-  ["a gzip batch", compressedAs(good, 1), KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE],
-  ["a zstd batch", compressedAs(good, 4), KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE],
+  [
+    "a gzip batch whose decompressed records are not framed right",
+    (() => {
+      const g = batch((b) => b.add(TS, Buffer.from("k"), Buffer.from("v")));
+      g[g.length - 1]! ^= 0x40; // the headers count varint of the last record
+      g.writeUInt32BE(recordBatchCrc(g, 0, g.length), CRC_AT);
+      return gzipped(g);
+    })(),
+    KafkaErrorCode.CORRUPT_MESSAGE,
+  ],
   [
     "a bad CRC32C",
     (() => {

@@ -18,8 +18,8 @@
  * included, when it enters it) and throws ConchError(INVALID_BATCH) on bytes that do not hold
  * together. A compressed batch yields no records: its records stay opaque.
  */
-import { ConchError, ErrorCode } from "../../format/errors.js";
-import { readU32 } from "../../format/u64.js";
+import { ConchError, ErrorCode } from "../errors.js";
+import { readU32 } from "../u64.js";
 import {
   ATTRIBUTES_AT,
   BASE_SEQUENCE_AT,

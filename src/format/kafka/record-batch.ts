@@ -28,7 +28,7 @@
  * Conch's own checkBatch (src/format/validate.ts), so a scan of many batches costs no exceptions.
  */
 import { crc32c } from "@node-rs/crc32";
-import { readU32 } from "../../format/u64.js";
+import { readU32 } from "../u64.js";
 
 export const BASE_OFFSET_AT = 0;
 export const BATCH_LENGTH_AT = 8;
@@ -113,9 +113,17 @@ function readInt32(buf: Uint8Array, at: number): number {
  * magic, batch_length at least a header and within the limit, bytes present, attributes, the base
  * offset and last offset within 0..2^53 - 1, count = last_offset_delta + 1 and not 0, the CRC, and
  * for an uncompressed batch every record's framing (walkRecords). A compressed batch's records
- * stay opaque: its codec is identified, its CRC checked, nothing inside is read.
+ * stay opaque: its codec is identified, its CRC checked, nothing inside is read. `checkCrc` false
+ * leaves the CRC to a later check that is certain to run (the Kafka listener's, before the log's
+ * checkBatch checks the stored batch whole): every byte is then checksummed once on produce.
  */
-export function checkRecordBatch(buf: Buffer, at: number, end: number, maxBatchBytes: number): number {
+export function checkRecordBatch(
+  buf: Uint8Array,
+  at: number,
+  end: number,
+  maxBatchBytes: number,
+  checkCrc = true,
+): number {
   if (end - at < RECORDS_AT) return RecordBatchStatus.TRUNCATED;
   if (buf[at + MAGIC_AT] !== RECORD_BATCH_MAGIC) return RecordBatchStatus.BAD_MAGIC;
   const length = readInt32(buf, at + BATCH_LENGTH_AT);
@@ -135,18 +143,31 @@ export function checkRecordBatch(buf: Buffer, at: number, end: number, maxBatchB
   }
   const count = readInt32(buf, at + RECORDS_COUNT_AT);
   if (count <= 0 || count !== lastDelta + 1) return RecordBatchStatus.BAD_COUNT;
-  if (readU32(buf, at + CRC_AT) !== recordBatchCrc(buf, at, at + size)) return RecordBatchStatus.BAD_CRC;
+  if (checkCrc && readU32(buf, at + CRC_AT) !== recordBatchCrc(buf, at, at + size))
+    return RecordBatchStatus.BAD_CRC;
   if (compressionOf(attributes) !== Compression.NONE) return size;
   const walked = walkRecords(buf, at + RECORDS_AT, at + size, count);
   return walked < 0 ? walked : size;
 }
 
 /**
- * Walks `count` records in buf[start, end) checking their framing; returns 0 or a negative status.
- * Everything is read in place with local varint reads: no reader, no object per record.
+ * The smallest and largest timestamp delta of the records the last walk (walkRecords, or
+ * checkRecordBatch of an uncompressed batch) went through: what a broker needs to place the batch
+ * in time (its largest timestamp) and to check every record's against its range, read on the walk
+ * that checks the framing anyway rather than on a second one. Module state, not an object per walk.
  */
-export function walkRecords(buf: Buffer, start: number, end: number, count: number): number {
+export let minTimestampDelta = 0;
+export let maxTimestampDelta = 0;
+
+/**
+ * Walks `count` records in buf[start, end) checking their framing; returns 0 or a negative status.
+ * Everything is read in place with local varint reads: no reader, no object per record. Sets
+ * minTimestampDelta and maxTimestampDelta.
+ */
+export function walkRecords(buf: Uint8Array, start: number, end: number, count: number): number {
   let p = start;
+  minTimestampDelta = Number.POSITIVE_INFINITY;
+  maxTimestampDelta = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < count; i++) {
     if (p >= end) return RecordBatchStatus.BAD_COUNT;
     const length = readVarint(buf, p, end);
@@ -155,7 +176,10 @@ export function walkRecords(buf: Buffer, start: number, end: number, count: numb
     const recordEnd = p + length;
     if (length < 1 || recordEnd > end) return RecordBatchStatus.BAD_RECORD;
     p++; // attributes: unused, any value
-    if (skipVarint(buf, p, recordEnd, 10) === BAD) return RecordBatchStatus.BAD_RECORD; // timestamp delta
+    const tsDelta = readVarlong(buf, p, recordEnd);
+    if (Number.isNaN(tsDelta)) return RecordBatchStatus.BAD_RECORD;
+    if (tsDelta < minTimestampDelta) minTimestampDelta = tsDelta;
+    if (tsDelta > maxTimestampDelta) maxTimestampDelta = tsDelta;
     p = varintEnd;
     if (readVarint(buf, p, recordEnd) !== i) return RecordBatchStatus.BAD_RECORD; // offset delta
     p = varintEnd;
@@ -217,6 +241,36 @@ export function readVarint(buf: Uint8Array, at: number, end: number): number {
   u = (u | (b << 28)) >>> 0;
   varintEnd = at + 1;
   return (u >>> 1) ^ -(u & 1);
+}
+
+/**
+ * A zigzag varlong (int64) at buf[at], bounded by end, as a number: exact within 2^53, which every
+ * timestamp delta a broker accepts is (larger ones only need to compare as too large); BAD when it
+ * runs past end or past 10 bytes. NaN (not BAD: 2^31 is a valid delta) when it does not hold one.
+ * One-byte fast path, as readVarint.
+ */
+export function readVarlong(buf: Uint8Array, at: number, end: number): number {
+  if (at >= end) return Number.NaN;
+  let b = buf[at]!;
+  if (b < 0x80) {
+    varintEnd = at + 1;
+    return (b >>> 1) ^ -(b & 1);
+  }
+  let u = b & 0x7f;
+  let scale = 0x80;
+  for (let i = 1; i < 10; i++) {
+    if (++at >= end) return Number.NaN;
+    b = buf[at]!;
+    u += (b & 0x7f) * scale;
+    if (b < 0x80) {
+      varintEnd = at + 1;
+      // Zigzag without bit operations, which would cut u to 32 bits.
+      const half = Math.floor(u / 2);
+      return u % 2 === 0 ? half : -half - 1;
+    }
+    scale *= 0x80;
+  }
+  return Number.NaN;
 }
 
 /** Skips a varint of at most `maxBytes` bytes; BAD when it runs past end. */

@@ -4,10 +4,10 @@
  * once to size the block and once to write it, with no object per record or header. Kafka header
  * keys are never null (checkRecordBatch refuses them); a null value stays null.
  */
-import type { HeadersBlockSource } from "../../format/batch-builder.js";
-import { NULL_SIZE } from "../../format/layout.js";
-import { writeU32 } from "../../format/u64.js";
-import type { RecordBatchCursor } from "../protocol/record-batch-cursor.js";
+import type { HeadersBlockSource } from "../batch-builder.js";
+import { NULL_SIZE } from "../layout.js";
+import { writeU32 } from "../u64.js";
+import type { RecordBatchCursor } from "./record-batch-cursor.js";
 
 /** Bytes of the block's header count, and of each size field in it. */
 const SIZE_FIELD = 4;
