@@ -49,6 +49,13 @@ export const ErrorCode = {
   CLUSTER_AUTHORIZATION_FAILED: 45,
   USER_ALREADY_EXISTS: 46,
   UNKNOWN_USER: 47,
+  // 50-59: idempotent producers (docs/protocol.md).
+  /** A batch's sequence number is not the one after the producer's last stored batch. */
+  OUT_OF_ORDER_SEQUENCE: 50,
+  /** A batch carries an older epoch than the partition has seen for its producer id: it is fenced. */
+  INVALID_PRODUCER_EPOCH: 51,
+  /** The partition has no state for the producer id (never seen, or expired) and the sequence is not 0. */
+  UNKNOWN_PRODUCER_ID: 52,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,

@@ -22,9 +22,9 @@ import {
   NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
-  RESERVED_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
+import { producerFieldsValid } from "./producer-fields.js";
 import { headersBlockValid } from "./record-headers.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
 
@@ -51,7 +51,8 @@ export const BatchStatus = {
 const statusMessages: Record<number, string> = {
   [BatchStatus.TRUNCATED]: "batch is truncated: its header claims more bytes than are present",
   [BatchStatus.BAD_MAGIC]: "wrong magic byte: not a Conch v1 batch",
-  [BatchStatus.BAD_METADATA]: "batch metadata has the wrong size or reserved bits set",
+  [BatchStatus.BAD_METADATA]:
+    "batch metadata has the wrong size, reserved bits set or producer fields out of range",
   [BatchStatus.BAD_COUNT]: "batch record count disagrees with its inner records",
   [BatchStatus.BAD_RECORD]: "inner record framing is invalid",
   [BatchStatus.BAD_CRC]: "batch CRC32C mismatch",
@@ -70,7 +71,7 @@ export function batchStatusMessage(status: number): string {
  * Checks the batch that starts at `at` and must end at or before `end`. Returns its total size in
  * bytes when it is whole and valid, else a negative `BatchStatus`. Checks, in order: enough bytes
  * for a header, magic, metadata size, size limit, enough bytes for the claimed size, count not 0,
- * base and last offset within 2^53 - 1, attributes and reserved field, compression, every inner
+ * base and last offset within 2^53 - 1, attributes and producer fields, compression, every inner
  * record's framing (magic, count 1 in the v1 layout, offset delta i, timestamp not above the
  * batch's, sizes inside the payload, an extended record's headers block), that they fill the payload exactly and number `count`, that the batch timestamp
  * is one of theirs, and last the CRC. It reads nothing outside buf[at, end).
@@ -90,7 +91,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   const baseOffset = readU64Safe(buf, at + OFFSET_AT);
   if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
-  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
+  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || !producerFieldsValid(buf, at)) {
     return BatchStatus.BAD_METADATA;
   }
   if ((attributes & COMPRESSION_MASK) !== COMPRESSION_NONE) return BatchStatus.UNSUPPORTED_COMPRESSION;

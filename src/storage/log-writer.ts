@@ -20,6 +20,8 @@ import { GroupCommit } from "./flusher.js";
 import { storageLogLimiter } from "./log-limiter.js";
 import type { LogStats } from "./log-stats.js";
 import { type AppendListener, PendingAppend } from "./pending-append.js";
+import { idempotentAppend } from "./producers/idempotent-append.js";
+import { ProducerCheck, type ProducerTable } from "./producers/producer-table.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { SegmentPreparer } from "./segment-preparer.js";
@@ -33,6 +35,8 @@ export interface WriterEvents {
   written(writtenOffset: number): void;
   /** An fsync completed, covering the log up to `flushedOffset`. */
   flushed(flushedOffset: number): void;
+  /** A new active segment was started. */
+  rolled(): void;
 }
 
 export interface WriterOptions {
@@ -46,6 +50,8 @@ export interface WriterOptions {
   events: WriterEvents;
   logger: Logger | undefined;
   stats: LogStats;
+  /** The partition's idempotent producers, checked and updated as offsets are assigned. */
+  producers: ProducerTable;
 }
 
 export class LogWriter {
@@ -135,6 +141,26 @@ export class LogWriter {
     if (base + records - 1 > MAX_OFFSET) {
       throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
     }
+    // The producer check runs here, where offsets are assigned: of two retries of one batch, the
+    // second finds the first recorded.
+    const producers = this.#o.producers;
+    const idempotent = idempotentAppend(batches);
+    if (idempotent && producers.check(batches, 0) === ProducerCheck.DUPLICATE) {
+      // Stored already: nothing is written, and the answer waits for the original's write.
+      const dup = new PendingAppend(
+        producers.duplicateBaseOffset,
+        producers.duplicateLastOffset,
+        null,
+        0,
+        0,
+        durable,
+        listener,
+        this.#o.stats,
+      );
+      dup.duplicate = true;
+      this.#enqueue(dup);
+      return dup;
+    }
     const buffer = this.#buffer;
     buffer.copyIn(batches);
     const chunk = buffer.chunk;
@@ -148,6 +174,7 @@ export class LogWriter {
     }
     const pending = new PendingAppend(base, offset - 1, chunk, start, end, durable, listener, this.#o.stats);
     this.#nextOffset = offset;
+    if (idempotent) producers.record(batches, 0, base, Date.now());
     this.#enqueue(pending);
     return pending;
   }
@@ -278,6 +305,7 @@ export class LogWriter {
     try {
       await this.#roller.roll(segmentBytes);
       this.#o.stats.segmentsRolled++;
+      this.#o.events.rolled();
     } catch (err) {
       // A full disk fails every roll: one line per interval (log-limiter.ts).
       storageLogLimiter.log(
@@ -485,6 +513,8 @@ export class LogWriter {
     this.#head = 0;
     this.#end = 0;
     this.#nextOffset = this.#writtenOffset;
+    // The dropped appends are not stored: their producers' retries must be appended, not matched.
+    this.#o.producers.truncate(this.#writtenOffset);
     return dropped;
   }
 

@@ -23,6 +23,9 @@ import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
+import { recoverProducers } from "./producers/producer-recovery.js";
+import { writeProducerSnapshot } from "./producers/producer-snapshot.js";
+import { type ProducerLimits, ProducerTable } from "./producers/producer-table.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
 import { Segment } from "./segment.js";
@@ -111,6 +114,10 @@ export class PartitionLog {
   #requireKeys: boolean;
   /** Rescans of segments where a read found damage, one per segment at a time. */
   readonly #rescans = new Map<Segment, Promise<void>>();
+  /** The partition's idempotent producers (producers/producer-table.ts). */
+  readonly #producers: ProducerTable;
+  /** The producer snapshot written last, or being written: one at a time, in order. */
+  #snapshotting: Promise<void> = Promise.resolve();
 
   private constructor(
     dir: string,
@@ -138,6 +145,7 @@ export class PartitionLog {
     this.#waiters = new DataWaiters(this.#ticker);
     this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
     this.#retentionCheckMs = options.retentionCheckMs ?? 60_000;
+    this.#producers = new ProducerTable(producerLimits(config));
     this.#writer = new LogWriter({
       dir,
       segments,
@@ -156,9 +164,11 @@ export class PartitionLog {
           if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
+        rolled: () => this.#snapshotProducers(),
       },
       logger,
       stats: this.stats,
+      producers: this.#producers,
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
@@ -235,6 +245,12 @@ export class PartitionLog {
       }
     }
     const log = new PartitionLog(dir, checked, logger, new SegmentList(segments), options, cleanedEnd);
+    try {
+      await log.#recoverProducers();
+    } catch (err) {
+      await log.close();
+      throw storageError(`cannot recover the producer state in ${dir}`, err);
+    }
     logger?.debug(
       { logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, segments: segments.length },
       "partition log opened",
@@ -270,6 +286,43 @@ export class PartitionLog {
     return this.#config;
   }
 
+  /** Idempotent producers the partition remembers. */
+  get producerCount(): number {
+    return this.#producers.size;
+  }
+
+  async #recoverProducers(): Promise<void> {
+    const segments = this.#segments;
+    await recoverProducers(
+      this.dir,
+      this.#producers,
+      this.#config.maxProducerIds,
+      {
+        logStartOffset: segments.startOffset,
+        endOffset: this.#writer.nextOffset,
+        read: async (offset, maxBytes) =>
+          (await this.#reader.read(offset, maxBytes, this.#writer.nextOffset, true)) as Buffer,
+      },
+      this.#logger,
+    );
+  }
+
+  /**
+   * Writes the producer table as of the next offset to assign (it holds every batch below it), after
+   * the snapshot before it. A failure is logged: the next open replays more of the log instead.
+   */
+  #snapshotProducers(): Promise<void> {
+    const offset = this.#writer.nextOffset;
+    this.#producers.expire(Date.now());
+    const table = this.#producers;
+    this.#snapshotting = this.#snapshotting.then(() =>
+      writeProducerSnapshot(this.dir, table, offset).catch((err: unknown) =>
+        this.#logger?.warn({ err }, "producer snapshot not written; the next open replays the log"),
+      ),
+    );
+    return this.#snapshotting;
+  }
+
   /**
    * Validates all batches (rejecting before anything is written), assigns and stamps offsets
    * synchronously in call order, and resolves when acknowledged per the flush policy (with
@@ -297,7 +350,7 @@ export class PartitionLog {
     const pending = this.#writer.append(batches, durable, listener);
     if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
-    if (stats.counting) {
+    if (stats.counting && !pending.duplicate) {
       stats.appends++;
       stats.bytesIn += pending.byteLength;
       stats.messagesIn += pending.nextOffset - pending.baseOffset;
@@ -385,6 +438,7 @@ export class PartitionLog {
     }
     this.#requireKeys = compacts(checked);
     this.#cleaner.configure(checked);
+    this.#producers.limits = producerLimits(checked);
   }
 
   /**
@@ -475,6 +529,14 @@ export class PartitionLog {
         await this.#ops.truncate(active.openFile, active.size);
         active.fileSize = active.size;
       }
+      // And the producer table as of the log end: the next open replays nothing.
+      if (
+        failure === null &&
+        this.#writer.failure === null &&
+        (this.logEndOffset > 0 || this.#producers.size > 0)
+      ) {
+        await this.#snapshotProducers();
+      }
       // A clean stop leaves the active segment's index too, so the next open reads it instead of
       // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
       if (
@@ -488,6 +550,7 @@ export class PartitionLog {
     } catch (err) {
       failure ??= err;
     }
+    await this.#snapshotting;
     await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
     if (failure !== null)
       this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
@@ -557,6 +620,10 @@ export class PartitionLog {
     );
     return removed.length;
   }
+}
+
+function producerLimits(config: LogConfig): ProducerLimits {
+  return { expirationMs: config.producerIdExpirationMs, maxProducers: config.maxProducerIds };
 }
 
 function shuttingDown(): ConchError {

@@ -49,6 +49,8 @@ test("defaults when nothing is given", () => {
     maxPartitions: 10_000,
     compactionDelayMs: 30_000,
     compactionBytesPerSec: -1,
+    producerIdExpirationMs: 86_400_000,
+    maxProducerIds: 1000,
     http: true,
     httpHost: "127.0.0.1",
     httpPort: 7421,
