@@ -17,6 +17,7 @@ import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
+import { ProducerIdAllocator } from "./producer-ids.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
@@ -49,6 +50,8 @@ export class Broker {
   #closing: Promise<void> | null = null;
 
   #lock: DataDirLock;
+  /** Opened with the broker (producer-ids.ts). */
+  #producerIds: ProducerIdAllocator | null = null;
 
   private constructor(
     config: BrokerConfig,
@@ -78,6 +81,7 @@ export class Broker {
     const store = new TopicStore(dataDir, log);
     const broker = new Broker(resolved, dataDir, lock, store, log);
     try {
+      broker.#producerIds = await ProducerIdAllocator.open(dataDir);
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
         (await store.scan()).map((meta) => Topic.open(store, meta, resolved, log)),
@@ -92,6 +96,15 @@ export class Broker {
     }
     log.info({ dataDir, topics: broker.#topics.size }, "broker opened");
     return broker;
+  }
+
+  /**
+   * A new idempotent producer's id, never handed out before by this data directory, with epoch 0:
+   * every producer gets a fresh id (there are no transactional ids to keep one across sessions).
+   */
+  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    this.#checkOpen();
+    return { producerId: await this.#producerIds!.next(), producerEpoch: 0 };
   }
 
   // ---- admin ---------------------------------------------------------------------------------

@@ -129,6 +129,8 @@ test("every setting is reachable by its flag key, its environment variable and t
     maxPartitions: ["20", 20],
     compactionDelayMs: ["5000", 5000],
     compactionBytesPerSec: ["1048576", 1048576],
+    producerIdExpirationMs: ["60000", 60000],
+    maxProducerIds: ["50", 50],
     http: ["false", false],
     httpHost: ["::1", "::1"],
     httpPort: ["0", 0],

@@ -6,6 +6,9 @@
  * are kept byte for byte: a batch with any of them is stored in the extended layout
  * (docs/format.md), one without stays in the v1 layout.
  *
+ * An idempotent producer's id, epoch and base sequence go into the stored batch's envelope, where
+ * the partition log checks them (docs/design.md, "Idempotent producers").
+ *
  * What Conch's format cannot keep yet is refused, never altered: compressed batches, and
  * transactional or control batches (their markers take offsets of their own).
  */
@@ -18,6 +21,8 @@ import { KafkaHeadersBlock } from "./kafka-headers-block.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 
 const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
+/** A Kafka batch's "no producer id". */
+const NO_PRODUCER_ID = -1;
 /** A producer's "no timestamp". */
 const NO_TIMESTAMP = -1;
 
@@ -50,6 +55,7 @@ export class KafkaToConch {
         }
         // Conch's headers take more bytes than Kafka's (fixed-width sizes): check what is stored.
         checkSize(b.sizeBytes, maxBatchBytes);
+        if (c.producerId !== NO_PRODUCER_ID) b.setProducer(c.producerId, c.producerEpoch, c.baseSequence);
         batches.push(b.finish());
       }
     } catch (err) {
@@ -74,6 +80,15 @@ function checkSize(bytes: number, maxBatchBytes: number): void {
 
 function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
   checkSize(c.batchEnd - c.batchStart, maxBatchBytes);
+  if (
+    c.producerId !== NO_PRODUCER_ID &&
+    (c.producerId < 0 || c.producerEpoch < 0 || c.baseSequence < 0 || c.recordCount < 1)
+  ) {
+    throw new KafkaRefusal(
+      KafkaErrorCode.INVALID_RECORD,
+      `producer id ${c.producerId} with epoch ${c.producerEpoch} and base sequence ${c.baseSequence} is out of range`,
+    );
+  }
   if (c.compression !== Compression.NONE) {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
