@@ -3,8 +3,10 @@
  * and base sequence, read and written in place. `producerFieldsValid` is checkBatch's rule for
  * them; the readers below trust a batch that passed it.
  */
+import { batchCrc } from "./crc.js";
 import {
   BASE_SEQUENCE_AT,
+  CRC_AT,
   MAX_PRODUCER_EPOCH,
   MAX_SEQUENCE,
   NO_PRODUCER_ID_HALF,
@@ -71,6 +73,22 @@ export function writeProducerFields(
   writeU64(buf, at + PRODUCER_ID_AT, producerId);
   writeU16(buf, at + PRODUCER_EPOCH_AT, epoch);
   writeU32(buf, at + BASE_SEQUENCE_AT, baseSequence);
+}
+
+/**
+ * Marks a finished batch (`buf[at, end)`) as an idempotent producer's and computes its CRC again:
+ * for a producer that learns its sequence numbers only when a batch is first sent.
+ */
+export function stampProducerFields(
+  buf: Uint8Array,
+  at: number,
+  end: number,
+  producerId: number,
+  epoch: number,
+  baseSequence: number,
+): void {
+  writeProducerFields(buf, at, producerId, epoch, baseSequence);
+  writeU32(buf, at + CRC_AT, batchCrc(buf, at, end));
 }
 
 /** The sequence `n` after `sequence`, wrapping after 2^31 - 1 to 0 as Kafka's do. */

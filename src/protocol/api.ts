@@ -21,6 +21,8 @@ export const ApiKey = {
   // SASL login (docs/security.md), after the handshake.
   SASL_HANDSHAKE: 13,
   SASL_AUTHENTICATE: 14,
+  /** An idempotent producer's id (docs/protocol.md). */
+  INIT_PRODUCER_ID: 15,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -64,6 +66,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.CREATE_PARTITIONS]: 1,
   [ApiKey.SASL_HANDSHAKE]: 1,
   [ApiKey.SASL_AUTHENTICATE]: 1,
+  [ApiKey.INIT_PRODUCER_ID]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

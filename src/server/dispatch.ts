@@ -17,7 +17,7 @@ import {
   describeTopic,
   listTopics,
 } from "./admin-handlers.js";
-import { fetch, listOffsets, produce } from "./data-handlers.js";
+import { fetch, initProducerId, listOffsets, produce } from "./data-handlers.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
@@ -67,6 +67,7 @@ export function defaultHandlers(): HandlerTable {
   };
   add(ApiKey.SASL_HANDSHAKE, saslHandshake);
   add(ApiKey.SASL_AUTHENTICATE, saslAuthenticate);
+  add(ApiKey.INIT_PRODUCER_ID, initProducerId);
   add(ApiKey.JOIN_GROUP, groups.joinGroup);
   add(ApiKey.HEARTBEAT, groups.heartbeat);
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);

@@ -1,35 +1,49 @@
 /**
- * A TCP proxy that loses one produce acknowledgment: it forwards everything between Kafka clients
- * and the broker, except that for the first Produce request it sees it forwards the request, waits
- * for the broker's answer (so the batch is stored), and then closes both sides instead of passing
- * the answer on. The client never learns its batch was stored, and retries it.
+ * A TCP proxy that loses one produce acknowledgment: it forwards everything between clients and
+ * the broker, except that for the first Produce request it sees it forwards the request, waits for
+ * the broker's answer (so the batch is stored), and then closes both sides instead of passing the
+ * answer on. The client never learns its batch was stored, and retries it. It serves Kafka's
+ * protocol and Conch's alike: both frames start with a 4-byte size, a request has its API key at
+ * byte 4 and its correlation id at byte 8, and a response its correlation id at byte 4.
  *
- * It listens on 127.0.0.2 at the broker's port, so a broker advertising 127.0.0.2 sends every
- * client connection, the reconnects after a Metadata included, through it.
+ * For Kafka it listens on 127.0.0.2 at the broker's port, so a broker advertising 127.0.0.2 sends
+ * every client connection, the reconnects after a Metadata included, through it.
  */
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Server, type Socket } from "node:net";
 
-const PRODUCE = 0;
+/** The Produce API keys: Kafka's and Conch's. */
+export const KAFKA_PRODUCE = 0;
+export const NATIVE_PRODUCE = 5;
 
 export class AckDroppingProxy {
   readonly #server: Server;
+  readonly #produceKey: number;
   readonly #sockets = new Set<Socket>();
   /** Produce acknowledgments dropped so far (1 once the fault has fired). */
   dropped = 0;
 
-  private constructor(server: Server) {
+  private constructor(server: Server, produceKey: number) {
     this.#server = server;
+    this.#produceKey = produceKey;
   }
 
-  static async start(brokerPort: number): Promise<AckDroppingProxy> {
+  /** A proxy to the broker at 127.0.0.1:`brokerPort`, listening at `host`:`port`. */
+  static async start(
+    brokerPort: number,
+    { produceKey = KAFKA_PRODUCE, host = "127.0.0.2", port = brokerPort } = {},
+  ): Promise<AckDroppingProxy> {
     const server = createServer();
-    const proxy = new AckDroppingProxy(server);
+    const proxy = new AckDroppingProxy(server, produceKey);
     server.on("connection", (client) => proxy.#pipe(client, brokerPort));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(brokerPort, "127.0.0.2", resolve);
+      server.listen(port, host, resolve);
     });
     return proxy;
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
   }
 
   #pipe(client: Socket, brokerPort: number): void {
@@ -52,7 +66,7 @@ export class AckDroppingProxy {
       fromClient = Buffer.concat([fromClient, chunk]);
       while (fromClient.length >= 4 && fromClient.length >= 4 + fromClient.readInt32BE(0)) {
         const size = fromClient.readInt32BE(0);
-        if (fromClient.readInt16BE(4) === PRODUCE) victim = fromClient.readInt32BE(8);
+        if (fromClient.readInt16BE(4) === this.#produceKey) victim = fromClient.readInt32BE(8);
         fromClient = fromClient.subarray(4 + size);
         if (victim >= 0) return;
       }
