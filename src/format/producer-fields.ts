@@ -38,6 +38,10 @@ export function producerFieldsValid(buf: Uint8Array, at: number): boolean {
 
 /** The batch's producer id, or NO_PRODUCER_ID. */
 export function batchProducerId(buf: Uint8Array, at: number): number {
+  // Most batches have none: one byte tells most of those from an id (ids stay below 2^53).
+  if (buf[at + PRODUCER_ID_AT] === 0xff && readU32(buf, at + PRODUCER_ID_AT + 4) === NO_PRODUCER_ID_HALF) {
+    return NO_PRODUCER_ID;
+  }
   const hi = readU32(buf, at + PRODUCER_ID_AT);
   const lo = readU32(buf, at + PRODUCER_ID_AT + 4);
   if (hi === NO_PRODUCER_ID_HALF && lo === NO_PRODUCER_ID_HALF) return NO_PRODUCER_ID;

@@ -9,6 +9,8 @@ import { batchProducerId, NO_PRODUCER_ID } from "../../format/producer-fields.js
 
 /** Reads each batch's producer id in place; `batches` passed validateBatches. */
 export function idempotentAppend(batches: Uint8Array): boolean {
+  // The common case, one batch: its producer id is all it takes.
+  if (recordSize(batches, 0) === batches.length) return batchProducerId(batches, 0) !== NO_PRODUCER_ID;
   let found = false;
   let n = 0;
   for (let at = 0; at < batches.length; at += recordSize(batches, at), n++) {

@@ -6,9 +6,10 @@
  * fenced, a newer one starts over at sequence 0, a retry of one of the last five batches is a
  * duplicate answered with its original offsets, anything else must follow the last sequence.
  *
- * Memory is bounded: producers are kept in least-recently-used order, those idle past the
- * expiration go first, and past `maxProducers` the longest idle one is forgotten (its next batch,
- * unless it starts a new epoch at 0, is then UNKNOWN_PRODUCER_ID, as after Kafka's expiration).
+ * Memory is bounded: when a new producer would pass `maxProducers`, those idle past the expiration
+ * are forgotten, and if that is not enough, the longest idle one (its next batch, unless it starts
+ * a new epoch at 0, is then UNKNOWN_PRODUCER_ID, as after Kafka's expiration). The scan for them
+ * runs only then and at snapshots, so an append of a known producer costs one map lookup.
  */
 
 import { batchCount } from "../../format/batch-header.js";
@@ -37,7 +38,6 @@ export const ProducerCheck = {
 } as const;
 
 export class ProducerTable {
-  /** Least recently used first: a producer moves to the end when it appends. */
   readonly #entries = new Map<number, ProducerEntry>();
   #limits: ProducerLimits;
   /** Set by a `check` that answered DUPLICATE. */
@@ -114,19 +114,16 @@ export class ProducerTable {
     if (entry === undefined) {
       this.#makeRoom(nowMs);
       entry = new ProducerEntry(epoch, nowMs);
+      this.#entries.set(id, entry);
     } else {
-      // Moved to the end: the map's order is least recently used first.
-      this.#entries.delete(id);
       if (epoch !== entry.epoch) entry.reset(epoch);
       entry.lastUsedMs = nowMs;
     }
-    this.#entries.set(id, entry);
     entry.add(first, sequenceAfter(first, count - 1), baseOffset, baseOffset + count - 1);
   }
 
-  /** Adds a producer read from a snapshot (oldest first, as they were written). */
+  /** Adds a producer read from a snapshot. */
   restore(id: number, entry: ProducerEntry): void {
-    this.#entries.delete(id);
     this.#entries.set(id, entry);
   }
 
@@ -138,18 +135,22 @@ export class ProducerTable {
   /** Forgets the producers idle for the expiration or longer. */
   expire(nowMs: number): void {
     const cutoff = nowMs - this.#limits.expirationMs;
-    for (const [id, entry] of this.#entries) {
-      if (entry.lastUsedMs > cutoff) break;
-      this.#entries.delete(id);
-    }
+    for (const [id, entry] of this.#entries) if (entry.lastUsedMs <= cutoff) this.#entries.delete(id);
   }
 
   #makeRoom(nowMs: number): void {
     if (this.#entries.size < this.#limits.maxProducers) return;
     this.expire(nowMs);
-    for (const id of this.#entries.keys()) {
-      if (this.#entries.size < this.#limits.maxProducers) break;
-      this.#entries.delete(id);
+    while (this.#entries.size >= this.#limits.maxProducers) {
+      let oldestId = -1;
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const [id, entry] of this.#entries) {
+        if (entry.lastUsedMs < oldest) {
+          oldest = entry.lastUsedMs;
+          oldestId = id;
+        }
+      }
+      this.#entries.delete(oldestId);
     }
   }
 }
