@@ -39,6 +39,10 @@ export interface BrokerConfig {
   maxPartitions: number;
   compactionDelayMs: number;
   compactionBytesPerSec: number;
+  /** An idle idempotent producer is forgotten by a partition after this long. */
+  producerIdExpirationMs: number;
+  /** Idempotent producers each partition remembers at most. */
+  maxProducerIds: number;
   /** Serve the HTTP port (metrics, health, admin API: docs/http-api.md). */
   http: boolean;
   httpHost: string;

@@ -5,7 +5,7 @@
  * added here and nowhere else.
  */
 import { MAX_TIMER_MS } from "../format/duration.js";
-import { MAX_BATCH_BYTES_LIMIT } from "../storage/config.js";
+import { MAX_BATCH_BYTES_LIMIT, MAX_PRODUCER_IDS } from "../storage/config.js";
 import type { FlushPolicy } from "./broker-config.js";
 import { CLUSTER_SETTINGS } from "./cluster-settings.js";
 import { booleanValue, enumValue, integerValue, textValue } from "./config-values.js";
@@ -151,6 +151,20 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "cap on each partition log's compaction reads plus writes per second; -1 for no cap",
     -1,
     integerValue(1, Number.MAX_SAFE_INTEGER, true),
+  ),
+  setting(
+    "producerIdExpirationMs",
+    "ms",
+    "an idempotent producer that has not produced to a partition for this long is forgotten there",
+    DAY_MS,
+    integerValue(1, Number.MAX_SAFE_INTEGER),
+  ),
+  setting(
+    "maxProducerIds",
+    "number",
+    "idempotent producers each partition remembers at most; past it the longest idle is forgotten",
+    1000,
+    integerValue(1, MAX_PRODUCER_IDS),
   ),
   {
     ...setting(

@@ -18,6 +18,7 @@ import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
+import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
@@ -58,6 +59,8 @@ export class Broker {
   #closing: Promise<void> | null = null;
 
   #lock: DataDirLock;
+  /** Opened with the broker (producer-ids.ts). */
+  #producerIds: ProducerIdAllocator | null = null;
 
   private constructor(
     config: BrokerConfig,
@@ -87,6 +90,7 @@ export class Broker {
     const store = new TopicStore(dataDir, log);
     const broker = new Broker(resolved, dataDir, lock, store, log);
     try {
+      broker.#producerIds = await ProducerIdAllocator.open(dataDir);
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
         (await store.scan()).map((meta) => Topic.open(store, meta, resolved, log)),
@@ -101,6 +105,15 @@ export class Broker {
     }
     log.info({ dataDir, topics: broker.#topics.size }, "broker opened");
     return broker;
+  }
+
+  /**
+   * A new idempotent producer's id, never handed out before by this data directory, with epoch 0:
+   * every producer gets a fresh id (there are no transactional ids to keep one across sessions).
+   */
+  async initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    this.#checkOpen();
+    return { producerId: await this.#producerIds!.next(), producerEpoch: 0 };
   }
 
   // ---- admin ---------------------------------------------------------------------------------

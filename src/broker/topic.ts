@@ -99,6 +99,8 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
     compactionBytesPerSec: broker.compactionBytesPerSec,
     corruptData: topic.corruptData,
     metrics: broker.metrics,
+    producerIdExpirationMs: broker.producerIdExpirationMs,
+    maxProducerIds: broker.maxProducerIds,
   };
 }
 

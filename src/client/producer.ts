@@ -4,7 +4,8 @@
  * retries retriable failures.
  *
  * Delivery is at-least-once: a batch whose connection dropped before its response came may or may
- * not have been stored, and is sent again, so it may be stored twice. Order within a partition
+ * not have been stored, and is sent again, so it may be stored twice, unless the producer is
+ * idempotent (its batches carry a producer id and sequence numbers the partition checks). Order within a partition
  * holds across a lost connection (the accumulator resends its failed batches in their original
  * order, once all its batches in flight have come back); a batch retried after another retriable
  * error may land after batches that were stored meanwhile, unless `maxInFlight` is 1.
@@ -26,6 +27,7 @@ export type { RecordHeaders } from "../format/record-headers.js";
 
 import { checkTopicName } from "../format/topic-name.js";
 import { Acks, type AcksValue } from "../protocol/api.js";
+import { decodeInitProducerIdResponse, encodeInitProducerIdRequest } from "../protocol/init-producer-id.js";
 import {
   decodeProduceResponse,
   encodeProduceRequestHeader,
@@ -61,6 +63,12 @@ export interface ProducerOptions {
   lingerMs?: number;
   /** Produce requests in flight per partition. Default 5. */
   maxInFlight?: number;
+  /**
+   * Idempotent: the producer asks the broker for a producer id (InitProducerId) and numbers each
+   * partition's batches, so a batch retried after a lost answer is stored once, answered with the
+   * offsets it was stored at (docs/client.md). Needs acks "leader" or "durable". Default false.
+   */
+  idempotent?: boolean;
   /** Memory for records not yet acknowledged; past it `send` waits. Default 32 MiB. */
   bufferBytes?: number;
   /** Retries of a batch after retriable errors. Default: unlimited within `deliveryTimeoutMs`. */
@@ -180,6 +188,9 @@ export class Producer {
   #expiryAt = Number.POSITIVE_INFINITY;
   #closing = false;
   #closed: Promise<void> | null = null;
+  readonly #idempotent: boolean;
+  /** The InitProducerId request under way, or waiting for its retry. */
+  #askingProducerId = false;
 
   constructor(client: ClientOptions, options: ProducerOptions = {}) {
     const conn = connectionManagerOptions(client);
@@ -196,6 +207,13 @@ export class Producer {
     this.#retryBackoffMaxMs = durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 1000, 1);
     this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 120_000, 1);
     this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
+    this.#idempotent = options.idempotent === true;
+    if (this.#idempotent && this.#acks === Acks.NONE) {
+      throw new ConchError(
+        ErrorCode.INVALID_CONFIG,
+        'an idempotent producer needs acks "leader" or "durable"',
+      );
+    }
     this.#acc = new RecordAccumulator(
       {
         batchBytes: integerOption("batchBytes", options.batchBytes, 256 << 10, 1024),
@@ -206,6 +224,7 @@ export class Producer {
         // Without responses nothing tells when a batch's bytes have left the socket.
         recycleBuffers: this.#acks !== Acks.NONE,
         compression: compressionOption(options.compression),
+        ...(this.#idempotent ? { idempotent: { needProducerId: () => this.#askProducerId() } } : {}),
       },
       this.#sendBatch,
     );
@@ -668,6 +687,24 @@ export class Producer {
     requestFailed: (err, batch) => this.#onError(batch, err),
   };
 
+  /** Asks the broker for a producer id, once; a failure is asked again after a backoff. */
+  #askProducerId(): void {
+    if (this.#askingProducerId || this.#closing) return;
+    this.#askingProducerId = true;
+    let attempts = 0;
+    const ask = (): void => {
+      attempts++;
+      this.#manager.request(encodeInitProducerIdRequest, undefined, decodeInitProducerIdResponse).then(
+        (res) => this.#acc.setProducer(res.producerId, res.producerEpoch),
+        (err: unknown) => {
+          // Batches waiting meanwhile fail by their delivery deadline if the broker never answers.
+          if (!this.#closing) setTimeout(ask, this.#retryDelay(asConchError(err), attempts)).unref();
+        },
+      );
+    };
+    ask();
+  }
+
   #settle(batch: ProducerBatch, baseOffset: number): void {
     batch.complete(baseOffset);
     this.#acc.done(batch);
@@ -682,14 +719,16 @@ export class Producer {
       return;
     }
     const late = performance.now() >= batch.deadline;
-    if (e.retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
+    // Idempotent: a batch that overtook one being retried finds a gap; it goes again after it.
+    const retriable = e.retriable || (this.#idempotent && e.code === ErrorCode.OUT_OF_ORDER_SEQUENCE);
+    if (retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
       this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
       return;
     }
     if (e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) {
       this.#metadata.invalidate(batch.topic);
     }
-    batch.fail(late && e.retriable ? this.#batchTimedOut(batch) : e);
+    batch.fail(late && retriable ? this.#batchTimedOut(batch) : e);
     this.#acc.done(batch);
   }
 

@@ -14,11 +14,14 @@
  * into buffers from one adaptive pool (format/encode-buffer-pool.ts); a settled batch's buffer goes
  * back to it, unless `recycleBuffers` is off (acks = none: nothing tells when the bytes have left).
  */
+
 import { BatchBuilder } from "../format/batch-builder.js";
+import { batchCount } from "../format/batch-header.js";
 import type { CodecId } from "../format/codecs/index.js";
 import { compressBatch } from "../format/compressed-batch.js";
 import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
+import { sequenceAfter, stampProducerFields } from "../format/producer-fields.js";
 import type { RecordHeaders } from "../format/record-headers.js";
 import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
 import { microtask } from "./microtask.js";
@@ -36,6 +39,12 @@ export interface AccumulatorOptions {
   recycleBuffers?: boolean;
   /** Compress each sealed batch with this codec. Default 0, none. */
   compression?: CodecId;
+  /**
+   * Idempotent producer: nothing is sent until `setProducer` gives the producer id, and each batch
+   * gets its partition's next sequence numbers when it is first sent. `needProducerId` is called
+   * while batches wait for the id.
+   */
+  idempotent?: { needProducerId: () => void };
 }
 
 /**
@@ -62,6 +71,8 @@ class PartitionQueue {
    */
   retrying = false;
   nextSeq = 0;
+  /** Idempotence: the sequence number of the next batch's first record sent to the partition. */
+  nextSequence = 0;
   /** Its index in the accumulator's active list (-1: not active). */
   listSlot = -1;
 
@@ -98,6 +109,10 @@ export class RecordAccumulator {
   readonly #pool: EncodeBufferPool;
   readonly #recycle: boolean;
   readonly #compression: CodecId;
+  readonly #idempotent: { needProducerId: () => void } | null;
+  /** The idempotent producer's id (-1 until known) and epoch. */
+  #producerId = -1;
+  #producerEpoch = 0;
 
   constructor(options: AccumulatorOptions, send: BatchSender) {
     this.#batchBytes = options.batchBytes;
@@ -107,6 +122,7 @@ export class RecordAccumulator {
     this.#deliveryTimeoutMs = options.deliveryTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#recycle = options.recycleBuffers ?? true;
     this.#compression = options.compression ?? 0;
+    this.#idempotent = options.idempotent ?? null;
     this.#pool = new EncodeBufferPool();
     this.#send = send;
   }
@@ -196,6 +212,13 @@ export class RecordAccumulator {
     }
     if (sealed) this.#drain(q);
     return batch;
+  }
+
+  /** The idempotent producer's id is known: batches waiting for it go. */
+  setProducer(producerId: number, epoch: number): void {
+    this.#producerId = producerId;
+    this.#producerEpoch = epoch;
+    this.#drainAll();
   }
 
   /** Makes every open batch due now (flush). */
@@ -363,6 +386,11 @@ export class RecordAccumulator {
   }
 
   #drain(q: PartitionQueue): void {
+    if (this.#idempotent !== null && this.#producerId < 0) {
+      if (q.ready.length > 0 || (q.open !== null && (q.due || this.#pressure)))
+        this.#idempotent.needProducerId();
+      return;
+    }
     if (q.retrying) {
       if (q.inFlight > 0) return;
       q.retrying = false;
@@ -382,9 +410,19 @@ export class RecordAccumulator {
       }
       q.inFlight++;
       batch.inFlight = true;
-      batch.attempts++;
+      if (batch.attempts++ === 0 && this.#idempotent !== null) this.#number(q, batch);
       this.#send(batch);
     }
+  }
+
+  /**
+   * Gives a batch its first send's sequence numbers: first sends go out in seq order, so the
+   * partition's sequences follow the batches' order, and a retry sends the same bytes again.
+   */
+  #number(q: PartitionQueue, batch: ProducerBatch): void {
+    const records = batch.records;
+    stampProducerFields(records, 0, records.length, this.#producerId, this.#producerEpoch, q.nextSequence);
+    q.nextSequence = sequenceAfter(q.nextSequence, batchCount(records, 0));
   }
 
   #armLinger(): void {

@@ -19,7 +19,6 @@ import { batchCrc } from "./crc.js";
 import type { EncodeBufferPool } from "./encode-buffer-pool.js";
 import {
   ATTRIBUTES_AT,
-  BASE_SEQUENCE_AT,
   BATCH_META_SIZE,
   BATCH_RECORDS_AT,
   COUNT_AT,
@@ -29,13 +28,12 @@ import {
   KEY_SIZE_AT,
   MAGIC,
   MAX_TIMESTAMP_MS,
-  NO_PRODUCER_ID_HALF,
   NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
-  PRODUCER_ID_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
+import { NO_PRODUCER_ID, writeProducerFields } from "./producer-fields.js";
 import { headersBlockSize, type RecordHeaders, writeHeadersBlock } from "./record-headers.js";
 import { writeTimestampMs } from "./timestamp.js";
 import { readU32, writeU16, writeU32 } from "./u64.js";
@@ -85,6 +83,10 @@ export class BatchBuilder {
    * (they are integers below 2^42) and cheaper than comparing the stored u64s.
    */
   #maxTimestampMs = -1;
+  /** The idempotent producer fields of the batch being built (setProducer); none by default. */
+  #producerId = NO_PRODUCER_ID;
+  #producerEpoch = 0;
+  #baseSequence = 0;
 
   constructor(options: BatchBuilderOptions = {}) {
     this.#slabBytes = options.slabBytes ?? 1 << 20;
@@ -341,6 +343,10 @@ export class BatchBuilder {
     if (this.#count === 0) throw new RangeError("cannot finish an empty batch");
     const slab = this.#slab;
     const s = this.#start;
+    if (this.#producerId !== NO_PRODUCER_ID) {
+      writeProducerFields(slab, s, this.#producerId, this.#producerEpoch, this.#baseSequence);
+      this.#producerId = NO_PRODUCER_ID;
+    }
     writeTimestampMs(slab, s + TIMESTAMP_AT, this.#maxTimestampMs);
     writeU32(slab, s + KEY_SIZE_AT, BATCH_META_SIZE);
     writeU32(slab, s + PAYLOAD_SIZE_AT, this.#pos - s - BATCH_RECORDS_AT);
@@ -361,8 +367,20 @@ export class BatchBuilder {
     return batch;
   }
 
+  /**
+   * Marks the batch being built (the next `finish`) as an idempotent producer's: its producer id,
+   * epoch and the sequence number of its first record (docs/format.md). Later batches have none
+   * unless this is called again.
+   */
+  setProducer(producerId: number, epoch: number, baseSequence: number): void {
+    this.#producerId = producerId;
+    this.#producerEpoch = epoch;
+    this.#baseSequence = baseSequence;
+  }
+
   /** Drops the records of the batch being built. */
   clear(): void {
+    this.#producerId = NO_PRODUCER_ID;
     if (this.#handedOut) return;
     this.#pos = this.#start;
     this.#begin();
@@ -386,10 +404,7 @@ export class BatchBuilder {
     slab.fill(0, s + 1, s + HEADER_SIZE);
     writeU32(slab, s + CRC_AT, 0);
     writeU16(slab, s + CRC_AT + 4, 0); // attributes: no compression
-    writeU16(slab, s + CRC_AT + 6, 0); // reserved
-    writeU32(slab, s + PRODUCER_ID_AT, NO_PRODUCER_ID_HALF);
-    writeU32(slab, s + PRODUCER_ID_AT + 4, NO_PRODUCER_ID_HALF);
-    writeU32(slab, s + BASE_SEQUENCE_AT, 0);
+    writeProducerFields(slab, s, NO_PRODUCER_ID, 0, 0);
     this.#pos = s + BATCH_RECORDS_AT;
   }
 

@@ -64,6 +64,14 @@ export const ErrorCode = {
   // 60-69: cluster metadata (docs/cluster.md).
   /** A replication factor below 1, or above the number of live brokers (1 on a single-node broker). */
   INVALID_REPLICATION_FACTOR: 60,
+
+  // 70-79: idempotent producers (docs/protocol.md).
+  /** A batch's sequence number is not the one after the producer's last stored batch. */
+  OUT_OF_ORDER_SEQUENCE: 70,
+  /** A batch carries an older epoch than the partition has seen for its producer id: it is fenced. */
+  INVALID_PRODUCER_EPOCH: 71,
+  /** The partition has no state for the producer id (never seen, or expired) and the sequence is not 0. */
+  UNKNOWN_PRODUCER_ID: 72,
   // Client-side only: never sent by a broker.
   CONNECTION_CLOSED: 100,
   ABORTED: 101,

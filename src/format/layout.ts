@@ -21,8 +21,8 @@ export const BATCH_META_SIZE = 20;
 // Metadata field positions, relative to the batch's first byte.
 export const CRC_AT = HEADER_SIZE; // u32 CRC32C
 export const ATTRIBUTES_AT = CRC_AT + 4; // u16
-export const RESERVED_AT = ATTRIBUTES_AT + 2; // u16, zero
-export const PRODUCER_ID_AT = RESERVED_AT + 2; // u64, all ones = none
+export const PRODUCER_EPOCH_AT = ATTRIBUTES_AT + 2; // u16: 0..32767 with a producer id, else 0
+export const PRODUCER_ID_AT = PRODUCER_EPOCH_AT + 2; // u64, all ones = none
 export const BASE_SEQUENCE_AT = PRODUCER_ID_AT + 8; // u32
 /** Where a batch's first inner record starts. */
 export const BATCH_RECORDS_AT = HEADER_SIZE + BATCH_META_SIZE;
@@ -59,6 +59,10 @@ export const NULL_SIZE = 0xffffffff;
 
 /** u32 value meaning "no producer id" in both halves of the producer id field. */
 export const NO_PRODUCER_ID_HALF = 0xffffffff;
+/** The largest producer epoch (Kafka's is a non-negative int16). */
+export const MAX_PRODUCER_EPOCH = 0x7fff;
+/** The largest sequence number; the one after it is 0 (Kafka's int32 sequences wrap the same way). */
+export const MAX_SEQUENCE = 0x7fffffff;
 
 /** The largest offset representable as a JavaScript number. */
 export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;

@@ -35,10 +35,11 @@ import {
   NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
+  PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT,
-  RESERVED_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
+import { producerFieldsValid } from "./producer-fields.js";
 import { headersBlockValid } from "./record-headers.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
 
@@ -65,7 +66,8 @@ export const BatchStatus = {
 const statusMessages: Record<number, string> = {
   [BatchStatus.TRUNCATED]: "batch is truncated: its header claims more bytes than are present",
   [BatchStatus.BAD_MAGIC]: "wrong magic byte: not a Conch v1 batch",
-  [BatchStatus.BAD_METADATA]: "batch metadata has the wrong size or reserved bits set",
+  [BatchStatus.BAD_METADATA]:
+    "batch metadata has the wrong size, reserved bits set or producer fields out of range",
   [BatchStatus.BAD_COUNT]: "batch record count disagrees with its inner records",
   [BatchStatus.BAD_RECORD]: "inner record framing is invalid",
   [BatchStatus.BAD_CRC]: "batch CRC32C mismatch",
@@ -84,7 +86,7 @@ export function batchStatusMessage(status: number): string {
  * Checks the batch that starts at `at` and must end at or before `end`. Returns its total size in
  * bytes when it is whole and valid, else a negative `BatchStatus`. Checks, in order: enough bytes
  * for a header, magic, metadata size, size limit, enough bytes for the claimed size, count not 0,
- * base and last offset within 2^53 - 1, attributes and reserved field, a known codec, then for an
+ * base and last offset within 2^53 - 1, attributes and producer fields, a known codec, then for an
  * uncompressed batch `checkRecords` (every inner record's framing, and that they fill the payload
  * exactly and number `count`), and last the CRC. A compressed batch's records are checked by
  * `validateBatches`, which decompresses them. It reads nothing outside buf[at, end).
@@ -105,7 +107,7 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
   if (attributes === KAFKA_RECORD_BATCH_PAYLOAD) return checkKafkaPayload(buf, at, size, count, baseOffset);
-  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || readU16(buf, at + RESERVED_AT) !== 0) {
+  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || !producerFieldsValid(buf, at)) {
     return BatchStatus.BAD_METADATA;
   }
   const codec = attributes & COMPRESSION_MASK;
@@ -199,7 +201,7 @@ function checkKafkaPayload(
   if (readU64Safe(buf, k) !== baseOffset) return BatchStatus.BAD_OFFSET;
   if (readU32(buf, k + KAFKA_RECORDS_COUNT_AT) !== count) return BatchStatus.BAD_COUNT;
   if (
-    readU16(buf, at + RESERVED_AT) !== readU16(buf, k + KAFKA_PRODUCER_EPOCH_AT) ||
+    readU16(buf, at + PRODUCER_EPOCH_AT) !== readU16(buf, k + KAFKA_PRODUCER_EPOCH_AT) ||
     readU32(buf, at + PRODUCER_ID_AT) !== readU32(buf, k + KAFKA_PRODUCER_ID_AT) ||
     readU32(buf, at + PRODUCER_ID_AT + 4) !== readU32(buf, k + KAFKA_PRODUCER_ID_AT + 4) ||
     readU32(buf, at + BASE_SEQUENCE_AT) !== readU32(buf, k + KAFKA_BASE_SEQUENCE_AT)

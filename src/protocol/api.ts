@@ -26,6 +26,8 @@ export const ApiKey = {
 
   // Cluster mode (docs/cluster.md): brokers, and each partition's leader, epoch, replicas and ISR.
   METADATA: 16,
+  /** An idempotent producer's id (docs/protocol.md). */
+  INIT_PRODUCER_ID: 15,
   // Consumer groups (docs/groups.md).
   JOIN_GROUP: 20,
   HEARTBEAT: 21,
@@ -72,6 +74,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.REPLICA_FETCH]: 1,
 
   [ApiKey.METADATA]: 1,
+  [ApiKey.INIT_PRODUCER_ID]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,
   [ApiKey.LEAVE_GROUP]: 1,

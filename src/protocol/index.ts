@@ -20,6 +20,7 @@ export * from "./group-kind.js";
 export * from "./group-state.js";
 export * from "./handshake.js";
 export * from "./heartbeat.js";
+export * from "./init-producer-id.js";
 export * from "./join-group.js";
 export * from "./leave-group.js";
 export * from "./list-groups.js";

@@ -8,6 +8,7 @@ import type { Acks, OffsetSpec } from "../broker/broker-requests.js";
 import type { FetchListener } from "../broker/long-poll.js";
 import { Acks as WireAcks, OffsetSpec as WireOffsetSpec } from "../protocol/api.js";
 import { decodeFetchRequest, fetchResponseBuffers } from "../protocol/fetch.js";
+import { decodeInitProducerIdRequest, encodeInitProducerIdResponse } from "../protocol/init-producer-id.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
@@ -23,6 +24,15 @@ const ACKS_BY_WIRE: Record<number, Acks> = {
   [WireAcks.DURABLE]: "durable",
   [WireAcks.ALL]: "all",
 };
+
+/**
+ * A fresh producer id for an idempotent producer. It needs no permission of its own (as after a
+ * login any connection may ask): an id lets a producer write nothing it could not write without.
+ */
+export function initProducerId(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {
+  decodeInitProducerIdRequest(frame);
+  return ctx.broker.initProducerId().then((res) => encodeInitProducerIdResponse(correlationId, res));
+}
 
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   const req = decodeProduceRequest(frame);

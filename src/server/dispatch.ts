@@ -18,7 +18,7 @@ import {
   describeTopic,
   listTopics,
 } from "./admin-handlers.js";
-import { fetch, listOffsets, produce } from "./data-handlers.js";
+import { fetch, initProducerId, listOffsets, produce } from "./data-handlers.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
@@ -73,6 +73,7 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.REPLICA_FETCH, replicaFetch);
 
   add(ApiKey.METADATA, metadata);
+  add(ApiKey.INIT_PRODUCER_ID, initProducerId);
   add(ApiKey.JOIN_GROUP, groups.joinGroup);
   add(ApiKey.HEARTBEAT, groups.heartbeat);
   add(ApiKey.LEAVE_GROUP, groups.leaveGroup);

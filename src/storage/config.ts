@@ -48,6 +48,10 @@ export interface LogConfig {
    * the hot path skips the counters and the clock reads (docs/performance.md, metrics cost).
    */
   metrics: boolean;
+  /** An idempotent producer idle this long is forgotten by the partition (default 24 h, Kafka's). */
+  producerIdExpirationMs: number;
+  /** Idempotent producers a partition remembers at most; past it the longest idle goes (default 1000). */
+  maxProducerIds: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -68,6 +72,8 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   compactionBytesPerSec: -1,
   corruptData: "fail",
   metrics: true,
+  producerIdExpirationMs: DAY_MS,
+  maxProducerIds: 1000,
 });
 
 /**
@@ -77,6 +83,8 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
 export const MAX_SEGMENT_BYTES = 2 * 1024 * 1024 * 1024;
 export const MIN_SEGMENT_BYTES = 512;
 export const MAX_BATCH_BYTES_LIMIT = LARGEST_BATCH_BYTES;
+/** About 150 bytes each: a partition's producer table stays under 150 MB. */
+export const MAX_PRODUCER_IDS = 1_000_000;
 
 /** The defaults with `overrides` applied, checked. */
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
@@ -109,6 +117,8 @@ export function validateLogConfig(config: LogConfig): LogConfig {
   if (!CORRUPT_DATA_POLICIES.includes(config.corruptData)) {
     throw invalid(`corruptData must be "fail" or "skip", got ${String(config.corruptData)}`);
   }
+  checkInt("producerIdExpirationMs", config.producerIdExpirationMs, 1, Number.MAX_SAFE_INTEGER);
+  checkInt("maxProducerIds", config.maxProducerIds, 1, MAX_PRODUCER_IDS);
   return {
     segmentBytes: config.segmentBytes,
     segmentMs: config.segmentMs,
@@ -125,6 +135,8 @@ export function validateLogConfig(config: LogConfig): LogConfig {
     compactionBytesPerSec: config.compactionBytesPerSec,
     corruptData: config.corruptData,
     metrics: config.metrics !== false,
+    producerIdExpirationMs: config.producerIdExpirationMs,
+    maxProducerIds: config.maxProducerIds,
   };
 }
 

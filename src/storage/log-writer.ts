@@ -17,6 +17,7 @@ import {
 } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
+import { batchProducerId, NO_PRODUCER_ID } from "../format/producer-fields.js";
 import { validateBatches } from "../format/validate.js";
 import type { AppendBuffer, Chunk } from "./append-buffer.js";
 import { extendReserve } from "./block-reserve.js";
@@ -26,6 +27,8 @@ import { GroupCommit } from "./flusher.js";
 import { storageLogLimiter } from "./log-limiter.js";
 import type { LogStats } from "./log-stats.js";
 import { type AppendListener, PendingAppend } from "./pending-append.js";
+import { idempotentAppend } from "./producers/idempotent-append.js";
+import { ProducerCheck, type ProducerTable } from "./producers/producer-table.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { SegmentPreparer } from "./segment-preparer.js";
@@ -39,6 +42,8 @@ export interface WriterEvents {
   written(writtenOffset: number): void;
   /** An fsync completed, covering the log up to `flushedOffset`. */
   flushed(flushedOffset: number): void;
+  /** A new active segment was started. */
+  rolled(): void;
 }
 
 export interface WriterOptions {
@@ -52,6 +57,8 @@ export interface WriterOptions {
   events: WriterEvents;
   logger: Logger | undefined;
   stats: LogStats;
+  /** The partition's idempotent producers, checked and updated as offsets are assigned. */
+  producers: ProducerTable;
 }
 
 export class LogWriter {
@@ -141,6 +148,26 @@ export class LogWriter {
     if (base + records - 1 > MAX_OFFSET) {
       throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
     }
+    // The producer check runs here, where offsets are assigned: of two retries of one batch, the
+    // second finds the first recorded.
+    const producers = this.#o.producers;
+    const idempotent = idempotentAppend(batches);
+    if (idempotent && producers.check(batches, 0) === ProducerCheck.DUPLICATE) {
+      // Stored already: nothing is written, and the answer waits for the original's write.
+      const dup = new PendingAppend(
+        producers.duplicateBaseOffset,
+        producers.duplicateLastOffset,
+        null,
+        0,
+        0,
+        durable,
+        listener,
+        this.#o.stats,
+      );
+      dup.duplicate = true;
+      this.#enqueue(dup);
+      return dup;
+    }
     const buffer = this.#buffer;
     buffer.copyIn(batches);
     const chunk = buffer.chunk;
@@ -152,6 +179,7 @@ export class LogWriter {
       stampBaseOffset(buf, at, offset);
       offset += batchCount(buf, at);
     }
+    if (idempotent) producers.record(batches, 0, base, Date.now());
     return this.#queueCopy(base, offset, chunk, start, end, durable, listener);
   }
 
@@ -178,6 +206,14 @@ export class LogWriter {
         );
       }
       next = batchLastOffset(batches, at) + 1;
+    }
+    // A follower keeps its leader's producer state too, so that it can take over the checks.
+    const producers = this.#o.producers;
+    const now = Date.now();
+    for (let at = 0; at < batches.length; at += recordSize(batches, at)) {
+      if (batchProducerId(batches, at) !== NO_PRODUCER_ID) {
+        producers.record(batches, at, batchBaseOffset(batches, at), now);
+      }
     }
     const buffer = this.#buffer;
     buffer.copyIn(batches);
@@ -333,6 +369,7 @@ export class LogWriter {
     try {
       await this.#roller.roll(segmentBytes);
       this.#o.stats.segmentsRolled++;
+      this.#o.events.rolled();
     } catch (err) {
       // A full disk fails every roll: one line per interval (log-limiter.ts).
       storageLogLimiter.log(
@@ -540,6 +577,8 @@ export class LogWriter {
     this.#head = 0;
     this.#end = 0;
     this.#nextOffset = this.#writtenOffset;
+    // The dropped appends are not stored: their producers' retries must be appended, not matched.
+    this.#o.producers.truncate(this.#writtenOffset);
     return dropped;
   }
 

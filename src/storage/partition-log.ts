@@ -27,6 +27,9 @@ import { LogStats } from "./log-stats.js";
 import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
+import { recoverProducers } from "./producers/producer-recovery.js";
+import { writeProducerSnapshot } from "./producers/producer-snapshot.js";
+import { type ProducerLimits, ProducerTable } from "./producers/producer-table.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
 import { Segment } from "./segment.js";
@@ -132,6 +135,10 @@ export class PartitionLog {
   #requireKeys: boolean;
   /** Rescans of segments where a read found damage, one per segment at a time. */
   readonly #rescans = new Map<Segment, Promise<void>>();
+  /** The partition's idempotent producers (producers/producer-table.ts). */
+  readonly #producers: ProducerTable;
+  /** The producer snapshot written last, or being written: one at a time, in order. */
+  #snapshotting: Promise<void> = Promise.resolve();
 
   private constructor(
     dir: string,
@@ -162,6 +169,7 @@ export class PartitionLog {
     this.#replicaWaiters = new DataWaiters(this.#ticker);
     this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
     this.#retentionCheckMs = options.retentionCheckMs ?? 60_000;
+    this.#producers = new ProducerTable(producerLimits(config));
     this.#writer = new LogWriter({
       dir,
       segments,
@@ -180,9 +188,11 @@ export class PartitionLog {
           if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
+        rolled: () => this.#snapshotProducers(),
       },
       logger,
       stats: this.stats,
+      producers: this.#producers,
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
@@ -278,6 +288,12 @@ export class PartitionLog {
     }
     const list = new SegmentList(segments);
     const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs);
+    try {
+      await log.#recoverProducers();
+    } catch (err) {
+      await log.close();
+      throw storageError(`cannot recover the producer state in ${dir}`, err);
+    }
     logger?.debug(
       { logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, segments: segments.length },
       "partition log opened",
@@ -329,6 +345,43 @@ export class PartitionLog {
 
   get config(): Readonly<LogConfig> {
     return this.#config;
+  }
+
+  /** Idempotent producers the partition remembers. */
+  get producerCount(): number {
+    return this.#producers.size;
+  }
+
+  async #recoverProducers(): Promise<void> {
+    const segments = this.#segments;
+    await recoverProducers(
+      this.dir,
+      this.#producers,
+      this.#config.maxProducerIds,
+      {
+        logStartOffset: segments.startOffset,
+        endOffset: this.#writer.nextOffset,
+        read: async (offset, maxBytes) =>
+          (await this.#reader.read(offset, maxBytes, this.#writer.nextOffset, true)) as Buffer,
+      },
+      this.#logger,
+    );
+  }
+
+  /**
+   * Writes the producer table as of the next offset to assign (it holds every batch below it), after
+   * the snapshot before it. A failure is logged: the next open replays more of the log instead.
+   */
+  #snapshotProducers(): Promise<void> {
+    const offset = this.#writer.nextOffset;
+    this.#producers.expire(Date.now());
+    const table = this.#producers;
+    this.#snapshotting = this.#snapshotting.then(() =>
+      writeProducerSnapshot(this.dir, table, offset).catch((err: unknown) =>
+        this.#logger?.warn({ err }, "producer snapshot not written; the next open replays the log"),
+      ),
+    );
+    return this.#snapshotting;
   }
 
   /**
@@ -384,7 +437,7 @@ export class PartitionLog {
       : this.#writer.append(batches, durable, listener);
     if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
-    if (stats.counting) {
+    if (stats.counting && !pending.duplicate) {
       stats.appends++;
       stats.bytesIn += pending.byteLength;
       stats.messagesIn += pending.nextOffset - pending.baseOffset;
@@ -485,6 +538,7 @@ export class PartitionLog {
         }
         const end = await cutLog(this.#truncation(), offset);
         this.#writer.rewind(end);
+        this.#producers.truncate(end);
         this.#localEnd = Math.min(this.#localEnd, end);
         this.#highWatermark = Math.min(this.#highWatermark, end);
         await this.epochs.truncateFromEnd(end);
@@ -514,6 +568,7 @@ export class PartitionLog {
         for (const seg of this.#segments.all) await this.#checkpoint.discard(seg);
         await restartLog(this.#truncation(), offset, this.#preparer, this.#config.segmentBytes);
         this.#writer.rewind(offset);
+        this.#producers.truncate(0);
         this.#localEnd = offset;
         this.#highWatermark = offset;
         await this.epochs.truncateFromEnd(0);
@@ -584,6 +639,7 @@ export class PartitionLog {
     }
     this.#requireKeys = compacts(checked);
     this.#cleaner.configure(checked);
+    this.#producers.limits = producerLimits(checked);
   }
 
   /**
@@ -677,6 +733,14 @@ export class PartitionLog {
         await this.#ops.truncate(active.openFile, active.size);
         active.fileSize = active.size;
       }
+      // And the producer table as of the log end: the next open replays nothing.
+      if (
+        failure === null &&
+        this.#writer.failure === null &&
+        (this.logEndOffset > 0 || this.#producers.size > 0)
+      ) {
+        await this.#snapshotProducers();
+      }
       // A clean stop leaves the active segment's index too, so the next open reads it instead of
       // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
       if (
@@ -690,6 +754,7 @@ export class PartitionLog {
     } catch (err) {
       failure ??= err;
     }
+    await this.#snapshotting;
     await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
     if (failure !== null)
       this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
@@ -769,6 +834,10 @@ export class PartitionLog {
     );
     return removed.length;
   }
+}
+
+function producerLimits(config: LogConfig): ProducerLimits {
+  return { expirationMs: config.producerIdExpirationMs, maxProducers: config.maxProducerIds };
 }
 
 function shuttingDown(): ConchError {

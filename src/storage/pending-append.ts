@@ -10,6 +10,11 @@ import type { LogStats } from "./log-stats.js";
 export interface AppendResult {
   baseOffset: number;
   lastOffset: number;
+  /**
+   * An idempotent producer's retry of a batch stored already: nothing was written, and the offsets
+   * are the original's.
+   */
+  duplicate?: boolean;
 }
 
 /**
@@ -33,6 +38,8 @@ export class PendingAppend implements AppendResult {
   readonly durable: boolean;
   /** For the group commit: the written log end the covering fsync must reach. */
   flushTarget = 0;
+  /** A retry answered with the original's offsets (AppendResult.duplicate). */
+  duplicate = false;
   readonly #listener: AppendListener | null;
   /** Where its latency is counted; null for a flush marker. */
   readonly #stats: LogStats | null;
@@ -88,6 +95,8 @@ export class PendingAppend implements AppendResult {
     const stats = this.#stats;
     if (stats?.counting) stats.appendSeconds.observe((performance.now() - this.#startedAt) / 1000);
     if (this.#listener !== null) this.#listener.appended(this);
+    else if (this.duplicate)
+      this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset, duplicate: true });
     else this.#resolve!({ baseOffset: this.baseOffset, lastOffset: this.lastOffset });
   }
 

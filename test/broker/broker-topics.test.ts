@@ -112,6 +112,8 @@ test("alter updates overrides, the logs' config, and survives reopen", async (t)
     compactionBytesPerSec: -1,
     corruptData: "fail",
     metrics: true,
+    producerIdExpirationMs: 86_400_000,
+    maxProducerIds: 1000,
   });
   await assert.rejects(
     broker.alterTopic("t", { flush: "never" }),

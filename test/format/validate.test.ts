@@ -209,16 +209,41 @@ test("inner record count other than 1", () => {
   }
 });
 
-test("reserved bits: attributes bits 5-15, bit 4 with another bit, and the reserved u16", () => {
+test("reserved bits: attributes bits 5-15, bit 4 with another bit, producer fields out of range", () => {
   // Bit 4 alone names a Kafka payload: Conch inner records are never read as one (BAD_RECORD).
   expectStatus(BatchStatus.BAD_RECORD, (b) => b.writeUInt16BE(0x0010, 33), "attribute bit 4 alone");
   expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(0x0018, 33), "attribute bits 4 and 3");
   for (let bit = 5; bit < 16; bit++) {
     expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(1 << bit, 33), `attribute bit ${bit}`);
   }
+  // Without a producer id the epoch is 0, as the reserved u16 it was.
   for (const v of [1, 0x8000, 0xffff]) {
-    expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(v, 35), `reserved ${v}`);
+    expectStatus(BatchStatus.BAD_METADATA, (b) => b.writeUInt16BE(v, 35), `epoch ${v} without a producer id`);
   }
+  const withProducer = (b: Buffer): void => {
+    b.writeBigUInt64BE(123n, 37);
+  };
+  expectStatus(
+    BatchStatus.BAD_METADATA,
+    (b) => {
+      withProducer(b);
+      b.writeUInt16BE(0x8000, 35);
+    },
+    "epoch above 32767",
+  );
+  expectStatus(
+    BatchStatus.BAD_METADATA,
+    (b) => {
+      withProducer(b);
+      b.writeUInt32BE(0x80000000, 45);
+    },
+    "sequence above 2^31 - 1",
+  );
+  expectStatus(
+    BatchStatus.BAD_METADATA,
+    (b) => b.writeBigUInt64BE(2n ** 53n, 37),
+    "producer id past 2^53 - 1",
+  );
 });
 
 test("compression codecs past 4 (zstd); 1-4 are compressed batches (compressed-batch.test.ts)", () => {
@@ -227,10 +252,11 @@ test("compression codecs past 4 (zstd); 1-4 are compressed batches (compressed-b
   }
 });
 
-test("producer id and base sequence are not checked beyond the CRC", () => {
+test("producer id, epoch and base sequence in range are checked by the CRC only", () => {
   const status = checkTampered((b) => {
-    b.writeBigUInt64BE(123n, 37);
-    b.writeUInt32BE(7, 45);
+    b.writeUInt16BE(0x7fff, 35);
+    b.writeBigUInt64BE(2n ** 53n - 1n, 37);
+    b.writeUInt32BE(0x7fffffff, 45);
   });
   assert.equal(status, smallBatch().length);
 });
@@ -303,9 +329,12 @@ test("a bad CRC: every single-bit flip and every byte inversion is caught, excep
       } else {
         assert.ok(status < 0, `flip ${mask} at byte ${i} went undetected`);
         // Fields no structural check looks at are caught by the CRC itself.
-        if ((i >= 29 && i < 33) || (i >= 37 && i < 49) || isKeyOrValueByte(b, i)) {
+        if ((i >= 29 && i < 33) || isKeyOrValueByte(b, i)) {
           assert.equal(statusName(status), "BAD_CRC", `byte ${i}`);
         }
+        // Producer fields: out of their ranges by the metadata rule, else by the CRC.
+        if (i >= 35 && i < 49)
+          assert.ok(["BAD_CRC", "BAD_METADATA"].includes(statusName(status)), `byte ${i}`);
       }
     }
   }

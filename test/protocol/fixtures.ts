@@ -45,6 +45,13 @@ export const FIXTURE_TEXT = `
 0006 6576656e7473                   ; "events"
 0006 6f7264657273                   ; "orders"
 
+# init-producer-id-request: correlationId 40
+00000008 000f 0001 00000028         ; size 8, apiKey 15, apiVersion 1, correlationId 40
+
+# init-producer-id-response: correlationId 40, producer id 7, epoch 0
+00000010 00000028 0000              ; size 16, correlationId 40, errorCode 0
+0000000000000007 0000               ; producerId 7, producerEpoch 0
+
 # describe-topic-request: correlationId 5, topic "orders"
 00000010 0004 0001 00000005         ; size 16, apiKey 4, apiVersion 1, correlationId 5
 0006 6f7264657273                   ; topic "orders"

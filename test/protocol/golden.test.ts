@@ -139,6 +139,19 @@ const cases: Record<string, Case> = {
     encode: p.encodeMetadataResponse,
     decode: p.decodeMetadataResponse,
   },
+  "init-producer-id-request": {
+    apiKey: p.ApiKey.INIT_PRODUCER_ID,
+    correlationId: 40,
+    value: undefined,
+    encode: (id: number) => p.encodeInitProducerIdRequest(id),
+    decode: p.decodeInitProducerIdRequest,
+  },
+  "init-producer-id-response": {
+    correlationId: 40,
+    value: { producerId: 7, producerEpoch: 0 },
+    encode: p.encodeInitProducerIdResponse,
+    decode: p.decodeInitProducerIdResponse,
+  },
   "describe-topic-request": {
     apiKey: p.ApiKey.DESCRIBE_TOPIC,
     correlationId: 5,

@@ -17,6 +17,8 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "delete-topic-response": p.decodeDeleteTopicResponse,
   "list-topics-request": p.decodeListTopicsRequest,
   "list-topics-response": p.decodeListTopicsResponse,
+  "init-producer-id-request": p.decodeInitProducerIdRequest,
+  "init-producer-id-response": p.decodeInitProducerIdResponse,
   "describe-topic-request": p.decodeDescribeTopicRequest,
   "describe-topic-response": p.decodeDescribeTopicResponse,
   "describe-topic-v2-request": p.decodeDescribeTopicRequest,

@@ -32,7 +32,13 @@ test("golden: segment files, stamped batches and index entries", async () => {
       "00000000000000000000.wal",
       "00000000000000000006.idx",
       "00000000000000000006.wal",
+      "producers.snapshot",
     ]);
+    // No idempotent producer: the snapshot is its header, at the log end (7), with no producers.
+    assert.equal(
+      (await readFile(join(dir, "producers.snapshot"))).toString("hex"),
+      "43505331 8316bb19 0000000000000007 00000000".replaceAll(" ", ""),
+    );
     const idx = await readFile(join(dir, "00000000000000000000.idx"));
     const expected = [
       "00000000 00000000 17979cfe362a0000", // offset 0 at byte 0, max T

@@ -30,8 +30,8 @@ import {
   MAGIC,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
+  PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT,
-  RESERVED_AT,
   TIMESTAMP_AT,
 } from "../layout.js";
 import { writeTimestampMs } from "../timestamp.js";
@@ -89,8 +89,8 @@ export function envelopeKafkaBatch(
   writeU32(out, outAt + COUNT_AT, readU32(src, srcAt + KAFKA_RECORDS_COUNT_AT));
   writeU16(out, outAt + ATTRIBUTES_AT, KAFKA_RECORD_BATCH_PAYLOAD);
   // Producer epoch, id and sequence where the envelope keeps them for every batch.
-  out[outAt + RESERVED_AT] = src[srcAt + KAFKA_PRODUCER_EPOCH_AT]!;
-  out[outAt + RESERVED_AT + 1] = src[srcAt + KAFKA_PRODUCER_EPOCH_AT + 1]!;
+  out[outAt + PRODUCER_EPOCH_AT] = src[srcAt + KAFKA_PRODUCER_EPOCH_AT]!;
+  out[outAt + PRODUCER_EPOCH_AT + 1] = src[srcAt + KAFKA_PRODUCER_EPOCH_AT + 1]!;
   out.set(
     src.subarray(srcAt + KAFKA_PRODUCER_ID_AT, srcAt + KAFKA_PRODUCER_ID_AT + 8),
     outAt + PRODUCER_ID_AT,

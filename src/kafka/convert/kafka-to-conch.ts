@@ -10,15 +10,20 @@
  * produce with records without a timestamp, which the envelope cannot place in time. What this
  * cannot convert is refused, never altered: compressed batches, and transactional or control
  * batches (their markers take offsets of their own).
+ *
+ * An idempotent producer's id, epoch and base sequence go into the stored batch's envelope, where
+ * the partition log checks them (docs/design.md, "Idempotent producers").
  */
 import { BatchBuilder } from "../../format/batch-builder.js";
+import { CODEC_NAMES } from "../../format/codecs/index.js";
 import { KafkaRecordsToConch } from "../../format/kafka/kafka-records-to-conch.js";
 import { Compression } from "../../format/kafka/record-batch.js";
 import { RecordBatchCursor } from "../../format/kafka/record-batch-cursor.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 
-const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
+/** A Kafka batch's "no producer id". */
+const NO_PRODUCER_ID = -1;
 
 export class KafkaToConch {
   readonly #cursor = new RecordBatchCursor();
@@ -43,6 +48,7 @@ export class KafkaToConch {
         }
         // Conch's headers take more bytes than Kafka's (fixed-width sizes): check what is stored.
         checkSize(b.sizeBytes, maxBatchBytes);
+        if (c.producerId !== NO_PRODUCER_ID) b.setProducer(c.producerId, c.producerEpoch, c.baseSequence);
         batches.push(b.finish());
       }
     } catch (err) {
@@ -67,6 +73,15 @@ function checkSize(bytes: number, maxBatchBytes: number): void {
 
 function checkBatch(c: RecordBatchCursor, maxBatchBytes: number): void {
   checkSize(c.batchEnd - c.batchStart, maxBatchBytes);
+  if (
+    c.producerId !== NO_PRODUCER_ID &&
+    (c.producerId < 0 || c.producerEpoch < 0 || c.baseSequence < 0 || c.recordCount < 1)
+  ) {
+    throw new KafkaRefusal(
+      KafkaErrorCode.INVALID_RECORD,
+      `producer id ${c.producerId} with epoch ${c.producerEpoch} and base sequence ${c.baseSequence} is out of range`,
+    );
+  }
   if (c.compression !== Compression.NONE) {
     throw new KafkaRefusal(
       KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,

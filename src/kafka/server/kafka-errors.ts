@@ -56,6 +56,9 @@ const BY_CONCH_CODE = new Map<number, number>([
   [ErrorCode.TOPIC_AUTHORIZATION_FAILED, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED],
   [ErrorCode.GROUP_AUTHORIZATION_FAILED, KafkaErrorCode.GROUP_AUTHORIZATION_FAILED],
   [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED],
+  [ErrorCode.OUT_OF_ORDER_SEQUENCE, KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER],
+  [ErrorCode.INVALID_PRODUCER_EPOCH, KafkaErrorCode.INVALID_PRODUCER_EPOCH],
+  [ErrorCode.UNKNOWN_PRODUCER_ID, KafkaErrorCode.UNKNOWN_PRODUCER_ID],
 ]);
 
 /** The Kafka error code for `err`: UNKNOWN_SERVER_ERROR for anything that is not a ConchError. */

@@ -6,6 +6,7 @@
  * each run of consecutive surviving offsets becomes a new batch (inner offset deltas 0..n-1 must be
  * contiguous), with the original's metadata, the run's largest timestamp and a fresh CRC.
  */
+
 import type { FileHandle } from "node:fs/promises";
 import { open, unlink } from "node:fs/promises";
 import { batchBaseOffset } from "../../format/batch-header.js";
@@ -23,6 +24,7 @@ import {
   PRODUCER_ID_AT,
   TIMESTAMP_AT,
 } from "../../format/layout.js";
+import { sequenceAfter } from "../../format/producer-fields.js";
 import { compareTimestamps } from "../../format/timestamp.js";
 import { readU32, writeU32, writeU64 } from "../../format/u64.js";
 import type { FileOps } from "../file-ops.js";
@@ -119,7 +121,7 @@ export class CleanedSegmentWriter {
       readU32(src, batchAt + PRODUCER_ID_AT + 4) !== NO_PRODUCER_ID_HALF
     ) {
       // Sequence numbers follow the records: the run's first record had this one.
-      writeU32(out, start + BASE_SEQUENCE_AT, (readU32(src, batchAt + BASE_SEQUENCE_AT) + from) >>> 0);
+      writeU32(out, start + BASE_SEQUENCE_AT, sequenceAfter(readU32(src, batchAt + BASE_SEQUENCE_AT), from));
     }
     let p = start + BATCH_RECORDS_AT;
     let maxTsAt = -1;

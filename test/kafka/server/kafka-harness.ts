@@ -49,7 +49,7 @@ export async function startKafka(
     broker,
     logger === undefined ? { shutdownTimeoutMs: 2000 } : { shutdownTimeoutMs: 2000, logger },
   );
-  const kafka = new KafkaFrontEnd(server, broker);
+  const kafka = new KafkaFrontEnd(server, broker, { advertisedHost: broker.config.kafkaAdvertisedHost });
   const native = await server.listen(0, "127.0.0.1");
   const { port } = await kafka.listen(0, "127.0.0.1");
   const clients: RawKafkaClient[] = [];
