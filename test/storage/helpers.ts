@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { batchBaseOffset, batchCount, recordSize } from "../../src/format/batch-header.js";
+import { StoredKafkaToConch } from "../../src/format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { type LogConfig, logConfig } from "../../src/storage/config.js";
 import type { PartitionLog } from "../../src/storage/partition-log.js";
@@ -37,6 +38,8 @@ export interface StoredRecord {
 }
 
 /** Reads every visible record of `log` back, checking batches are contiguous. */
+const toConch = new StoredKafkaToConch();
+
 export async function readAll(log: PartitionLog, maxBytes = 4096): Promise<StoredRecord[]> {
   const out: StoredRecord[] = [];
   let offset = log.logStartOffset;
@@ -46,7 +49,8 @@ export async function readAll(log: PartitionLog, maxBytes = 4096): Promise<Store
       if (offset !== highWatermark) throw new Error(`empty read at ${offset} below hw ${highWatermark}`);
       return out;
     }
-    const cursor = new RecordCursor(records);
+    // Kafka batches stored as they came are read as Conch copies, as native readers get them.
+    const cursor = new RecordCursor(toConch.convert(records));
     while (cursor.next()) {
       if (cursor.offset >= offset) {
         out.push({
