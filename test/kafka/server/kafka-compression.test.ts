@@ -36,11 +36,14 @@ function conchHas(t: TestContext, codec: CodecId, name: string): boolean {
 }
 
 /**
- * Whether Debian's python has the codec module kafka-python needs (not installed by .ci/run, so a
- * missing one skips, in CI too).
+ * Whether Debian's python has the codec module kafka-python needs. .ci/run installs them, so in CI
+ * (`CI` set) a missing one fails the test; elsewhere it skips, saying what to install.
  */
 function pythonHas(t: TestContext, module: string): boolean {
   if (spawnSync(PYTHON, ["-c", `import ${module}`], { stdio: "ignore" }).status === 0) return true;
+  if (process.env.CI !== undefined && process.env.CI !== "") {
+    throw new Error(`python's ${module} module is needed in CI: apt-get install -y python3-${module}`);
+  }
   t.skip(`python's ${module} module is not installed (apt-get install -y python3-${module})`);
   return false;
 }
