@@ -38,7 +38,7 @@ test("kafka frame: a size field that disagrees with the frame is malformed", () 
 test("kafka frame: an unknown API or version still yields its header, then UNSUPPORTED_VERSION", () => {
   for (const [apiKey, version] of [
     [18, 4],
-    [0, 2],
+    [0, 8],
     [0, 9],
     [1, 12],
     [17, 2],

@@ -4,6 +4,9 @@
  * 2.0.2 and kafkajs 2.2.4: a client picks min(its max, our max), so every version in a range must
  * decode and answer correctly, and the ranges are what ApiVersions advertises.
  *
+ * One range is wider than what is served: Produce 0-2 are advertised for librdkafka's sake and
+ * answered UNSUPPORTED_VERSION per partition (docs/kafka.md, "Versions").
+ *
  * Flexible versions (KIP-482: compact strings and arrays, tagged fields, request header v2) begin
  * at a version per API; of the ranges here only ApiVersions 3 is flexible, because librdkafka opens
  * with it. Advertising any other flexible version would make librdkafka use it.
@@ -46,7 +49,9 @@ export interface VersionRange {
 
 /** In ApiKey order, as ApiVersions lists them. */
 export const SUPPORTED_APIS: readonly VersionRange[] = [
-  { apiKey: ApiKey.PRODUCE, name: "Produce", min: 3, max: 7, firstFlexible: 9 },
+  // Produce 0-2 (message sets v0/v1) are advertised but answered UNSUPPORTED_VERSION (produce.ts):
+  // librdkafka compresses with gzip, snappy or lz4 only when Produce v0 is in the range.
+  { apiKey: ApiKey.PRODUCE, name: "Produce", min: 0, max: 7, firstFlexible: 9 },
   { apiKey: ApiKey.FETCH, name: "Fetch", min: 4, max: 11, firstFlexible: 12 },
   { apiKey: ApiKey.LIST_OFFSETS, name: "ListOffsets", min: 1, max: 3, firstFlexible: 6 },
   { apiKey: ApiKey.METADATA, name: "Metadata", min: 0, max: 6, firstFlexible: 9 },

@@ -1,15 +1,23 @@
 /**
- * 0 Produce, versions 3-7: record batches (RecordBatch v2, record-batch.ts) for partitions.
+ * 0 Produce, versions 0-7: record batches (RecordBatch v2, record-batch.ts) for partitions.
  *
+ *   request v0-2  = acks int16 | timeout_ms int32 | topic_data (as v3)
  *   request v3-7  = transactional_id nullable_string | acks int16 | timeout_ms int32
  *                   | topic_data [name string
  *                                 | partition_data [index int32 | records nullable_bytes]]
- *   response v3-4 = responses [name string
+ *   response v0   = responses [name string
+ *                              | partition_responses [index int32 | error_code int16 | base_offset int64]]
+ *   response v1   = as v0 | throttle_time_ms int32
+ *   response v2-4 = responses [name string
  *                              | partition_responses [index int32 | error_code int16
  *                                                     | base_offset int64 | log_append_time_ms int64]]
  *                   | throttle_time_ms int32
  *   response v5-7 = as v3, each partition ending with log_start_offset int64
  *
+ * v0-2 carry message sets v0/v1, which Conch does not store: they are decoded only so that every
+ * partition can be answered UNSUPPORTED_VERSION (PRODUCE_FIRST_SERVED), in the shape of the
+ * version asked. They are advertised because librdkafka compresses only when Produce v0 is in the
+ * broker's range (docs/kafka.md, "Versions").
  * v4-7 change no bytes of the request: v4 adds KAFKA_STORAGE_ERROR, v5 the log start offset, v6
  * throttling after the response, v7 zstd. Produce 3 is the first with RecordBatch v2 (headers).
  * `records` is a view of the request frame, never a copy: the broker validates and stores those
@@ -18,6 +26,9 @@
 import { ApiKey } from "./api-keys.js";
 import { checkVersion, encodeResponse, type KafkaRequestHeader } from "./frame.js";
 import type { KafkaSink } from "./kafka-writer.js";
+
+/** The first Produce version whose batches are stored; below it every partition is refused. */
+export const PRODUCE_FIRST_SERVED = 3;
 
 export interface ProducePartitionData {
   index: number;
@@ -54,9 +65,9 @@ export interface ProduceResponse {
 }
 
 export function decodeProduceRequest(h: KafkaRequestHeader): ProduceRequest {
-  checkVersion(h, ApiKey.PRODUCE);
+  const v = checkVersion(h, ApiKey.PRODUCE);
   const r = h.body;
-  const transactionalId = r.nullableString();
+  const transactionalId = v >= 3 ? r.nullableString() : null;
   // Any other acks is well-formed bytes: the broker answers INVALID_REQUIRED_ACKS, as Kafka does.
   const acks = r.int16();
   const timeoutMs = r.int32();
@@ -85,11 +96,11 @@ function writeBody(w: KafkaSink, v: number, res: ProduceResponse): void {
       w.int32(p.index);
       w.int16(p.errorCode);
       w.int64(p.baseOffset);
-      w.int64(p.logAppendTimeMs);
+      if (v >= 2) w.int64(p.logAppendTimeMs);
       if (v >= 5) w.int64(p.logStartOffset);
     }
   }
-  w.int32(res.throttleTimeMs);
+  if (v >= 1) w.int32(res.throttleTimeMs);
 }
 
 export function encodeProduceResponse(correlationId: number, version: number, res: ProduceResponse): Buffer {

@@ -13,9 +13,12 @@ import { ApiKey } from "./api-keys.js";
 /** Size field and correlation id: where a non-flexible response's body starts. */
 const BODY_AT = 8;
 
-/** Writes `ms` into the frame's throttle_time_ms; false for an API without one here. */
-export function setThrottleTime(apiKey: number, frame: Buffer, ms: number): boolean {
-  if (apiKey === ApiKey.PRODUCE && frame.length >= BODY_AT + 4) {
+/**
+ * Writes `ms` into the frame's throttle_time_ms; false for an API or version without one here
+ * (Produce v0, advertised and refused, has none: its last bytes are a base offset).
+ */
+export function setThrottleTime(apiKey: number, version: number, frame: Buffer, ms: number): boolean {
+  if (apiKey === ApiKey.PRODUCE && version >= 1 && frame.length >= BODY_AT + 4) {
     frame.writeInt32BE(ms, frame.length - 4);
     return true;
   }

@@ -49,6 +49,6 @@ function hold(conn: Mutable, h: KafkaRequestHeader, reply: KafkaReply, ms: numbe
 }
 
 function stamp(h: KafkaRequestHeader, reply: Buffer | null, ms: number): Buffer | null {
-  if (reply !== null) setThrottleTime(h.apiKey, reply, ms);
+  if (reply !== null) setThrottleTime(h.apiKey, h.apiVersion, reply, ms);
   return reply;
 }

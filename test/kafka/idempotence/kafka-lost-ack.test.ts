@@ -6,13 +6,20 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
-import { readAll } from "../../storage/helpers.js";
+import { StoredKafkaToConch } from "../../../src/format/kafka/stored-kafka.js";
+import { RecordCursor } from "../../../src/format/record-cursor.js";
 import type { KafkaFixture } from "../server/kafka-harness.js";
 import { hasPythonModule, PYTHON, runTool, startKafka } from "../server/kafka-harness.js";
 import { AckDroppingProxy } from "./ack-dropping-proxy.js";
 
+/** The values stored in partition 0, Kafka batches read as a native reader gets them. */
 async function storedValues(f: KafkaFixture, topic: string): Promise<string[]> {
-  return (await readAll(f.broker.partition(topic, 0), 1 << 20)).map((r) => r.value);
+  const log = f.broker.partition(topic, 0);
+  const { records } = await log.read(log.logStartOffset, 1 << 20);
+  const cursor = new RecordCursor(new StoredKafkaToConch().convert(records));
+  const values: string[] = [];
+  while (cursor.next()) values.push(cursor.value().toString());
+  return values;
 }
 
 async function behindProxy(

@@ -2,8 +2,9 @@
  * A real broker on a temp dir with its Kafka listener on 127.0.0.1 port 0, a bare-bytes Kafka
  * client, and the checks that decide whether a test may run without an outside tool.
  */
+import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,6 +73,24 @@ export async function startKafka(
       return c;
     },
   };
+}
+
+/**
+ * The codec (attribute bits 0-2) of each Kafka batch stored in partition 0 of `topic`, read from
+ * the segment files: every batch must be one stored as it came (envelope attribute bit 4).
+ */
+export async function storedCodecs(f: KafkaFixture, topic: string): Promise<number[]> {
+  await f.broker.partition(topic, 0).flush();
+  const dir = join(f.broker.config.dataDir, "topics", topic, "0");
+  const codecs: number[] = [];
+  for (const name of (await readdir(dir)).filter((n) => n.endsWith(".wal")).sort()) {
+    const wal = await readFile(join(dir, name));
+    for (let at = 0; at + 49 <= wal.length && wal[at] === 0xc1; at += 49 + wal.readUInt32BE(at + 21)) {
+      assert.equal(wal.readUInt16BE(at + 33), 0x0010, "a Kafka batch stored as is");
+      codecs.push(wal[at + 49 + 22]! & 7);
+    }
+  }
+  return codecs;
 }
 
 /** A request frame, size field included: header v1 (v2 when `flexible`), then the body. */

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
 import { hasTool, kafkaRequest, type RawKafkaClient, responseBody, runTool } from "./kafka-harness.js";
 import { startSecureKafka } from "./kafka-secure-harness.js";
@@ -18,10 +18,10 @@ function records(count: number, size: number): Buffer {
   return b.finish({ baseOffset: 0 });
 }
 
-/** A Produce request at `version` (3-7 share a layout) of `batch` to partition 0 of `topic`. */
+/** A Produce request at `version` (0-2 lack the transactional id) of `batch` to partition 0 of `topic`. */
 function produce(version: number, correlationId: number, topic: string, batch: Buffer): Buffer {
   return kafkaRequest(0, version, correlationId, (w) => {
-    w.nullableString(null);
+    if (version >= 3) w.nullableString(null);
     w.int16(1);
     w.int32(5000);
     w.arrayCount(1);
@@ -40,6 +40,14 @@ function produceThrottle(frame: Buffer): { throttleMs: number; error: number } {
   body.arrayCount(1);
   body.int32();
   return { error: body.int16(), throttleMs: frame.readInt32BE(frame.length - 4) };
+}
+
+/** A raw client of a broker whose client ids may produce 20 kB/s, and topic "q". */
+async function clientOverQuota(t: TestContext): Promise<RawKafkaClient> {
+  const f = await startSecureKafka(t);
+  await f.broker.createTopic("q", 1);
+  await f.security.setQuota("clientIds", null, { produceBytesPerSec: 20_000 });
+  return f.raw();
 }
 
 /** Sends a frame; resolves with the response and the ms it took. */
@@ -69,14 +77,25 @@ test("kafka quotas: a produce over its quota is answered with throttle_time_ms a
 });
 
 test("kafka quotas: before KIP-219 (Produce v5) the response itself is held for the throttle", async (t) => {
-  const f = await startSecureKafka(t);
-  await f.broker.createTopic("q", 1);
-  await f.security.setQuota("clientIds", null, { produceBytesPerSec: 20_000 });
-  const c = await f.raw();
+  const c = await clientOverQuota(t);
   const r = await timed(c, produce(5, 1, "q", records(40, 1000)));
   const answer = produceThrottle(r.frame);
   assert.ok(answer.throttleMs >= 900, `throttle ${answer.throttleMs} ms`);
   assert.ok(r.ms >= answer.throttleMs * 0.8, `held ${r.ms} ms`);
+});
+
+test("kafka quotas: a Produce v0 over its quota (refused, and without throttle_time_ms) is answered intact", async (t) => {
+  const c = await clientOverQuota(t);
+  const r = await timed(c, produce(0, 1, "q", records(40, 1000)));
+  const { body } = responseBody(r.frame);
+  assert.equal(body.arrayCount(1), 1);
+  assert.equal(body.string(), "q");
+  assert.equal(body.arrayCount(1), 1);
+  assert.equal(body.int32(), 0);
+  assert.equal(body.int16(), 35, "UNSUPPORTED_VERSION");
+  assert.equal(body.int64(), -1, "the base offset, not overwritten by a throttle time");
+  body.done();
+  assert.ok(r.ms >= 800, `held ${r.ms} ms: the throttle still applies`);
 });
 
 test("kafka quotas: a fetch over its quota carries throttle_time_ms", async (t) => {

@@ -5,7 +5,8 @@
  * every partition's append; with acks = 0 there is none, though the request still counts as in
  * flight until its appends complete, so a flood of fire-and-forget produces is throttled like any
  * other. Kafka's acks numbers are mapped to the broker's values here: 0 "none", 1 "leader", -1
- * "all"; anything else is answered INVALID_REQUIRED_ACKS.
+ * "all"; anything else is answered INVALID_REQUIRED_ACKS. Versions 0-2 are advertised but every
+ * partition of one is answered UNSUPPORTED_VERSION.
  */
 import type { Acks } from "../../../broker/broker-requests.js";
 import type { AppendListener, AppendResult } from "../../../storage/partition-log.js";
@@ -13,6 +14,7 @@ import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
   decodeProduceRequest,
   encodeProduceResponse,
+  PRODUCE_FIRST_SERVED,
   type ProducePartitionResponse,
   type ProduceRequest,
 } from "../../protocol/produce.js";
@@ -133,6 +135,8 @@ class ProduceReply {
   }
 
   #refusal(records: Buffer | null): number | null {
+    // Advertised only so that librdkafka compresses (docs/kafka.md, "Versions"): message sets v0/v1.
+    if (this.#version < PRODUCE_FIRST_SERVED) return KafkaErrorCode.UNSUPPORTED_VERSION;
     if (this.#acks === undefined) return KafkaErrorCode.INVALID_REQUIRED_ACKS;
     // Transactions are not served: their markers would take offsets of their own.
     if (this.#req.transactionalId !== null) return KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
