@@ -7,10 +7,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
-import * as p from "../../src/protocol/index.js";
 import { hasPythonModule } from "../kafka/server/kafka-harness.js";
-import { TestClient } from "../server/helpers.js";
 import { BrokerProcess } from "./broker-process.js";
+import { createReplicatedTopic } from "./cluster-metadata.js";
 import { EtcdCluster, skipWithoutEtcd } from "./etcd-harness.js";
 import { readWithLibrdkafka } from "./kafka-reader.js";
 import { replicaCrcs } from "./replica-logs.js";
@@ -32,18 +31,7 @@ describe("replicated partitions across three broker processes", { skip: skipWith
 
   test("acks=-1 through a Kafka client, read back from the leader, replicas byte-identical", async (t) => {
     if (!hasPythonModule(t, "confluent_kafka", "python3-confluent-kafka")) return;
-    const c = await TestClient.connect(brokers[0]?.port ?? 0);
-    await c.handshake();
-    p.decodeCreateTopicResponse(
-      await c.call((id) =>
-        p.encodeCreateTopicRequest(id, {
-          topic: TOPIC,
-          partitions: 2,
-          configs: { "replication.factor": "3", "min.insync.replicas": "2" },
-        }),
-      ),
-    );
-    c.destroy();
+    await createReplicatedTopic(brokers[0]?.port ?? 0, TOPIC, 2);
 
     const kafka = new Kafka({
       brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
