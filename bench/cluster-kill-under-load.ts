@@ -21,7 +21,8 @@ let lost = 0;
 for (const [offset, value] of r.acked) if (r.read.get(offset) !== value) lost++;
 const sameReplicas = r.replicas.every((x) => JSON.stringify(x) === JSON.stringify(r.replicas[0]));
 const sorted = [...r.resumeMs].sort((a, b) => a - b);
-const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+const mid = (sorted.length - 1) / 2;
+const median = ((sorted[Math.floor(mid)] ?? 0) + (sorted[Math.ceil(mid)] ?? 0)) / 2;
 process.stdout.write(
   `${r.resumeMs.length} rounds: first ack after the kill median ${median.toFixed(0)} ms, ` +
     `min ${(sorted[0] ?? 0).toFixed(0)} ms, max ${(sorted.at(-1) ?? 0).toFixed(0)} ms; ` +

@@ -6,7 +6,8 @@
  * times from the kill to the first acknowledgement after it (only the new leader can give it),
  * restarts the killed broker on its data and waits for it to rejoin the ISR. At the end every
  * acknowledged record is read back (librdkafka) and the replicas are compared batch for batch.
- * Shared by test/cluster/cluster-failover.test.ts and bench/cluster-kill-under-load.ts.
+ * With SIGSTOP instead, the leader is paused past its lease and woken. Shared by
+ * test/cluster/cluster-failover.test.ts, cluster-pause.test.ts and bench/cluster-kill-under-load.ts.
  */
 import { Kafka, logLevel } from "kafkajs";
 import type * as p from "../../src/protocol/index.js";
@@ -30,6 +31,12 @@ export interface FailoverResult {
 const TOPIC = "failover";
 
 export async function runFailoverRounds(o: {
+  /**
+   * SIGKILL (default): the leader dies and is restarted on its data. SIGSTOP: the leader is paused
+   * past its lease (until the new leader has acknowledged and 2 lease TTLs have passed), then
+   * SIGCONT: it must acknowledge nothing, and rejoins as a follower, truncating what it alone had.
+   */
+  signal?: "SIGKILL" | "SIGSTOP";
   maxRounds: number;
   /** No round starts after this much time (ms). */
   budgetMs: number;
@@ -50,7 +57,7 @@ export async function runFailoverRounds(o: {
       brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
       logLevel: logLevel.NOTHING,
       connectionTimeout: 1000,
-      requestTimeout: 5000,
+      requestTimeout: 1500,
       retry: { retries: 50, initialRetryTime: 50, maxRetryTime: 250, factor: 0.2 },
     });
     const producer = kafka.producer({ allowAutoTopicCreation: false, metadataMaxAge: 500 });
@@ -80,7 +87,9 @@ export async function runFailoverRounds(o: {
         }
       }
     })();
-    const live = (): BrokerProcess => brokers.find((b) => b.child.exitCode === null) as BrokerProcess;
+    let paused: BrokerProcess | null = null;
+    const live = (): BrokerProcess =>
+      brokers.find((b) => b.child.exitCode === null && b !== paused) as BrokerProcess;
     for (let round = 1; round <= o.maxRounds && performance.now() - started < o.budgetMs; round++) {
       const roundStart = performance.now();
       const m = await metadataUntil(live().port, (x) => fullIsr(x), 20_000);
@@ -97,13 +106,27 @@ export async function runFailoverRounds(o: {
         clock.firstAck = resolve;
       });
       clock.killedAt = performance.now();
-      await victim.kill();
+      if (o.signal === "SIGSTOP") {
+        paused = victim;
+        victim.child.kill("SIGSTOP");
+      } else {
+        await victim.kill();
+      }
       const ms = (await resumed) - clock.killedAt;
+      const killedAt = clock.killedAt;
       clock.killedAt = -1;
       resumeMs.push(ms);
       o.log?.(
-        `round ${round}: leader ${leaderId} killed, first ack by the new leader after ${ms.toFixed(0)} ms (${ackedBefore} acked before; the ISR was full again ${isrWaitMs.toFixed(0)} ms into the round)`,
+        `round ${round}: leader ${leaderId} ${o.signal ?? "SIGKILL"}, first ack by the new leader after ${ms.toFixed(0)} ms (${ackedBefore} acked before; the ISR was full again ${isrWaitMs.toFixed(0)} ms into the round)`,
       );
+      if (o.signal === "SIGSTOP") {
+        // Past its lease for sure (TTL 2 s), then woken: it finds itself fenced and follows.
+        const wait = killedAt + 4_000 - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        victim.child.kill("SIGCONT");
+        paused = null;
+        continue;
+      }
       brokers[index] = await BrokerProcess.start({
         brokerId: leaderId,
         etcd: etcd.endpoints,
