@@ -76,6 +76,7 @@ export interface BrokerConfig {
   etcd: string;
   clusterId: string;
   leaseTtlSeconds: number;
+  replicaLagTimeMaxMs: number;
   defaultReplicationFactor: number;
 }
 

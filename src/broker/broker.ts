@@ -185,17 +185,28 @@ export class Broker {
           `topic "${name}" has ${before.partitions} partition(s); it can only grow (asked for ${partitions})`,
         );
       }
-      this.#checkPartitionBudget(name, partitions - before.partitions);
-      // The count is made durable first: a crash before the logs exist leaves partitions that
-      // simply open empty on the next start.
-      await this.#store.update({ ...before, partitions });
-      try {
-        await topic.grow(this.#store, partitions, this.config, this.#logger);
-      } catch (err) {
-        await this.#store.update(before).catch(() => {});
-        throw err;
+      await this.#grow(topic, partitions);
+    });
+  }
+
+  /**
+   * Cluster mode: this broker holds a replica of `name`, whose partition count and configs the
+   * cluster's metadata gives. Creates the local logs (or adds the missing partitions) without
+   * going through topicAdmin, which would ask the cluster to create the topic again.
+   */
+  async hostReplicaTopic(name: string, partitions: number, configs: Record<string, string>): Promise<void> {
+    this.#checkOpen();
+    checkTopicName(name);
+    checkPartitionCount(partitions);
+    const overrides = parseTopicConfigs(configs);
+    await this.#admin(async () => {
+      const topic = this.#topics.get(name);
+      if (topic === undefined) {
+        this.#checkPartitionBudget(name, partitions);
+        await this.#create(name, partitions, overrides);
+        return;
       }
-      this.#logger.info({ topic: name, partitions }, "partitions added");
+      if (partitions > topic.partitionCount) await this.#grow(topic, partitions);
     });
   }
 
@@ -491,6 +502,22 @@ export class Broker {
         `cannot add ${adding} partition(s) for topic "${name}": the broker has ${total} of at most ${max} (setting maxPartitions)`,
       );
     }
+  }
+
+  /** Must run inside #admin, with `partitions` more than the topic has. */
+  async #grow(topic: Topic, partitions: number): Promise<void> {
+    const before = topic.meta();
+    this.#checkPartitionBudget(topic.name, partitions - before.partitions);
+    // The count is made durable first: a crash before the logs exist leaves partitions that
+    // simply open empty on the next start.
+    await this.#store.update({ ...before, partitions });
+    try {
+      await topic.grow(this.#store, partitions, this.config, this.#logger);
+    } catch (err) {
+      await this.#store.update(before).catch(() => {});
+      throw err;
+    }
+    this.#logger.info({ topic: topic.name, partitions }, "partitions added");
   }
 
   /** Must run inside #admin. */

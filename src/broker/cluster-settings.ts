@@ -58,6 +58,13 @@ export const CLUSTER_SETTINGS: readonly AnyBrokerSetting[] = [
     integerValue(2, 60),
   ),
   setting(
+    "replicaLagTimeMaxMs",
+    "ms",
+    "cluster mode: a follower not caught up with its leader this long leaves the in-sync replicas (replica.lag.time.max.ms)",
+    10_000,
+    integerValue(100, 600_000),
+  ),
+  setting(
     "defaultReplicationFactor",
     "n",
     "cluster mode: replicas of a topic created without a replication factor (at most the live brokers)",

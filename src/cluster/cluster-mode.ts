@@ -1,16 +1,19 @@
 /**
  * Starts a broker's cluster membership (`conch broker --broker-id N --etcd host:port,...`): opens
  * the etcd store (loading the etcd3 client only now), registers and watches through a ClusterNode,
- * and makes the Broker create topics through the cluster and answer Metadata from it. The broker
- * runner loads this file with import() in cluster mode only.
+ * makes the Broker create topics through the cluster and answer Metadata from it, and runs the
+ * replica side (ReplicaManager) on the roles the node hands out. The broker runner loads this file
+ * with import() in cluster mode only.
  */
 import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
 import { ClusterNode } from "./cluster-node.js";
 import { openEtcdStore } from "./etcd/etcd3-store.js";
-import { ClusterTopics } from "./metadata-topics.js";
+import { HostedReplicas } from "./hosted-replicas.js";
+import { ClusterTopics, MIN_INSYNC_REPLICAS_CONFIG } from "./metadata-topics.js";
 import { MetadataView } from "./metadata-view.js";
-import type { PartitionRole, ReplicaControl } from "./roles.js";
+import { ReplicaManager } from "./replica-manager.js";
+import type { ReplicaControl } from "./roles.js";
 
 export interface ClusterModeOptions {
   readonly broker: Broker;
@@ -21,7 +24,7 @@ export interface ClusterModeOptions {
   /** The Kafka listener as Kafka clients reach it; port 0 when it is off. */
   readonly kafkaHost: string;
   readonly kafkaPort: number;
-  /** The replica side; by default one that only logs the roles it is given. */
+  /** The replica side instead of a ReplicaManager (tests of the metadata side alone). */
   readonly replicas?: ReplicaControl;
 }
 
@@ -34,17 +37,32 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
   const config = o.broker.config;
   const logger = o.logger.child({ cluster: config.clusterId, brokerId: config.brokerId });
   const store = await openEtcdStore(config.etcd.split(","));
+  const replicas = o.replicas ?? new HostedReplicas(o.broker);
+  const hosted = replicas instanceof HostedReplicas ? replicas : null;
   const node = new ClusterNode({
     clusterId: config.clusterId,
     self: { id: config.brokerId, host: o.host, port: o.port, kafkaHost: o.kafkaHost, kafkaPort: o.kafkaPort },
     store,
-    replicas: o.replicas ?? new LoggedRoles(logger),
+    replicas,
     leaseTtlSeconds: config.leaseTtlSeconds,
     log: { info: (msg) => logger.info(msg), warn: (msg) => logger.warn(msg) },
   });
+  if (hosted !== null) {
+    hosted.attach(
+      new ReplicaManager({
+        broker: o.broker,
+        view: node,
+        logger,
+        lagTimeMaxMs: config.replicaLagTimeMaxMs,
+        minInsyncReplicas: (topic) => minInsyncReplicas(node, topic),
+      }),
+      node.cache,
+    );
+  }
   try {
     await node.start();
   } catch (err) {
+    await hosted?.close();
     store.close();
     throw err;
   }
@@ -58,28 +76,15 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
     node,
     async close() {
       await node.close();
+      // Before the broker closes (the runner closes it after this), so no fetcher writes to a closed log.
+      await hosted?.close();
       store.close();
     },
   };
 }
 
-/** Roles told to nobody but the log: the metadata side on its own, before replicas are managed. */
-class LoggedRoles implements ReplicaControl {
-  readonly #logger: Logger;
-
-  constructor(logger: Logger) {
-    this.#logger = logger;
-  }
-
-  async applyRole(role: PartitionRole): Promise<void> {
-    this.#logger.debug({ role }, "partition role");
-  }
-
-  async dropPartition(topic: string, partition: number): Promise<void> {
-    this.#logger.debug({ topic, partition }, "partition dropped");
-  }
-
-  fence(): void {}
-
-  async close(): Promise<void> {}
+/** The topic's min.insync.replicas as the cluster's topic record has it (validated at creation). */
+function minInsyncReplicas(node: ClusterNode, topic: string): number {
+  const raw = node.cache.topics.get(topic)?.value.configs[MIN_INSYNC_REPLICAS_CONFIG];
+  return raw === undefined ? 1 : Number(raw);
 }

@@ -280,6 +280,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
 
   #unfence(): void {
     this.#fenced = false;
+    this.#o.replicas.unfence?.();
     this.#armDeadline();
     // Roles were held back while fenced (as leader) or before the first load: apply them now.
     for (const byPartition of this.cache.partitions.values()) {

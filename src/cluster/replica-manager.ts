@@ -86,7 +86,14 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
     const current = this.#partitions.get(key);
     const self = this.#view.brokerId;
     const kind = role.leaderId === self ? "leader" : role.leaderId < 0 ? "offline" : "follower";
-    if (current !== undefined && current.role.leaderEpoch === role.leaderEpoch && current.kind === kind) {
+    // A leader the fence stopped is made again for the same epoch once the fence lifts.
+    const stopped = current?.kind === "leader" && current.leader.stopped;
+    if (
+      current !== undefined &&
+      current.role.leaderEpoch === role.leaderEpoch &&
+      current.kind === kind &&
+      !stopped
+    ) {
       // The same epoch again, perhaps with the ISR the controller changed (a broker that died).
       if (current.kind === "leader" && !sameMembers(current.leader.isr, role.isr))
         current.leader.settled(role.isr);
@@ -101,8 +108,10 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
       return;
     }
     if (kind === "leader") {
-      // On disk before the first write of this epoch, so followers can find where it starts.
-      await log.epochs.assign(role.leaderEpoch, log.logEndOffset);
+      // On disk before the first write of this epoch, so followers can find where it starts
+      // (already there when this epoch's leadership resumes after a fence).
+      if (log.epochs.latestEpoch !== role.leaderEpoch)
+        await log.epochs.assign(role.leaderEpoch, log.logEndOffset);
       const leader = new ReplicaLeader(role, log, self, performance.now());
       if (this.#fenced) leader.stop();
       this.#partitions.set(key, { kind, role, leader });
@@ -169,6 +178,10 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
     this.#fenced = true;
     for (const hosted of this.#partitions.values()) if (hosted.kind === "leader") hosted.leader.stop();
     this.#o.logger?.warn("lease deadline passed: no longer leading any partition");
+  }
+
+  unfence(): void {
+    this.#fenced = false;
   }
 
   async close(): Promise<void> {

@@ -22,6 +22,11 @@ export interface ReplicaControl {
   dropPartition(topic: string, partition: number): Promise<void>;
   /** The broker's lease deadline passed: stop acknowledging anything as leader at once, everywhere. */
   fence(): void;
+  /**
+   * The lease is renewed after a fence: leading is allowed again. The metadata side then applies
+   * every role again, the same epochs included (a leader stopped by the fence leads them again).
+   */
+  unfence?(): void;
   close(): Promise<void>;
 }
 

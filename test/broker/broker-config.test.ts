@@ -75,6 +75,7 @@ test("defaults when nothing is given", () => {
     etcd: "",
     clusterId: "conch",
     leaseTtlSeconds: 2,
+    replicaLagTimeMaxMs: 10_000,
     defaultReplicationFactor: 3,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
@@ -161,6 +162,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     etcd: ["10.0.0.1:2379, etcd-2:2379", "10.0.0.1:2379,etcd-2:2379"],
     clusterId: ["prod-1", "prod-1"],
     leaseTtlSeconds: ["5", 5],
+    replicaLagTimeMaxMs: ["2500", 2500],
     defaultReplicationFactor: ["2", 2],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());

@@ -5,31 +5,8 @@ import { ErrorCode } from "../../src/format/errors.js";
 import * as p from "../../src/protocol/index.js";
 import { TestClient } from "../server/helpers.js";
 import { BrokerProcess } from "./broker-process.js";
+import { metadataFrom, metadataUntil } from "./cluster-metadata.js";
 import { EtcdCluster, skipWithoutEtcd } from "./etcd-harness.js";
-
-async function metadataFrom(port: number, topics: string[] = []): Promise<p.MetadataResponse> {
-  const c = await TestClient.connect(port);
-  try {
-    await c.handshake();
-    return p.decodeMetadataResponse(await c.call((id) => p.encodeMetadataRequest(id, topics)));
-  } finally {
-    c.destroy();
-  }
-}
-
-/** Metadata has no change event a client can await: ask until it holds. */
-async function metadataUntil(
-  port: number,
-  ok: (m: p.MetadataResponse) => boolean,
-  timeoutMs: number,
-): Promise<p.MetadataResponse> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    const m = await metadataFrom(port);
-    if (ok(m) || performance.now() > until) return m;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("three conch broker processes in cluster mode on one etcd", { skip: skipWithoutEtcd }, () => {
   let etcd: EtcdCluster;

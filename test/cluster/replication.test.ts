@@ -2,7 +2,8 @@
  * Replication between in-process brokers with roles handed out by hand (the metadata side is a
  * stand-in, replica-cluster.ts): followers store the leader's batches byte for byte, acks "all"
  * waits for the ISR, a follower that stops fetching leaves the ISR, a follower whose log parted
- * from the new leader's truncates to the epoch boundary, and a fenced leader acknowledges nothing.
+ * from the new leader's truncates to the epoch boundary, a fenced leader acknowledges nothing, and
+ * one whose fence lifts leads its epoch again.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -146,6 +147,26 @@ test("a fenced leader acknowledges nothing more, not even a produce it took befo
     a.produce(TOPIC, 0, makeBatch("after"), "leader"),
     (err) => codeOf(err) === ErrorCode.NOT_LEADER,
   );
+});
+
+test("a leader fenced then unfenced leads the same epoch again, after a write of that epoch", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC, { lagTimeMaxMs: 60_000 });
+  const epoch1 = role(TOPIC, 1, 1, [1, 2]);
+  await cluster.apply(epoch1);
+  const a = cluster.node(1).broker;
+  await a.produce(TOPIC, 0, makeBatch("before"), "all");
+  const manager = cluster.node(1).manager;
+  manager.fence();
+  await assert.rejects(
+    a.produce(TOPIC, 0, makeBatch("fenced"), "all"),
+    (err) => codeOf(err) === ErrorCode.NOT_LEADER,
+  );
+  // The lease is renewed in time: the controller moved nothing, and the node applies its roles again.
+  manager.unfence();
+  await manager.applyRole(epoch1);
+  const ack = await a.produce(TOPIC, 0, makeBatch("after"), "all");
+  assert.ok(cluster.node(2).broker.partition(TOPIC, 0).logEndOffset > ack.lastOffset);
+  assert.deepEqual(a.partition(TOPIC, 0).epochs.entries, [{ epoch: 1, startOffset: 0 }]);
 });
 
 test("the SDK's acks all goes over the wire (acks 3) and is answered once the follower has the records", async (t) => {

@@ -1,0 +1,65 @@
+/**
+ * The ReplicaControl a cluster-mode broker hands its ClusterNode: before a partition's first role
+ * reaches the ReplicaManager, the topic's local logs are made from the cluster's topic record
+ * (partition count and configs), since a replica's logs exist only because the cluster says so.
+ * They are made through Broker.hostReplicaTopic: topicAdmin would ask the cluster to create the
+ * topic again.
+ */
+import type { Broker } from "../broker/broker.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import type { MetadataCache } from "./metadata-cache.js";
+import type { ReplicaManager } from "./replica-manager.js";
+import type { PartitionRole, ReplicaControl } from "./roles.js";
+
+export class HostedReplicas implements ReplicaControl {
+  readonly #broker: Broker;
+  #cache: MetadataCache | null = null;
+  #manager: ReplicaManager | null = null;
+
+  constructor(broker: Broker) {
+    this.#broker = broker;
+  }
+
+  /**
+   * The manager takes the ClusterNode as its view, and the node takes this: so both are set once
+   * the node is made, before node.start() hands out the first role.
+   */
+  attach(manager: ReplicaManager, cache: MetadataCache): void {
+    this.#manager = manager;
+    this.#cache = cache;
+  }
+
+  async applyRole(role: PartitionRole): Promise<void> {
+    const manager = this.#attached();
+    const topic = this.#cache?.topics.get(role.topic)?.value;
+    if (topic === undefined) {
+      throw new ConchError(
+        ErrorCode.UNKNOWN_TOPIC,
+        `no topic record for ${role.topic} in the cluster metadata`,
+      );
+    }
+    await this.#broker.hostReplicaTopic(topic.name, topic.partitions, { ...topic.configs });
+    await manager.applyRole(role);
+  }
+
+  dropPartition(topic: string, partition: number): Promise<void> {
+    return this.#attached().dropPartition(topic, partition);
+  }
+
+  fence(): void {
+    this.#manager?.fence();
+  }
+
+  unfence(): void {
+    this.#manager?.unfence();
+  }
+
+  async close(): Promise<void> {
+    await this.#manager?.close();
+  }
+
+  #attached(): ReplicaManager {
+    if (this.#manager === null) throw new Error("HostedReplicas: no ReplicaManager attached");
+    return this.#manager;
+  }
+}

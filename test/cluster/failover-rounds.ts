@@ -1,0 +1,166 @@
+/**
+ * SIGKILL of a partition's leader under acks=all load from a Kafka client, in rounds, on real
+ * processes: etcd (1 member) and three `conch broker` processes (lease TTL 2 s), one partition with
+ * replication factor 3 and min.insync.replicas 2. kafkajs produces one record at a time with
+ * acks=-1 and retries, recording each acknowledged (offset, value). Each round kills the leader,
+ * times from the kill to the first acknowledgement after it (only the new leader can give it),
+ * restarts the killed broker on its data and waits for it to rejoin the ISR. At the end every
+ * acknowledged record is read back (librdkafka) and the replicas are compared batch for batch.
+ * With SIGSTOP instead, the leader is paused past its lease and woken. Shared by
+ * test/cluster/cluster-failover.test.ts, cluster-pause.test.ts and bench/cluster-kill-under-load.ts.
+ */
+import { Kafka, logLevel } from "kafkajs";
+import type * as p from "../../src/protocol/index.js";
+import { BrokerProcess } from "./broker-process.js";
+import { createReplicatedTopic, metadataUntil } from "./cluster-metadata.js";
+import { EtcdCluster } from "./etcd-harness.js";
+import { readWithLibrdkafka } from "./kafka-reader.js";
+import { replicaCrcs } from "./replica-logs.js";
+
+export interface FailoverResult {
+  /** Milliseconds from each SIGKILL to the first acknowledgement after it. */
+  readonly resumeMs: number[];
+  /** "offset" -> value of every acknowledged record. */
+  readonly acked: Map<string, string>;
+  /** "offset" -> value read back below the last acknowledged offset + 1. */
+  readonly read: Map<string, string>;
+  /** Each replica's (last offset, CRC) per batch below the same end. */
+  readonly replicas: string[][];
+}
+
+const TOPIC = "failover";
+
+export async function runFailoverRounds(o: {
+  /**
+   * SIGKILL (default): the leader dies and is restarted on its data. SIGSTOP: the leader is paused
+   * past its lease (until the new leader has acknowledged and 2 lease TTLs have passed), then
+   * SIGCONT: it must acknowledge nothing, and rejoins as a follower, truncating what it alone had.
+   */
+  signal?: "SIGKILL" | "SIGSTOP";
+  maxRounds: number;
+  /** No round starts after this much time (ms). */
+  budgetMs: number;
+  log?: (line: string) => void;
+}): Promise<FailoverResult> {
+  const started = performance.now();
+  const etcd = await EtcdCluster.start(1);
+  const brokers: BrokerProcess[] = [];
+  const acked = new Map<string, string>();
+  const resumeMs: number[] = [];
+  let producing = true;
+  let load: Promise<void> = Promise.resolve();
+  try {
+    for (let id = 1; id <= 3; id++)
+      brokers.push(await BrokerProcess.start({ brokerId: id, etcd: etcd.endpoints, clusterId: "kill" }));
+    await createReplicatedTopic(brokers[0]?.port ?? 0, TOPIC, 1);
+    const kafka = new Kafka({
+      brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 1000,
+      requestTimeout: 1500,
+      retry: { retries: 50, initialRetryTime: 50, maxRetryTime: 250, factor: 0.2 },
+    });
+    const producer = kafka.producer({ allowAutoTopicCreation: false, metadataMaxAge: 500 });
+    await producer.connect();
+    // Acknowledgements observed after `killedAt`: the first one stops the round's clock.
+    // The first acknowledgement of a send begun after the kill stops the round's clock: the send in
+    // flight at the kill may be answered from the old leader's last response.
+    const clock: { killedAt: number; firstAck: ((at: number) => void) | null } = {
+      killedAt: -1,
+      firstAck: null,
+    };
+    let n = 0;
+    load = (async () => {
+      while (producing) {
+        const value = `m${n++}`;
+        const begun = performance.now();
+        try {
+          const [res] = await producer.send({ topic: TOPIC, acks: -1, messages: [{ value, partition: 0 }] });
+          const at = performance.now();
+          acked.set(String(res?.baseOffset), value);
+          if (clock.killedAt >= 0 && begun > clock.killedAt && clock.firstAck !== null) {
+            clock.firstAck(at);
+            clock.firstAck = null;
+          }
+        } catch {
+          // Not acknowledged (retries ran out): nothing is promised for it.
+        }
+      }
+    })();
+    let paused: BrokerProcess | null = null;
+    const live = (): BrokerProcess =>
+      brokers.find((b) => b.child.exitCode === null && b !== paused) as BrokerProcess;
+    for (let round = 1; round <= o.maxRounds && performance.now() - started < o.budgetMs; round++) {
+      const roundStart = performance.now();
+      const m = await metadataUntil(live().port, (x) => fullIsr(x), 20_000);
+      const isrWaitMs = performance.now() - roundStart;
+      const ackedAtStart = acked.size;
+      // Some load on the new leader before its turn comes.
+      while (acked.size < ackedAtStart + 20 && producing) await new Promise((r) => setTimeout(r, 10));
+      const leaderId = m.topics[0]?.partitions[0]?.leaderId ?? -1;
+      const index = brokers.findIndex((b) => b.brokerId === leaderId);
+      const victim = brokers[index];
+      if (victim === undefined) throw new Error(`round ${round}: no leader with a full ISR`);
+      const ackedBefore = acked.size;
+      const resumed = new Promise<number>((resolve) => {
+        clock.firstAck = resolve;
+      });
+      clock.killedAt = performance.now();
+      if (o.signal === "SIGSTOP") {
+        paused = victim;
+        victim.child.kill("SIGSTOP");
+      } else {
+        await victim.kill();
+      }
+      const ms = (await resumed) - clock.killedAt;
+      const killedAt = clock.killedAt;
+      clock.killedAt = -1;
+      resumeMs.push(ms);
+      o.log?.(
+        `round ${round}: leader ${leaderId} ${o.signal ?? "SIGKILL"}, first ack by the new leader after ${ms.toFixed(0)} ms (${ackedBefore} acked before; the ISR was full again ${isrWaitMs.toFixed(0)} ms into the round)`,
+      );
+      if (o.signal === "SIGSTOP") {
+        // Past its lease for sure (TTL 2 s), then woken: it finds itself fenced and follows.
+        const wait = killedAt + 4_000 - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        victim.child.kill("SIGCONT");
+        paused = null;
+        continue;
+      }
+      brokers[index] = await BrokerProcess.start({
+        brokerId: leaderId,
+        etcd: etcd.endpoints,
+        clusterId: "kill",
+        dataDir: victim.dataDir,
+      });
+    }
+    await metadataUntil(live().port, (x) => fullIsr(x), 20_000);
+    producing = false;
+    await load;
+    await producer.disconnect();
+    const end = Math.max(...[...acked.keys()].map(Number)) + 1;
+    const read = await readWithLibrdkafka(brokers.map((b) => `127.0.0.1:${b.kafkaPort}`).join(","), TOPIC, [
+      end,
+    ]);
+    const readBelow = new Map<string, string>();
+    for (const [key, value] of read) readBelow.set(key.slice(key.indexOf("/") + 1), value);
+    await Promise.all(brokers.map((b) => b.kill()));
+    const replicas = await replicaCrcs(
+      brokers.map((b) => b.dataDir),
+      TOPIC,
+      0,
+      end,
+    );
+    return { resumeMs, acked, read: readBelow, replicas };
+  } finally {
+    producing = false;
+    await load.catch(() => {});
+    await Promise.all(brokers.map((b) => b.remove()));
+    await etcd.stop();
+  }
+}
+
+function fullIsr(m: p.MetadataResponse): boolean {
+  const part = m.topics.find((t) => t.name === TOPIC)?.partitions[0];
+  return part !== undefined && part.leaderId >= 0 && part.isr.length === 3;
+}
