@@ -34,7 +34,8 @@ import {
   type ProduceResponse,
 } from "../protocol/produce.js";
 import { abortable } from "./abort.js";
-import type { ResponseListener } from "./connection.js";
+import { BrokerPool } from "./broker-pool.js";
+import type { Connection, ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
@@ -152,6 +153,8 @@ function capture(resolve: unknown, reject: unknown): void {
 
 export class Producer {
   #manager: ConnectionManager;
+  /** Batches go to their partition's leader; the bootstrap connection is #manager. */
+  #pool: BrokerPool;
   #metadata: TopicMetadata;
   #acc: RecordAccumulator;
   #acks: AcksValue;
@@ -232,12 +235,14 @@ export class Producer {
       this.#unpark();
       this.#wakeProgress();
     };
-    this.#manager = new ConnectionManager({
+    const managerOptions = {
       ...conn,
-      onConnect: (c) => {
+      onConnect: (c: Connection) => {
         this.#acc.maxBatchBytes = c.maxBatchBytes;
       },
-    });
+    };
+    this.#manager = new ConnectionManager(managerOptions);
+    this.#pool = new BrokerPool(this.#manager, managerOptions);
     this.#metadata = new TopicMetadata(
       this.#manager,
       { learned: () => this.#unpark(), failed: (topic, err) => this.#dropParked(topic, err) },
@@ -354,7 +359,7 @@ export class Producer {
         if (this.#expiryTimer !== null) clearTimeout(this.#expiryTimer);
         this.#expiryTimer = null;
         this.#metadata.close();
-        this.#manager.close();
+        this.#pool.close();
         this.#wakeProgress();
       }
     })();
@@ -664,21 +669,26 @@ export class Producer {
 
   #sendBatch = (batch: ProducerBatch): void => {
     if (this.#acks === Acks.NONE) {
-      this.#manager.send(this.#encodeProduce, batch, batch.records).then(
-        () => this.#settle(batch, -1),
-        (err: unknown) => this.#onError(batch, err),
-      );
+      this.#pool
+        .leaderFor(batch.topic, batch.partition)
+        .send(this.#encodeProduce, batch, batch.records)
+        .then(
+          () => this.#settle(batch, -1),
+          (err: unknown) => this.#onError(batch, err),
+        );
       return;
     }
-    this.#manager.requestTo(
-      this.#encodeProduce,
-      batch,
-      decodeProduceResponse,
-      this.#produced,
-      batch,
-      undefined,
-      batch.records,
-    );
+    this.#pool
+      .leaderFor(batch.topic, batch.partition)
+      .requestTo(
+        this.#encodeProduce,
+        batch,
+        decodeProduceResponse,
+        this.#produced,
+        batch,
+        undefined,
+        batch.records,
+      );
   };
 
   /** One listener for every produce request; the batch comes back as the request's context. */
@@ -722,6 +732,8 @@ export class Producer {
     // Idempotent: a batch that overtook one being retried finds a gap; it goes again after it.
     const retriable = e.retriable || (this.#idempotent && e.code === ErrorCode.OUT_OF_ORDER_SEQUENCE);
     if (retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
+      // The leader may have moved: the retry goes wherever the refreshed metadata says.
+      this.#pool.leaderFailed(e);
       this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
       return;
     }
