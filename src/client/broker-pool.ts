@@ -65,6 +65,11 @@ export class BrokerPool {
   #again = false;
   #lastRefreshAt = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | null = null;
+  /**
+   * Waiting for the Metadata request numbered `after` (by `refreshes`) to settle, however it went:
+   * one already under way may not have asked for their topic.
+   */
+  #settled: Array<{ after: number; resolve: () => void }> = [];
   /** Which manager the next Metadata request goes to when the last one failed. */
   #askFrom = 0;
   #closed = false;
@@ -99,6 +104,27 @@ export class BrokerPool {
     return this.#brokers.get(id)?.manager ?? this.bootstrap;
   }
 
+  /** Whether a request for the topic can go now: its leaders are known, or there is one broker. */
+  knows(topic: string): boolean {
+    return this.#single || this.#leaders.has(topic);
+  }
+
+  /**
+   * Resolves once the topic's leaders are known, or a Metadata request for them settled without
+   * naming them (then requests go to the bootstrap broker, whose answer says what is wrong). At
+   * once when they are known or the broker is a single node: the first request of a topic waits
+   * for one Metadata round trip, rather than go to a broker that may not lead its partition.
+   */
+  whenKnown(topic: string): Promise<void> {
+    if (this.#single || this.#closed || this.#leaders.has(topic)) return Promise.resolve();
+    // One under way that asked for the topic will do; else the next one.
+    const after = this.#refreshing && this.#topics.has(topic) ? this.refreshes : this.refreshes + 1;
+    this.#topics.add(topic);
+    const settled = new Promise<void>((resolve) => this.#settled.push({ after, resolve }));
+    this.refresh();
+    return settled;
+  }
+
   /** A request for a partition failed with `err`: asks for the leaders again if it may cure it. */
   leaderFailed(err: ConchError): void {
     if (this.#single) {
@@ -127,7 +153,7 @@ export class BrokerPool {
     }
     this.#refreshing = true;
     this.#lastRefreshAt = performance.now();
-    this.refreshes++;
+    const number = ++this.refreshes;
     const from = this.#metadataManager();
     this.#ask(from, [...this.#topics])
       .then(
@@ -141,6 +167,13 @@ export class BrokerPool {
       )
       .finally(() => {
         this.#refreshing = false;
+        if (this.#settled.length > 0) {
+          const waiting = this.#settled;
+          // A single node is never asked again: nobody waits for a next request.
+          const done = (w: { after: number }): boolean => w.after <= number || this.#single;
+          this.#settled = waiting.filter((w) => !done(w));
+          for (const w of waiting) if (done(w)) w.resolve();
+        }
         if (this.#again) {
           this.#again = false;
           this.refresh();
@@ -156,6 +189,8 @@ export class BrokerPool {
     for (const b of this.#brokers.values()) b.manager.close();
     this.#brokers.clear();
     this.bootstrap.close();
+    for (const w of this.#settled) w.resolve();
+    this.#settled = [];
   }
 
   #metadataManager(): ConnectionManager {

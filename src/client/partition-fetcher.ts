@@ -230,6 +230,8 @@ export class PartitionFetcher implements BatchSource {
   async #positionThenFetch(epoch: number, round: AbortController): Promise<void> {
     let offset: number;
     try {
+      // The first round of a partition asks its leader, not the bootstrap broker.
+      await this.#pool.whenKnown(this.topic);
       offset = await this.#resolve(this.#start, round.signal);
     } catch (err) {
       await this.#slowEnd(epoch, err);

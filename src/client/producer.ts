@@ -244,7 +244,7 @@ export class Producer {
     this.#manager = new ConnectionManager(managerOptions);
     this.#pool = new BrokerPool(this.#manager, managerOptions);
     this.#metadata = new TopicMetadata(
-      this.#manager,
+      this.#pool,
       { learned: () => this.#unpark(), failed: (topic, err) => this.#dropParked(topic, err) },
       this.#deliveryTimeoutMs,
       integerOption("metadataMaxAgeMs", options.metadataMaxAgeMs, DEFAULT_METADATA_MAX_AGE_MS, 100),
@@ -668,6 +668,16 @@ export class Producer {
     );
 
   #sendBatch = (batch: ProducerBatch): void => {
+    // A topic's first batches wait for one Metadata round trip (after that, and on a single node,
+    // this is a map read): sent to the bootstrap broker they would be refused by a non-leader.
+    if (!this.#pool.knows(batch.topic)) {
+      void this.#pool.whenKnown(batch.topic).then(() => this.#sendToLeader(batch));
+      return;
+    }
+    this.#sendToLeader(batch);
+  };
+
+  #sendToLeader(batch: ProducerBatch): void {
     if (this.#acks === Acks.NONE) {
       this.#pool
         .leaderFor(batch.topic, batch.partition)
@@ -689,7 +699,7 @@ export class Producer {
         undefined,
         batch.records,
       );
-  };
+  }
 
   /** One listener for every produce request; the batch comes back as the request's context. */
   readonly #produced: ResponseListener<ProduceResponse, ProducerBatch> = {
