@@ -28,6 +28,8 @@ export interface ConnectionManagerOptions extends ConnectionOptions {
   reconnectBackoffMaxMs: number;
   /** Called with every new connection, after its handshake. */
   onConnect?: ((conn: Connection) => void) | undefined;
+  /** Called with every failed connection attempt (a leader's broker refusing: look for another). */
+  onConnectError?: ((err: ConchError) => void) | undefined;
 }
 
 interface Waiter {
@@ -162,12 +164,11 @@ export class ConnectionManager {
     });
   }
 
-  /** Closes the connection; waiting and in-flight requests fail with CONNECTION_CLOSED. */
-  close(): void {
+  /** Closes the connection; waiting and in-flight requests fail with CONNECTION_CLOSED (or `err`). */
+  close(err = connectionClosedError("the client is closed")): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
-    const err = connectionClosedError("the client is closed");
     for (const w of [...this.#waiters]) w.reject(err);
     this.#conn?.close(err);
     this.#conn = null;
@@ -196,6 +197,7 @@ export class ConnectionManager {
         } catch (err) {
           const e = asConchError(err);
           this.#lastError = e;
+          this.#options.onConnectError?.(e);
           if (isFatal(e) && !this.#closed) for (const w of [...this.#waiters]) w.reject(e);
           continue;
         }

@@ -16,6 +16,7 @@ import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
 import { abortable, eitherSignal } from "./abort.js";
 import { BatchQueue } from "./batch-queue.js";
+import { BrokerPool } from "./broker-pool.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { BatchCursor, type ConsumerBatch } from "./consumer-batch.js";
 import { type ConsumerMessage, FetchedMessage } from "./consumer-message.js";
@@ -94,6 +95,8 @@ export interface PartitionPosition extends TopicPartition {
 
 export class Consumer implements AsyncIterable<ConsumerMessage> {
   #manager: ConnectionManager;
+  /** Fetches go to each partition's leader; the bootstrap connection is #manager. */
+  #pool: BrokerPool;
   #settings: FetchSettings;
   #defaultStart: StartPosition;
   #fetchers = new Map<string, PartitionFetcher>();
@@ -105,7 +108,9 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   #closed: Promise<void> | null = null;
 
   constructor(client: ClientOptions, options: ConsumerOptions = {}) {
-    this.#manager = new ConnectionManager(connectionManagerOptions(client));
+    const connOptions = connectionManagerOptions(client);
+    this.#manager = new ConnectionManager(connOptions);
+    this.#pool = new BrokerPool(this.#manager, connOptions);
     this.#settings = {
       member: options.member,
       maxWaitMs: durationOption("maxWaitMs", options.maxWaitMs, 500, 0),
@@ -142,7 +147,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
           p.topic,
           p.partition,
           p.from ?? this.#defaultStart,
-          this.#manager,
+          this.#pool,
           this.#settings,
           this.#queue,
         );
@@ -271,7 +276,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
       this.#signal?.removeEventListener("abort", this.#abort);
       for (const f of this.#fetchers.values()) f.stop();
       this.#queue.end();
-      this.#manager.close();
+      this.#pool.close();
     })();
     return this.#closed;
   }
@@ -327,7 +332,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     const err = abortedError(this.#signal, "consumer");
     for (const f of this.#fetchers.values()) f.stop();
     this.#queue.end(err);
-    this.#closed ??= Promise.resolve().then(() => this.#manager.close());
+    this.#closed ??= Promise.resolve().then(() => this.#pool.close());
   };
 }
 

@@ -33,6 +33,7 @@ import {
 } from "../protocol/fetch-stream.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { Backoff, delay } from "./backoff.js";
+import type { BrokerPool } from "./broker-pool.js";
 import type { Connection, RequestOptions, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { type BatchSource, ConsumerBatch } from "./consumer-batch.js";
@@ -112,7 +113,7 @@ export class PartitionFetcher implements BatchSource {
   readonly #streamRequest: FetchStreamRequest;
   #requestOptions: RequestOptions = {};
   #backoff: Backoff;
-  #manager: ConnectionManager;
+  #pool: BrokerPool;
   #settings: FetchSettings;
   #sink: FetchSink;
 
@@ -120,14 +121,14 @@ export class PartitionFetcher implements BatchSource {
     topic: string,
     partition: number,
     start: StartPosition,
-    manager: ConnectionManager,
+    pool: BrokerPool,
     settings: FetchSettings,
     sink: FetchSink,
   ) {
     this.topic = topic;
     this.partition = partition;
     this.#start = start;
-    this.#manager = manager;
+    this.#pool = pool;
     this.#settings = settings;
     this.#sink = sink;
     this.#request = {
@@ -146,6 +147,11 @@ export class PartitionFetcher implements BatchSource {
       generation: 0,
     };
     this.#backoff = new Backoff({ initialMs: settings.retryBackoffMs, maxMs: settings.retryBackoffMaxMs });
+  }
+
+  /** The partition leader's connection, looked up at each use so that a new leader is used at once. */
+  get #manager(): ConnectionManager {
+    return this.#pool.leaderFor(this.topic, this.partition);
   }
 
   get stopped(): boolean {
@@ -224,6 +230,8 @@ export class PartitionFetcher implements BatchSource {
   async #positionThenFetch(epoch: number, round: AbortController): Promise<void> {
     let offset: number;
     try {
+      // The first round of a partition asks its leader, not the bootstrap broker.
+      await this.#pool.whenKnown(this.topic);
       offset = await this.#resolve(this.#start, round.signal);
     } catch (err) {
       await this.#slowEnd(epoch, err);
@@ -447,6 +455,8 @@ export class PartitionFetcher implements BatchSource {
     }
     // A group member's fetch refused during a rebalance: its group consumer rejoins and reassigns.
     if (e.retriable || e.code === ErrorCode.ILLEGAL_GENERATION || e.code === ErrorCode.UNKNOWN_MEMBER) {
+      // The leader may have moved: the next round goes wherever the refreshed metadata says.
+      this.#pool.leaderFailed(e);
       try {
         await delay(this.#backoff.next(), signal, () => abortedError(signal, "fetch"));
       } catch {

@@ -34,7 +34,8 @@ import {
   type ProduceResponse,
 } from "../protocol/produce.js";
 import { abortable } from "./abort.js";
-import type { ResponseListener } from "./connection.js";
+import { BrokerPool } from "./broker-pool.js";
+import type { Connection, ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
@@ -152,6 +153,8 @@ function capture(resolve: unknown, reject: unknown): void {
 
 export class Producer {
   #manager: ConnectionManager;
+  /** Batches go to their partition's leader; the bootstrap connection is #manager. */
+  #pool: BrokerPool;
   #metadata: TopicMetadata;
   #acc: RecordAccumulator;
   #acks: AcksValue;
@@ -232,14 +235,16 @@ export class Producer {
       this.#unpark();
       this.#wakeProgress();
     };
-    this.#manager = new ConnectionManager({
+    const managerOptions = {
       ...conn,
-      onConnect: (c) => {
+      onConnect: (c: Connection) => {
         this.#acc.maxBatchBytes = c.maxBatchBytes;
       },
-    });
+    };
+    this.#manager = new ConnectionManager(managerOptions);
+    this.#pool = new BrokerPool(this.#manager, managerOptions);
     this.#metadata = new TopicMetadata(
-      this.#manager,
+      this.#pool,
       { learned: () => this.#unpark(), failed: (topic, err) => this.#dropParked(topic, err) },
       this.#deliveryTimeoutMs,
       integerOption("metadataMaxAgeMs", options.metadataMaxAgeMs, DEFAULT_METADATA_MAX_AGE_MS, 100),
@@ -354,7 +359,7 @@ export class Producer {
         if (this.#expiryTimer !== null) clearTimeout(this.#expiryTimer);
         this.#expiryTimer = null;
         this.#metadata.close();
-        this.#manager.close();
+        this.#pool.close();
         this.#wakeProgress();
       }
     })();
@@ -663,23 +668,38 @@ export class Producer {
     );
 
   #sendBatch = (batch: ProducerBatch): void => {
-    if (this.#acks === Acks.NONE) {
-      this.#manager.send(this.#encodeProduce, batch, batch.records).then(
-        () => this.#settle(batch, -1),
-        (err: unknown) => this.#onError(batch, err),
-      );
+    // A topic's first batches wait for one Metadata round trip (after that, and on a single node,
+    // this is a map read): sent to the bootstrap broker they would be refused by a non-leader.
+    if (!this.#pool.knows(batch.topic)) {
+      void this.#pool.whenKnown(batch.topic).then(() => this.#sendToLeader(batch));
       return;
     }
-    this.#manager.requestTo(
-      this.#encodeProduce,
-      batch,
-      decodeProduceResponse,
-      this.#produced,
-      batch,
-      undefined,
-      batch.records,
-    );
+    this.#sendToLeader(batch);
   };
+
+  #sendToLeader(batch: ProducerBatch): void {
+    if (this.#acks === Acks.NONE) {
+      this.#pool
+        .leaderFor(batch.topic, batch.partition)
+        .send(this.#encodeProduce, batch, batch.records)
+        .then(
+          () => this.#settle(batch, -1),
+          (err: unknown) => this.#onError(batch, err),
+        );
+      return;
+    }
+    this.#pool
+      .leaderFor(batch.topic, batch.partition)
+      .requestTo(
+        this.#encodeProduce,
+        batch,
+        decodeProduceResponse,
+        this.#produced,
+        batch,
+        undefined,
+        batch.records,
+      );
+  }
 
   /** One listener for every produce request; the batch comes back as the request's context. */
   readonly #produced: ResponseListener<ProduceResponse, ProducerBatch> = {
@@ -722,6 +742,8 @@ export class Producer {
     // Idempotent: a batch that overtook one being retried finds a gap; it goes again after it.
     const retriable = e.retriable || (this.#idempotent && e.code === ErrorCode.OUT_OF_ORDER_SEQUENCE);
     if (retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
+      // The leader may have moved: the retry goes wherever the refreshed metadata says.
+      this.#pool.leaderFailed(e);
       this.#acc.retry(batch, this.#retryDelay(e, batch.attempts));
       return;
     }

@@ -4,11 +4,13 @@
  * topic (never two at once) and tells the listener when it lands or fails for good. Every
  * `maxAgeMs` the cached counts are asked again in the background (one timer, nothing per lookup),
  * so a topic that gained partitions (CreatePartitions) is spread over all of them from then on.
+ * A topic's first lookup also waits for its leaders (BrokerPool.whenKnown, asked at the same time),
+ * so that its first batches go to their leaders rather than wherever the bootstrap address is.
  */
 import type { ConchError } from "../format/errors.js";
 import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
 import { Backoff, delay } from "./backoff.js";
-import type { ConnectionManager } from "./connection-manager.js";
+import type { BrokerPool } from "./broker-pool.js";
 import { asConchError } from "./errors.js";
 
 /** How often cached partition counts are asked again by default (Kafka's metadata.max.age.ms). */
@@ -22,7 +24,7 @@ export interface TopicMetadataListener {
 }
 
 export class TopicMetadata {
-  #manager: ConnectionManager;
+  #pool: BrokerPool;
   #listener: TopicMetadataListener;
   #counts = new Map<string, number>();
   /** Lookups under way: each settles with undefined once learned, or with why it failed. */
@@ -32,12 +34,12 @@ export class TopicMetadata {
   #refresh: NodeJS.Timeout;
 
   constructor(
-    manager: ConnectionManager,
+    pool: BrokerPool,
     listener: TopicMetadataListener,
     retryForMs: number,
     maxAgeMs = DEFAULT_METADATA_MAX_AGE_MS,
   ) {
-    this.#manager = manager;
+    this.#pool = pool;
     this.#listener = listener;
     this.#retryForMs = retryForMs;
     this.#refresh = setInterval(() => this.#refreshAll(), maxAgeMs).unref();
@@ -89,14 +91,12 @@ export class TopicMetadata {
     try {
       for (;;) {
         try {
-          const res = await this.#manager.request(
-            encodeDescribeTopicRequest,
-            { topic },
-            decodeDescribeTopicResponse,
-            {
+          const [res] = await Promise.all([
+            this.#pool.bootstrap.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, {
               signal,
-            },
-          );
+            }),
+            this.#pool.whenKnown(topic),
+          ]);
           this.#counts.set(topic, res.partitions.length);
           this.#loading.delete(topic);
           this.#listener.learned(topic);

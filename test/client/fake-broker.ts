@@ -1,6 +1,6 @@
 /**
  * A scripted broker for connection-level tests: it speaks the real framing (the protocol codec)
- * and answers the handshake, and hands every other request to the test, which replies when and
+ * and answers the handshake and Metadata (as a single node, as a real one does), and hands every other request to the test, which replies when and
  * how it likes (out of order, never, with an error, by closing the socket).
  */
 import { createServer, type Server, type Socket } from "node:net";
@@ -10,6 +10,7 @@ import { ApiKey } from "../../src/protocol/api.js";
 import { encodeErrorResponse } from "../../src/protocol/error-response.js";
 import { requestApiKey, requestCorrelationId, responseWriter } from "../../src/protocol/frame.js";
 import { encodeHandshakeResponse } from "../../src/protocol/handshake.js";
+import { encodeMetadataResponse } from "../../src/protocol/metadata.js";
 
 export interface FakeRequest {
   apiKey: number;
@@ -63,6 +64,17 @@ export class FakeBroker {
                 version: 1,
                 maxFrameBytes: options.maxFrameBytes ?? (4 << 20) + 65536,
                 maxBatchBytes: options.maxBatchBytes ?? 4 << 20,
+              }),
+            );
+            continue;
+          }
+          if (apiKey === ApiKey.METADATA) {
+            socket.write(
+              encodeMetadataResponse(correlationId, {
+                brokerId: 0,
+                controllerId: -1,
+                brokers: [{ id: 0, host: "", port: 0 }],
+                topics: [],
               }),
             );
             continue;
