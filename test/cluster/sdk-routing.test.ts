@@ -7,13 +7,8 @@ import { TestClient } from "../server/helpers.js";
 import { BrokerProcess } from "./broker-process.js";
 import { EtcdCluster, skipWithoutEtcd } from "./etcd-harness.js";
 
-/**
- * Until the replica manager is wired into `conch broker`, a broker in cluster mode makes no local
- * log for the partitions it is given (its roles are only logged), so any produce is UNKNOWN_TOPIC.
- * test/client/leader-routing.test.ts checks the same routing against in-process brokers meanwhile.
- */
-const skip =
-  skipWithoutEtcd || "needs replication wired into conch broker: cluster brokers make no partition logs yet";
+/** test/client/leader-routing.test.ts checks the same routing against in-process brokers. */
+const skip = skipWithoutEtcd;
 
 describe("the SDK in a 3-broker cluster, from one bootstrap address", { skip }, () => {
   let etcd: EtcdCluster;
@@ -46,9 +41,4 @@ describe("the SDK in a 3-broker cluster, from one bootstrap address", { skip }, 
       await conch.close();
     }
   });
-
-  // RF 1 cannot fail over; with replication wired this becomes SIGKILL of a leader under load.
-  test.skip(
-    "after SIGKILL of a leader's broker the producer and consumer follow the partition to its new leader",
-  );
 });
