@@ -53,7 +53,9 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
   }
 
   async function controllerOf(m: Member): Promise<Controller> {
-    assert.ok(await m.node.cache.waitFor(() => m.node.controller !== null, 5000), "no controller");
+    // A bound, not a figure: one CI run saw a fresh single broker take over 5 s to become
+    // controller (not yet explained; docs/cluster.md), where it usually takes a few ms.
+    assert.ok(await m.node.cache.waitFor(() => m.node.controller !== null, 20_000), "no controller");
     return m.node.controller as Controller;
   }
 
