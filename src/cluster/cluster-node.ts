@@ -123,7 +123,11 @@ export class ClusterNode implements ClusterView, MetadataListener {
           `ISR [${isr.join(",")}] of ${topic}/${partition} is not the leader and some of [${replicas.join(",")}]`,
         );
       }
-      const value = encodePartitionRecord({ ...record, isr: [...isr] });
+      // A broker whose registration is gone never goes back in: the controller took it out.
+      const value = encodePartitionRecord({
+        ...record,
+        isr: isr.filter((id) => id === this.brokerId || this.cache.brokers.has(id)),
+      });
       const res = await this.store.txn(
         [{ key, target: "mod", revision: modRevision }],
         [{ type: "put", key, value }],

@@ -150,6 +150,33 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
     }
   });
 
+  test("when a follower's broker dies, it leaves the ISR of each partition it follows; leader and epoch stay", async () => {
+    const [a, b, c] = await startCluster(3);
+    assert.ok(a && b && c);
+    await controllerOf(a);
+    await a.topics.createTopic("fol", 3, {}, 3);
+    const followed = [...(a.node.cache.partitions.get("fol")?.values() ?? [])].filter(
+      (v) => v.value.leaderId !== 3,
+    );
+    assert.ok(followed.length >= 1);
+    await c.store.crash();
+    // Without this, acks=all waits on the dead follower until its leader's lag check (10 s).
+    const shrunk = await a.node.cache.waitFor(
+      () => followed.every((v) => !a.node.cache.partition("fol", v.value.partition)?.value.isr.includes(3)),
+      TTL * 1000 + 3000,
+    );
+    assert.ok(shrunk, "the dead follower left the ISRs after its lease expired");
+    for (const { value: before } of followed) {
+      const now: PartitionRecord | undefined = a.node.cache.partition("fol", before.partition)?.value;
+      assert.equal(now?.leaderId, before.leaderId);
+      assert.equal(now?.leaderEpoch, before.leaderEpoch);
+      assert.deepEqual(
+        now?.isr,
+        before.isr.filter((id) => id !== 3),
+      );
+    }
+  });
+
   test("a partition with no live ISR member goes offline, and its ISR member's return brings it back", async () => {
     const [a, b] = await startCluster(2);
     assert.ok(a && b);
