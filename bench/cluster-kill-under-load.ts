@@ -8,6 +8,9 @@
  * Needs `etcd` (apt-get install etcd-server) and python3-confluent-kafka.
  *
  *   npm run build && node dist/bench/cluster-kill-under-load.js [rounds=10]
+ *
+ * With TRACE_DIR=<dir>, every broker's log and the rounds' events are written there (JSON lines
+ * with wall-clock times; merge them by time to follow a failover step by step).
  */
 import { runFailoverRounds } from "../test/cluster/failover-rounds.js";
 
@@ -16,6 +19,7 @@ const r = await runFailoverRounds({
   maxRounds: rounds,
   budgetMs: Number.POSITIVE_INFINITY,
   log: (line) => process.stdout.write(`${line}\n`),
+  ...(process.env.TRACE_DIR === undefined ? {} : { traceDir: process.env.TRACE_DIR }),
 });
 let lost = 0;
 for (const [offset, value] of r.acked) if (r.read.get(offset) !== value) lost++;

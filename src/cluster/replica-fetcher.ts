@@ -57,6 +57,8 @@ export class ReplicaFetcher implements AppendListener {
   readonly #pendingGenerations: number[] = [];
   #retryTimer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /** Whether the leader has answered yet (logged once: when a new follower starts to count). */
+  #heard = false;
 
   constructor(options: FetcherOptions) {
     this.#o = options;
@@ -140,6 +142,18 @@ export class ReplicaFetcher implements AppendListener {
 
   #received(res: ReplicaFetchResponse): void {
     const log = this.#o.log;
+    if (!this.#heard) {
+      this.#heard = true;
+      this.#o.logger?.info(
+        {
+          topic: this.#o.topic,
+          partition: this.#o.partition,
+          epoch: this.#o.leaderEpoch,
+          leaderId: this.#o.leader.id,
+        },
+        "replica stream answered by the leader",
+      );
+    }
     if (res.diverging) {
       this.#diverged(res);
       return;

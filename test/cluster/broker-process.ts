@@ -4,6 +4,7 @@
  * SIGKILL to end it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,8 @@ export interface BrokerProcessOptions {
   readonly leaseTtlSeconds?: number;
   /** Reuse a data directory (a restart); a new temp one otherwise. */
   readonly dataDir?: string;
+  /** Appends every log line of the broker to this file (a trace of a run). */
+  readonly logFile?: string;
 }
 
 export class BrokerProcess {
@@ -75,7 +78,10 @@ export class BrokerProcess {
     let kafkaPort = 0;
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      const trace = o.logFile === undefined ? null : createWriteStream(o.logFile, { flags: "a" });
+      if (trace !== null) void exited.then(() => trace.end());
       lines.on("line", (line) => {
+        trace?.write(`${line}\n`);
         let entry: { msg?: string; port?: number };
         try {
           entry = JSON.parse(line) as { msg?: string; port?: number };

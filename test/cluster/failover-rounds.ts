@@ -9,6 +9,8 @@
  * With SIGSTOP instead, the leader is paused past its lease and woken. Shared by
  * test/cluster/cluster-failover.test.ts, cluster-pause.test.ts and bench/cluster-kill-under-load.ts.
  */
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import type * as p from "../../src/protocol/index.js";
 import { BrokerProcess } from "./broker-process.js";
@@ -41,8 +43,25 @@ export async function runFailoverRounds(o: {
   /** No round starts after this much time (ms). */
   budgetMs: number;
   log?: (line: string) => void;
+  /**
+   * A directory for a trace: each broker's log (broker-<id>.log) and the rounds' events
+   * (rounds.log), all JSON lines with wall-clock `time`, to be merged by time.
+   */
+  traceDir?: string;
 }): Promise<FailoverResult> {
   const started = performance.now();
+  const traceFile = o.traceDir === undefined ? null : createWriteStream(join(o.traceDir, "rounds.log"));
+  const trace = (msg: string): void => {
+    traceFile?.write(`${JSON.stringify({ time: Date.now(), msg })}\n`);
+  };
+  const startBroker = (brokerId: number, dataDir?: string): Promise<BrokerProcess> =>
+    BrokerProcess.start({
+      brokerId,
+      etcd: etcd.endpoints,
+      clusterId: "kill",
+      ...(dataDir === undefined ? {} : { dataDir }),
+      ...(o.traceDir === undefined ? {} : { logFile: join(o.traceDir, `broker-${brokerId}.log`) }),
+    });
   const etcd = await EtcdCluster.start(1);
   const brokers: BrokerProcess[] = [];
   const acked = new Map<string, string>();
@@ -50,8 +69,7 @@ export async function runFailoverRounds(o: {
   let producing = true;
   let load: Promise<void> = Promise.resolve();
   try {
-    for (let id = 1; id <= 3; id++)
-      brokers.push(await BrokerProcess.start({ brokerId: id, etcd: etcd.endpoints, clusterId: "kill" }));
+    for (let id = 1; id <= 3; id++) brokers.push(await startBroker(id));
     await createReplicatedTopic(brokers[0]?.port ?? 0, TOPIC, 1);
     const kafka = new Kafka({
       brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
@@ -105,6 +123,7 @@ export async function runFailoverRounds(o: {
       const resumed = new Promise<number>((resolve) => {
         clock.firstAck = resolve;
       });
+      trace(`round ${round}: ${o.signal ?? "SIGKILL"} of leader ${leaderId}`);
       clock.killedAt = performance.now();
       if (o.signal === "SIGSTOP") {
         paused = victim;
@@ -116,6 +135,7 @@ export async function runFailoverRounds(o: {
       const killedAt = clock.killedAt;
       clock.killedAt = -1;
       resumeMs.push(ms);
+      trace(`round ${round}: first ack after ${ms.toFixed(0)} ms`);
       o.log?.(
         `round ${round}: leader ${leaderId} ${o.signal ?? "SIGKILL"}, first ack by the new leader after ${ms.toFixed(0)} ms (${ackedBefore} acked before; the ISR was full again ${isrWaitMs.toFixed(0)} ms into the round)`,
       );
@@ -127,12 +147,9 @@ export async function runFailoverRounds(o: {
         paused = null;
         continue;
       }
-      brokers[index] = await BrokerProcess.start({
-        brokerId: leaderId,
-        etcd: etcd.endpoints,
-        clusterId: "kill",
-        dataDir: victim.dataDir,
-      });
+      trace(`round ${round}: restarting broker ${leaderId}`);
+      brokers[index] = await startBroker(leaderId, victim.dataDir);
+      trace(`round ${round}: broker ${leaderId} listening again`);
     }
     await metadataUntil(live().port, (x) => fullIsr(x), 20_000);
     producing = false;
@@ -153,6 +170,7 @@ export async function runFailoverRounds(o: {
     );
     return { resumeMs, acked, read: readBelow, replicas };
   } finally {
+    traceFile?.end();
     producing = false;
     await load.catch(() => {});
     await Promise.all(brokers.map((b) => b.remove()));
