@@ -1,22 +1,22 @@
 /**
- * SIGKILL of a partition's leader under acks=all load from a Kafka client, in rounds, on real
- * processes: etcd (1 member) and three `conch broker` processes (lease TTL 2 s), one partition with
- * replication factor 3 and min.insync.replicas 2. kafkajs produces one record at a time with
- * acks=-1 and retries, recording each acknowledged (offset, value). Each round kills the leader,
+ * SIGKILL of a partition's leader under acks=all load, in rounds, on real processes: etcd (1
+ * member) and three `conch broker` processes (lease TTL 2 s), one partition with replication factor
+ * 3 and min.insync.replicas 2. kafkajs (acks=-1) or our SDK (acks "all") produces one record at a
+ * time with retries, recording each acknowledged (offset, value) (failover-loads.ts). Each round kills the leader,
  * times from the kill to the first acknowledgement after it (only the new leader can give it),
  * restarts the killed broker on its data and waits for it to rejoin the ISR. At the end every
- * acknowledged record is read back (librdkafka) and the replicas are compared batch for batch.
+ * acknowledged record is read back (librdkafka, or our consumer) and the replicas are compared batch for batch.
  * With SIGSTOP instead, the leader is paused past its lease and woken. Shared by
  * test/cluster/cluster-failover.test.ts, cluster-pause.test.ts and bench/cluster-kill-under-load.ts.
  */
+import assert from "node:assert/strict";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import { Kafka, logLevel } from "kafkajs";
 import type * as p from "../../src/protocol/index.js";
 import { BrokerProcess } from "./broker-process.js";
 import { createReplicatedTopic, metadataUntil } from "./cluster-metadata.js";
 import { EtcdCluster } from "./etcd-harness.js";
-import { readWithLibrdkafka } from "./kafka-reader.js";
+import { type FailoverClient, produceLoad, readBack } from "./failover-loads.js";
 import { replicaCrcs } from "./replica-logs.js";
 
 export interface FailoverResult {
@@ -39,6 +39,8 @@ export async function runFailoverRounds(o: {
    * SIGCONT: it must acknowledge nothing, and rejoins as a follower, truncating what it alone had.
    */
   signal?: "SIGKILL" | "SIGSTOP";
+  /** Who produces and reads back: kafkajs and librdkafka (default), or our SDK. */
+  client?: FailoverClient;
   maxRounds: number;
   /** No round starts after this much time (ms). */
   budgetMs: number;
@@ -68,19 +70,13 @@ export async function runFailoverRounds(o: {
   const resumeMs: number[] = [];
   let producing = true;
   let load: Promise<void> = Promise.resolve();
+  /** Set while the producer is open: a failed run closes it too (the SDK's reconnects would keep the process alive). */
+  let closeLoad: (() => Promise<void>) | null = null;
   try {
     for (let id = 1; id <= 3; id++) brokers.push(await startBroker(id));
     await createReplicatedTopic(brokers[0]?.port ?? 0, TOPIC, 1);
-    const kafka = new Kafka({
-      brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 1000,
-      requestTimeout: 1500,
-      retry: { retries: 50, initialRetryTime: 50, maxRetryTime: 250, factor: 0.2 },
-    });
-    const producer = kafka.producer({ allowAutoTopicCreation: false, metadataMaxAge: 500 });
-    await producer.connect();
-    // Acknowledgements observed after `killedAt`: the first one stops the round's clock.
+    const producer = await produceLoad(o.client ?? "kafkajs", brokers, TOPIC);
+    closeLoad = () => producer.close();
     // The first acknowledgement of a send begun after the kill stops the round's clock: the send in
     // flight at the kill may be answered from the old leader's last response.
     const clock: { killedAt: number; firstAck: ((at: number) => void) | null } = {
@@ -93,9 +89,9 @@ export async function runFailoverRounds(o: {
         const value = `m${n++}`;
         const begun = performance.now();
         try {
-          const [res] = await producer.send({ topic: TOPIC, acks: -1, messages: [{ value, partition: 0 }] });
+          const offset = await producer.send(value);
           const at = performance.now();
-          acked.set(String(res?.baseOffset), value);
+          acked.set(String(offset), value);
           if (clock.killedAt >= 0 && begun > clock.killedAt && clock.firstAck !== null) {
             clock.firstAck(at);
             clock.firstAck = null;
@@ -154,13 +150,10 @@ export async function runFailoverRounds(o: {
     await metadataUntil(live().port, (x) => fullIsr(x), 20_000);
     producing = false;
     await load;
-    await producer.disconnect();
+    closeLoad = null;
+    await producer.close();
     const end = Math.max(...[...acked.keys()].map(Number)) + 1;
-    const read = await readWithLibrdkafka(brokers.map((b) => `127.0.0.1:${b.kafkaPort}`).join(","), TOPIC, [
-      end,
-    ]);
-    const readBelow = new Map<string, string>();
-    for (const [key, value] of read) readBelow.set(key.slice(key.indexOf("/") + 1), value);
+    const readBelow = await readBack(o.client ?? "kafkajs", brokers, TOPIC, end);
     await Promise.all(brokers.map((b) => b.kill()));
     const replicas = await replicaCrcs(
       brokers.map((b) => b.dataDir),
@@ -173,9 +166,23 @@ export async function runFailoverRounds(o: {
     traceFile?.end();
     producing = false;
     await load.catch(() => {});
+    await closeLoad?.().catch(() => {});
     await Promise.all(brokers.map((b) => b.remove()));
     await etcd.stop();
   }
+}
+
+/**
+ * What every failover run must show: each round resumed within `boundMs`, every acknowledged record
+ * was read back at its acknowledged offset, and the replicas are identical batch for batch.
+ */
+export function checkFailover(r: FailoverResult, boundMs: number): void {
+  for (const ms of r.resumeMs) assert.ok(ms < boundMs, `producing resumed after ${ms.toFixed(0)} ms`);
+  assert.ok(r.acked.size > 0);
+  for (const [offset, value] of r.acked) assert.equal(r.read.get(offset), value, `offset ${offset}`);
+  assert.ok((r.replicas[0]?.length ?? 0) > 0);
+  assert.deepEqual(r.replicas[1], r.replicas[0]);
+  assert.deepEqual(r.replicas[2], r.replicas[0]);
 }
 
 function fullIsr(m: p.MetadataResponse): boolean {
