@@ -205,13 +205,20 @@ export class BrokerPool {
     this.#settled = [];
   }
 
+  /**
+   * Where the next Metadata request goes: from the one in turn, the first broker connected now.
+   * A request to a manager still connecting waits out the request timeout if its broker is the
+   * one that died, holding up every refresh meanwhile (a leader's death cost 1.5 s more so).
+   */
   #metadataManager(): ConnectionManager {
-    const n = this.#brokers.size + 1;
-    const i = this.#askFrom % n;
-    if (i === 0) return this.bootstrap;
-    let k = 1;
-    for (const b of this.#brokers.values()) if (k++ === i) return b.manager;
-    return this.bootstrap;
+    const all = [this.bootstrap];
+    for (const b of this.#brokers.values()) all.push(b.manager);
+    const n = all.length;
+    for (let k = 0; k < n; k++) {
+      const m = all[(this.#askFrom + k) % n] as ConnectionManager;
+      if (m.current !== null) return m;
+    }
+    return all[this.#askFrom % n] as ConnectionManager;
   }
 
   #learn(res: MetadataResponse): void {

@@ -33,7 +33,7 @@ export interface ReplicaManagerOptions {
   fetchWindowBytes?: number;
   /** How often an idle leader answers a follower's stream (default 500 ms). */
   fetchMaxWaitMs?: number;
-  /** Pause before a failed replica stream is opened again (default 200 ms). */
+  /** Longest pause before a failed replica stream is opened again (default 200 ms; the first is 10 ms, doubling). */
   fetchRetryMs?: number;
   /** Connect and request timeouts of the followers' connections (defaults 5 s, 10 s). */
   connectTimeoutMs?: number;

@@ -92,12 +92,18 @@ export async function runFailoverRounds(o: {
           const offset = await producer.send(value);
           const at = performance.now();
           acked.set(String(offset), value);
+          // The slow sends are the failover as the client sees it.
+          if (at - begun > 200)
+            trace(`${value} acknowledged at ${offset} after ${(at - begun).toFixed(0)} ms`);
           if (clock.killedAt >= 0 && begun > clock.killedAt && clock.firstAck !== null) {
             clock.firstAck(at);
             clock.firstAck = null;
           }
-        } catch {
+        } catch (err) {
           // Not acknowledged (retries ran out): nothing is promised for it.
+          trace(
+            `${value} failed after ${(performance.now() - begun).toFixed(0)} ms: ${(err as Error).message}`,
+          );
         }
       }
     })();
