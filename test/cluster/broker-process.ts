@@ -1,6 +1,6 @@
 /**
  * A `conch broker` in cluster mode as a child process, for tests and the failover measurement:
- * ports picked by the broker (0), data under a temp directory, JSON log lines read for the ports,
+ * ports picked by the broker (0) unless given, data under a temp directory, JSON log lines read for the ports,
  * SIGKILL to end it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -19,6 +19,12 @@ export interface BrokerProcessOptions {
   readonly leaseTtlSeconds?: number;
   /** Reuse a data directory (a restart); a new temp one otherwise. */
   readonly dataDir?: string;
+  /**
+   * The native and Kafka ports (default 0: the broker picks). A restart passes the ports it had,
+   * as a restarted broker keeps its address: clients' bootstrap lists stay good.
+   */
+  readonly port?: number;
+  readonly kafkaPort?: number;
   /** Appends every log line of the broker to this file (a trace of a run). */
   readonly logFile?: string;
 }
@@ -57,9 +63,9 @@ export class BrokerProcess {
         "--data-dir",
         dataDir,
         "--port",
-        "0",
+        String(o.port ?? 0),
         "--kafka-port",
-        "0",
+        String(o.kafkaPort ?? 0),
         "--no-http",
         "--broker-id",
         String(o.brokerId),
