@@ -17,6 +17,7 @@
  * under load does not set off a storm of Metadata requests. A broker that is no longer listed
  * (its lease ended) has its connection closed, which fails the requests waiting for it as
  * retriable, so they are retried on the new leader instead of waiting out the request timeout.
+ * UNKNOWN_TOPIC from a leader of a partition the metadata names asks again too (`names`).
  */
 import { type ConchError, ErrorCode } from "../format/errors.js";
 import {
@@ -125,6 +126,17 @@ export class BrokerPool {
     return settled;
   }
 
+  /**
+   * Whether the cluster's metadata names the partition. Then UNKNOWN_TOPIC or UNKNOWN_PARTITION
+   * from its leader means the leader has not yet taken up a partition the controller has made (a
+   * topic just created): it passes, as Kafka clients treat UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  names(topic: string, partition: number): boolean {
+    if (this.#single) return false;
+    const leaders = this.#leaders.get(topic);
+    return leaders !== undefined && partition < leaders.length;
+  }
+
   /** A request for a partition failed with `err`: asks for the leaders again if it may cure it. */
   leaderFailed(err: ConchError): void {
     if (this.#single) {
@@ -132,7 +144,7 @@ export class BrokerPool {
       if (!isLeaderError(err)) return;
       this.#single = false;
     }
-    if (err.retriable) this.refresh();
+    if (err.retriable || isUnknown(err)) this.refresh();
   }
 
   /** Asks for the leaders of every topic looked up, now or as soon as the rate bound allows. */
@@ -193,13 +205,20 @@ export class BrokerPool {
     this.#settled = [];
   }
 
+  /**
+   * Where the next Metadata request goes: from the one in turn, the first broker connected now.
+   * A request to a manager still connecting waits out the request timeout if its broker is the
+   * one that died, holding up every refresh meanwhile (a leader's death cost 1.5 s more so).
+   */
   #metadataManager(): ConnectionManager {
-    const n = this.#brokers.size + 1;
-    const i = this.#askFrom % n;
-    if (i === 0) return this.bootstrap;
-    let k = 1;
-    for (const b of this.#brokers.values()) if (k++ === i) return b.manager;
-    return this.bootstrap;
+    const all = [this.bootstrap];
+    for (const b of this.#brokers.values()) all.push(b.manager);
+    const n = all.length;
+    for (let k = 0; k < n; k++) {
+      const m = all[(this.#askFrom + k) % n] as ConnectionManager;
+      if (m.current !== null) return m;
+    }
+    return all[this.#askFrom % n] as ConnectionManager;
   }
 
   #learn(res: MetadataResponse): void {
@@ -248,6 +267,10 @@ export class BrokerPool {
     for (const b of this.#brokers.values()) b.manager.close();
     this.#brokers.clear();
   }
+}
+
+function isUnknown(err: ConchError): boolean {
+  return err.code === ErrorCode.UNKNOWN_TOPIC || err.code === ErrorCode.UNKNOWN_PARTITION;
 }
 
 /** Errors that say a request reached a broker that does not lead its partition (now). */

@@ -740,7 +740,12 @@ export class Producer {
     }
     const late = performance.now() >= batch.deadline;
     // Idempotent: a batch that overtook one being retried finds a gap; it goes again after it.
-    const retriable = e.retriable || (this.#idempotent && e.code === ErrorCode.OUT_OF_ORDER_SEQUENCE);
+    const retriable =
+      e.retriable ||
+      (this.#idempotent && e.code === ErrorCode.OUT_OF_ORDER_SEQUENCE) ||
+      // A leader that has not yet taken up a partition of a topic just created (cluster mode).
+      ((e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) &&
+        this.#pool.names(batch.topic, batch.partition));
     if (retriable && !late && !this.#manager.closed && batch.attempts <= this.#retries) {
       // The leader may have moved: the retry goes wherever the refreshed metadata says.
       this.#pool.leaderFailed(e);

@@ -46,6 +46,14 @@ export class ClusterNode implements ClusterView, MetadataListener {
   #watch: MetaWatch | null = null;
   #controller: Controller | null = null;
   #campaigning = false;
+  /**
+   * The controller epoch this broker's campaign won, under which lease: a fence stops the
+   * Controller, and the lifted fence resumes it in the same epoch while that lease lives (the key
+   * is still this broker's, so no other broker runs for it).
+   */
+  #won: { readonly epoch: number; readonly session: MetaSession } | null = null;
+  /** Set once the metadata is loaded and watched: the controller may act from then on. */
+  #started = false;
   /** Bumped for each lease: events of an older lease are ignored. */
   #generation = 0;
   #validUntil = 0;
@@ -84,6 +92,8 @@ export class ClusterNode implements ClusterView, MetadataListener {
       events: (events) => this.cache.apply(events),
       failed: (err) => this.#o.log.warn(`cluster metadata watch failed: ${err.message}`),
     });
+    this.#started = true;
+    // Fenced now (a late keepalive on a loaded machine), it runs once the fence lifts (#unfence).
     if (this.cache.controller === null) this.#campaign();
   }
 
@@ -113,7 +123,11 @@ export class ClusterNode implements ClusterView, MetadataListener {
           `ISR [${isr.join(",")}] of ${topic}/${partition} is not the leader and some of [${replicas.join(",")}]`,
         );
       }
-      const value = encodePartitionRecord({ ...record, isr: [...isr] });
+      // A broker whose registration is gone never goes back in: the controller took it out.
+      const value = encodePartitionRecord({
+        ...record,
+        isr: isr.filter((id) => id === this.brokerId || this.cache.brokers.has(id)),
+      });
       const res = await this.store.txn(
         [{ key, target: "mod", revision: modRevision }],
         [{ type: "put", key, value }],
@@ -139,11 +153,13 @@ export class ClusterNode implements ClusterView, MetadataListener {
 
   // MetadataListener
 
-  brokerUp(): void {
+  brokerUp(broker: BrokerRecord): void {
+    this.#o.log.info(`broker ${broker.id} registered`);
     this.#controller?.reconcile();
   }
 
-  brokerDown(): void {
+  brokerDown(id: number): void {
+    this.#o.log.info(`broker ${id} gone (its lease ended)`);
     this.#controller?.reconcile();
   }
 
@@ -154,6 +170,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
       void mine.stop();
       this.#controller = null;
     }
+    if (this.#won !== null && info?.epoch !== this.#won.epoch) this.#won = null;
     if (info === null) this.#campaign();
   }
 
@@ -286,6 +303,30 @@ export class ClusterNode implements ClusterView, MetadataListener {
     for (const byPartition of this.cache.partitions.values()) {
       for (const { value } of byPartition.values()) this.#applyRecord(value);
     }
+    if (!this.#started) return;
+    // The fence stopped the controller (or came before a campaign): without this, a broker whose
+    // fence lifted keeps the controller key and no broker acts as controller until its lease ends.
+    this.#takeControl();
+    if (this.#controller === null && this.cache.controller === null) this.#campaign();
+  }
+
+  /** Acts as controller in the epoch its campaign won, if that lease still holds and is not fenced. */
+  #takeControl(): void {
+    const won = this.#won;
+    if (won === null || this.#controller !== null || this.#fenced || this.#closed) return;
+    const current = this.cache.controller;
+    if (won.session !== this.#session || (current !== null && current.epoch !== won.epoch)) {
+      this.#won = null;
+      return;
+    }
+    const controller = new Controller(won.epoch, this.store, this.cache, this.keys, this.#o.log);
+    this.#controller = controller;
+    this.#o.log.info(`broker ${this.brokerId} is the controller (epoch ${won.epoch})`);
+    void controller.deposed.then(() => {
+      if (this.#controller === controller) this.#controller = null;
+      if (this.#won?.epoch === won.epoch) this.#won = null;
+    });
+    controller.reconcile();
   }
 
   #campaign(): void {
@@ -305,15 +346,11 @@ export class ClusterNode implements ClusterView, MetadataListener {
         ],
       )
       .then((res) => {
-        if (!res.succeeded || session !== this.#session || this.#fenced) return;
-        // The key was created by this txn, so its create_revision is the txn's revision.
-        const controller = new Controller(res.revision, this.store, this.cache, this.keys, this.#o.log);
-        this.#controller = controller;
-        this.#o.log.info(`broker ${this.brokerId} is the controller (epoch ${res.revision})`);
-        void controller.deposed.then(() => {
-          if (this.#controller === controller) this.#controller = null;
-        });
-        controller.reconcile();
+        if (!res.succeeded || session !== this.#session) return;
+        // The key was created by this txn, so its create_revision is the txn's revision. Fenced
+        // meanwhile, the broker acts on it once the fence lifts.
+        this.#won = { epoch: res.revision, session };
+        this.#takeControl();
       })
       .catch((err: unknown) => this.#o.log.warn(`controller campaign failed: ${(err as Error).message}`))
       .finally(() => {

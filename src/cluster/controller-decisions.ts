@@ -51,10 +51,17 @@ export function initialRecord(replicas: readonly number[], live: Live, controlle
  * The record a partition needs now, or null when it is fine: a leader on a dead broker goes to the
  * first live ISR member with epoch + 1 and the dead leader out of the ISR; with no live ISR member
  * the partition goes offline (leader -1, epoch + 1 to fence the old leader) and keeps its last ISR,
- * whose first member to return leads it again.
+ * whose first member to return leads it again. Under a live leader, followers whose brokers died
+ * leave the ISR (same leader and epoch), as Kafka's controller does on a broker's death: acks
+ * "all" would otherwise wait for a dead follower until the leader's lag check drops it (10 s), and
+ * a later election could pick a broker that is not fetching. A returning broker joins again
+ * through its leader once it has caught up.
  */
 export function electLeader(record: PartitionRecord, live: Live, controllerEpoch: number): Decided | null {
-  if (record.leaderId !== -1 && live(record.leaderId)) return null;
+  if (record.leaderId !== -1 && live(record.leaderId)) {
+    if (record.isr.every(live)) return null;
+    return { ...fields(record), isr: record.isr.filter(live), controllerEpoch };
+  }
   const upIsr = record.isr.filter(live);
   const next = upIsr[0];
   if (next === undefined) {

@@ -26,6 +26,8 @@ export interface ControllerLog {
 interface Change {
   readonly compare: MetaCompare;
   readonly op: MetaOp;
+  /** What the change decides, logged once it is written (a leadership moved). */
+  readonly why?: string;
 }
 
 export class Controller {
@@ -123,6 +125,7 @@ export class Controller {
         changes.push({
           compare: { key, target: "mod", revision: modRevision },
           op: { type: "put", key, value: encodePartitionRecord(next) },
+          why: `${name}/${record.partition}: leader ${record.leaderId} -> ${next.leaderId}, epoch ${next.leaderEpoch}, ISR [${next.isr.join(",")}]`,
         });
       }
     }
@@ -140,7 +143,10 @@ export class Controller {
         compares,
         chunk.map((c) => c.op),
       );
-      if (res.succeeded) continue;
+      if (res.succeeded) {
+        for (const c of chunk) if (c.why !== undefined) this.#log.info(`controller: ${c.why}`);
+        continue;
+      }
       const controller = await this.#store.get(this.#keys.controller);
       if (controller?.createRevision !== this.epoch) {
         this.#log.warn(`controller: epoch ${this.epoch} deposed, stopping`);

@@ -20,6 +20,9 @@ import {
 import type { AppendListener, AppendResult, PartitionLog } from "../storage/partition-log.js";
 import type { BrokerEndpoint } from "./roles.js";
 
+/** The first pause before a failed stream is opened again; it doubles up to `retryMs`. */
+const FIRST_RETRY_MS = 10;
+
 export interface FetcherOptions {
   topic: string;
   partition: number;
@@ -34,7 +37,7 @@ export interface FetcherOptions {
   windowBytes: number;
   /** How often an idle leader says it is alive (and what its high watermark is). */
   maxWaitMs: number;
-  /** Pause before opening a failed stream again. */
+  /** Longest pause before opening a failed stream again (the first is 10 ms, doubling). */
   retryMs: number;
   logger: Logger | undefined;
 }
@@ -57,9 +60,14 @@ export class ReplicaFetcher implements AppendListener {
   readonly #pendingGenerations: number[] = [];
   #retryTimer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /** Whether the leader has answered yet (logged once: when a new follower starts to count). */
+  #heard = false;
+  /** The next pause before a failed stream is opened again; back to the first once one answers. */
+  #retryWaitMs: number;
 
   constructor(options: FetcherOptions) {
     this.#o = options;
+    this.#retryWaitMs = Math.min(FIRST_RETRY_MS, options.retryMs);
   }
 
   get stopped(): boolean {
@@ -140,6 +148,19 @@ export class ReplicaFetcher implements AppendListener {
 
   #received(res: ReplicaFetchResponse): void {
     const log = this.#o.log;
+    this.#retryWaitMs = Math.min(FIRST_RETRY_MS, this.#o.retryMs);
+    if (!this.#heard) {
+      this.#heard = true;
+      this.#o.logger?.info(
+        {
+          topic: this.#o.topic,
+          partition: this.#o.partition,
+          epoch: this.#o.leaderEpoch,
+          leaderId: this.#o.leader.id,
+        },
+        "replica stream answered by the leader",
+      );
+    }
     if (res.diverging) {
       this.#diverged(res);
       return;
@@ -256,9 +277,14 @@ export class ReplicaFetcher implements AppendListener {
 
   #retry(): void {
     if (this.#stopped || this.#retryTimer !== null) return;
+    // Doubling from a short first pause: after a failover the new leader usually refuses the
+    // first stream only because it is still writing its epoch entry (a few ms), and every ms here
+    // delays the high watermark, so acks=all, by as much.
+    const wait = this.#retryWaitMs;
+    this.#retryWaitMs = Math.min(this.#o.retryMs, wait * 2);
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = null;
       void this.#open();
-    }, this.#o.retryMs);
+    }, wait);
   }
 }

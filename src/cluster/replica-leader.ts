@@ -29,6 +29,8 @@ export class ReplicaLeader {
   #proposing = false;
   /** Set when it stepped down or fenced itself: it acknowledges nothing more. */
   #stopped = false;
+  /** Whether the high watermark has moved in this epoch yet (logged once). */
+  hwMoved = false;
 
   constructor(role: PartitionRole, log: PartitionLog, self: number, now: number) {
     this.role = role;

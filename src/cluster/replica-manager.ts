@@ -33,7 +33,7 @@ export interface ReplicaManagerOptions {
   fetchWindowBytes?: number;
   /** How often an idle leader answers a follower's stream (default 500 ms). */
   fetchMaxWaitMs?: number;
-  /** Pause before a failed replica stream is opened again (default 200 ms). */
+  /** Longest pause before a failed replica stream is opened again (default 200 ms; the first is 10 ms, doubling). */
   fetchRetryMs?: number;
   /** Connect and request timeouts of the followers' connections (defaults 5 s, 10 s). */
   connectTimeoutMs?: number;
@@ -127,6 +127,10 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
       );
       return;
     }
+    this.#o.logger?.info(
+      { topic: role.topic, partition: role.partition, epoch: role.leaderEpoch, leaderId: role.leaderId },
+      "following partition",
+    );
     const hosted: Hosted = { kind, role, log, fetcher: null };
     this.#partitions.set(key, hosted);
     // A follower's readers see nothing past what it knows is committed (the leader's HW, from the stream).
@@ -224,7 +228,16 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
     const hosted = this.#partitions.get(keyOf(topic, partition));
     if (hosted?.kind !== "leader" || hosted.role.leaderEpoch !== leaderEpoch) return;
     const leader = hosted.leader;
+    const hwBefore = leader.log.highWatermark;
     const joining = leader.followerAt(replicaId, leo, performance.now());
+    if (!leader.hwMoved && leader.log.highWatermark > hwBefore) {
+      // Once per epoch: when acks "all" can first be answered after a change of leader.
+      leader.hwMoved = true;
+      this.#o.logger?.info(
+        { topic, partition, epoch: leaderEpoch, highWatermark: leader.log.highWatermark, replicaId },
+        "high watermark moves in this epoch",
+      );
+    }
     if (joining !== null) this.#propose(leader, leader.grownIsr(joining));
   }
 

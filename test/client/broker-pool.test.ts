@@ -5,6 +5,7 @@ import { ConnectionManager } from "../../src/client/connection-manager.js";
 import { connectionManagerOptions } from "../../src/client/options.js";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
 import type { MetadataResponse } from "../../src/protocol/metadata.js";
+import { RealBroker } from "./real-broker.js";
 
 // Nothing here connects: the pool's Metadata requests go to `ask`, and the managers are only named.
 const options = connectionManagerOptions({ brokers: ["127.0.0.1:1"] });
@@ -119,6 +120,41 @@ describe("BrokerPool", () => {
       pool.close();
     }
     assert.ok(bootstrap.closed);
+  });
+
+  test("after a failed Metadata request the next goes to a connected broker, not to a dead one still being dialled", async (t) => {
+    // Broker 2 is real and connected; broker 1 (port 9001) is dead: a request there would wait out
+    // the request timeout while its manager dials, and every refresh with it.
+    const live = await RealBroker.start(t);
+    const answer = cluster([1, 2], [1, 2]);
+    const brokers = answer.brokers.map((b) => (b.id === 2 ? { ...b, port: live.port } : b));
+    Object.assign(answer, { brokers });
+    const asked: ConnectionManager[] = [];
+    let fail = false;
+    const bootstrap = new ConnectionManager(options);
+    const pool = new BrokerPool(bootstrap, options, {
+      minRefreshIntervalMs: 1,
+      ask: (manager) => {
+        asked.push(manager);
+        return fail
+          ? Promise.reject(new ConchError(ErrorCode.CONNECTION_CLOSED, "connection closed: reset"))
+          : Promise.resolve(answer);
+      },
+    });
+    try {
+      await pool.whenKnown("t");
+      const leaderOfOne = pool.leaderFor("t", 1);
+      await leaderOfOne.connection();
+      // A Metadata request fails (its broker's connection dropped): the next goes elsewhere.
+      fail = true;
+      await pool.whenKnown("x");
+      fail = false;
+      await pool.whenKnown("y");
+      const last = asked.at(-1);
+      assert.equal(last, leaderOfOne, `asked ${last?.describe()}`);
+    } finally {
+      pool.close();
+    }
   });
 
   test("a single-node broker is asked once, then everything goes to the bootstrap connection", async () => {

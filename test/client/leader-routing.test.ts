@@ -152,3 +152,33 @@ test("after its leader's broker dies, a partition's producer and consumer go on 
     await again.close();
   }
 });
+
+test("a produce that reaches a leader before it has taken up a topic the metadata names is retried, not failed", async (t) => {
+  const cluster = await threeBrokers(t);
+  const [b1, b2] = cluster.live;
+  assert.ok(b1 && b2);
+  // The cluster's metadata names broker 2 as the leader of a topic just created; broker 2 has not
+  // made its log yet (it learns of the topic a moment later, as a replica does from etcd).
+  cluster.leaders.set("fresh", [2]);
+  openCluster(cluster);
+  let asked = 0;
+  const view = b1.broker?.cluster;
+  assert.ok(view);
+  const partitions = view.partitions;
+  // The second Metadata request is the one the refused produce asks for: broker 2 hosts it by then.
+  view.partitions = (topic) => {
+    if (topic === "fresh" && ++asked === 2) void b2.broker?.createTopic("fresh", 1);
+    return partitions(topic);
+  };
+  const conch = createClient({ brokers: [b1.address] });
+  try {
+    const producer = conch.producer({ deliveryTimeoutMs: 10_000 });
+    const res = await producer.send("fresh", { partition: 0, value: "first" });
+    assert.equal(res.offset, 0);
+    assert.ok(asked >= 2, "the produce was refused once (UNKNOWN_TOPIC) and retried");
+    assert.equal(await endOffsetOn(b2.port, "fresh", 0), 1);
+    await producer.close();
+  } finally {
+    await conch.close();
+  }
+});

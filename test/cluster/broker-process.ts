@@ -1,9 +1,10 @@
 /**
  * A `conch broker` in cluster mode as a child process, for tests and the failover measurement:
- * ports picked by the broker (0), data under a temp directory, JSON log lines read for the ports,
+ * ports picked by the broker (0) unless given, data under a temp directory, JSON log lines read for the ports,
  * SIGKILL to end it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,14 @@ export interface BrokerProcessOptions {
   readonly leaseTtlSeconds?: number;
   /** Reuse a data directory (a restart); a new temp one otherwise. */
   readonly dataDir?: string;
+  /**
+   * The native and Kafka ports (default 0: the broker picks). A restart passes the ports it had,
+   * as a restarted broker keeps its address: clients' bootstrap lists stay good.
+   */
+  readonly port?: number;
+  readonly kafkaPort?: number;
+  /** Appends every log line of the broker to this file (a trace of a run). */
+  readonly logFile?: string;
 }
 
 export class BrokerProcess {
@@ -54,9 +63,9 @@ export class BrokerProcess {
         "--data-dir",
         dataDir,
         "--port",
-        "0",
+        String(o.port ?? 0),
         "--kafka-port",
-        "0",
+        String(o.kafkaPort ?? 0),
         "--no-http",
         "--broker-id",
         String(o.brokerId),
@@ -75,7 +84,10 @@ export class BrokerProcess {
     let kafkaPort = 0;
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      const trace = o.logFile === undefined ? null : createWriteStream(o.logFile, { flags: "a" });
+      if (trace !== null) void exited.then(() => trace.end());
       lines.on("line", (line) => {
+        trace?.write(`${line}\n`);
         let entry: { msg?: string; port?: number };
         try {
           entry = JSON.parse(line) as { msg?: string; port?: number };

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { hasPythonModule } from "../kafka/server/kafka-harness.js";
 import { skipWithoutEtcd } from "./etcd-harness.js";
-import { runFailoverRounds } from "./failover-rounds.js";
+import { checkFailover, runFailoverRounds } from "./failover-rounds.js";
 
 test("SIGSTOP of the leader past its lease, then SIGCONT: it acknowledges nothing and rejoins with the new leader's log", {
   skip: skipWithoutEtcd,
@@ -23,10 +23,6 @@ test("SIGSTOP of the leader past its lease, then SIGCONT: it acknowledges nothin
     log: (line) => t.diagnostic(line),
   });
   assert.equal(r.resumeMs.length, 1);
-  // Resuming at all is asserted; how fast is the bench's to measure (cluster-failover.test.ts).
-  for (const ms of r.resumeMs) assert.ok(ms < 30_000, `producing resumed after ${ms.toFixed(0)} ms`);
-  for (const [offset, value] of r.acked) assert.equal(r.read.get(offset), value, `offset ${offset}`);
-  assert.ok((r.replicas[0]?.length ?? 0) > 0);
-  assert.deepEqual(r.replicas[1], r.replicas[0]);
-  assert.deepEqual(r.replicas[2], r.replicas[0]);
+  // Resuming at all is asserted: a paused leader's clients wait out their request timeout too.
+  checkFailover(r, 30_000);
 });

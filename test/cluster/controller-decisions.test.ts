@@ -53,7 +53,7 @@ const record = (
   controllerEpoch: 1,
 });
 
-test("election: only a live ISR member ever leads, always at a higher epoch; a live leader is left alone", () => {
+test("election: only a live ISR member ever leads, always at a higher epoch; a live leader keeps its epoch and loses its dead followers from the ISR", () => {
   fc.assert(
     fc.property(
       fc.uniqueArray(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 5 }),
@@ -67,7 +67,13 @@ test("election: only a live ISR member ever leads, always at a higher epoch; a l
         const before = record(leaderId, epoch, replicas, isr);
         const next = electLeader(before, live, 9);
         if (leaderId !== -1 && live(leaderId)) {
-          assert.equal(next, null);
+          if (isr.every(live)) assert.equal(next, null);
+          else {
+            assert.equal(next?.leaderId, leaderId);
+            assert.equal(next?.leaderEpoch, epoch, "the same leadership: no new epoch");
+            assert.deepEqual(next?.isr, isr.filter(live));
+            assert.deepEqual(next?.replicas, replicas);
+          }
           return;
         }
         const liveIsr = isr.filter(live);
