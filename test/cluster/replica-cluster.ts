@@ -36,6 +36,7 @@ export class TestCluster {
     return {
       brokerId,
       endpoint: (id) => this.nodes.get(id)?.endpoint,
+      leaseHeld: () => true,
       proposeIsr: async (topic, partition, leaderEpoch, isr) => {
         this.proposals.push({ brokerId, isr });
         return this.epochs.get(`${topic}/${partition}`) === leaderEpoch;
