@@ -4,10 +4,14 @@
  * SIGKILL to end it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+
+/** Set to a directory to keep every broker's log lines there (broker-<id>.log), for debugging. */
+const LOG_DIR = process.env.CONCH_TEST_BROKER_LOGS;
 
 const CONCH = new URL("../../../bin/conch.js", import.meta.url).pathname;
 
@@ -18,6 +22,8 @@ export interface BrokerProcessOptions {
   readonly leaseTtlSeconds?: number;
   /** Reuse a data directory (a restart); a new temp one otherwise. */
   readonly dataDir?: string;
+  /** More `conch broker` flags (e.g. `--replica-lag-time-max-ms`). */
+  readonly args?: readonly string[];
 }
 
 export class BrokerProcess {
@@ -27,6 +33,8 @@ export class BrokerProcess {
   readonly kafkaPort: number;
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
+  /** Its last log lines (JSON), for a failing test to show. */
+  recent: readonly string[] = [];
 
   private constructor(
     brokerId: number,
@@ -68,14 +76,19 @@ export class BrokerProcess {
         String(o.leaseTtlSeconds ?? 2),
         "--log-format",
         "json",
+        ...(o.args ?? []),
       ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     let kafkaPort = 0;
+    const recent: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
       lines.on("line", (line) => {
+        if (LOG_DIR !== undefined) appendFileSync(join(LOG_DIR, `broker-${o.brokerId}.log`), `${line}\n`);
+        recent.push(line);
+        if (recent.length > 400) recent.shift();
         let entry: { msg?: string; port?: number };
         try {
           entry = JSON.parse(line) as { msg?: string; port?: number };
@@ -87,13 +100,24 @@ export class BrokerProcess {
       });
       void exited.then(() => reject(new Error(`broker ${o.brokerId} exited before listening`)));
     });
-    return new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
+    const broker = new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
+    broker.recent = recent;
+    return broker;
   }
 
   /** SIGKILL; resolves once the process is gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
     await this.exited;
+  }
+
+  /** SIGSTOP: the process stops at once, its sockets open and silent. */
+  pause(): void {
+    this.child.kill("SIGSTOP");
+  }
+
+  resume(): void {
+    this.child.kill("SIGCONT");
   }
 
   async remove(): Promise<void> {
