@@ -42,6 +42,7 @@ process.on("message", (msg: Setup | "stop") => {
       view: {
         brokerId: id,
         endpoint: (b) => msg.endpoints.find((e) => e.id === b),
+        leaseHeld: () => true,
         proposeIsr: async () => true,
       },
       minInsyncReplicas: () => 2,

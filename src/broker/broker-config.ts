@@ -77,6 +77,7 @@ export interface BrokerConfig {
   clusterId: string;
   leaseTtlSeconds: number;
   replicaLagTimeMaxMs: number;
+  advertisedPort: number;
   defaultReplicationFactor: number;
 }
 

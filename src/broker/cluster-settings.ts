@@ -65,6 +65,13 @@ export const CLUSTER_SETTINGS: readonly AnyBrokerSetting[] = [
     integerValue(100, 600_000),
   ),
   setting(
+    "advertisedPort",
+    "port",
+    "cluster mode: the native port other brokers and clients are told to reach this broker on (a proxy or port forward in front of the listener); 0: the listener's own",
+    0,
+    integerValue(0, 65535),
+  ),
+  setting(
     "defaultReplicationFactor",
     "n",
     "cluster mode: replicas of a topic created without a replication factor (at most the live brokers)",

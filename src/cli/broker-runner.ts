@@ -174,7 +174,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
         broker,
         logger,
         host: advertised(address.address),
-        port: address.port,
+        port: config.advertisedPort === 0 ? address.port : config.advertisedPort,
         kafkaHost: kafka === null ? "" : kafka.node.host,
         kafkaPort: kafka === null ? 0 : kafka.node.port,
       });

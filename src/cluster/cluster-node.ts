@@ -24,6 +24,9 @@ import {
 } from "./metadata-records.js";
 import type { BrokerEndpoint, ClusterView, ReplicaControl } from "./roles.js";
 
+/** The pause before a failed registration after a lost lease is tried again. */
+const REJOIN_RETRY_MS = 1_000;
+
 export interface ClusterNodeOptions {
   readonly clusterId: string;
   readonly self: BrokerRecord;
@@ -95,6 +98,18 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#started = true;
     // Fenced now (a late keepalive on a loaded machine), it runs once the fence lifts (#unfence).
     if (this.cache.controller === null) this.#campaign();
+  }
+
+  /**
+   * Whether this broker may lead at this instant. Past the lease deadline it fences itself here
+   * and now, without waiting for the deadline timer: a process woken from a pause serves the
+   * requests waiting on its sockets before its timers run.
+   */
+  leaseHeld(): boolean {
+    if (this.#fenced) return false;
+    if (performance.now() < this.#validUntil) return true;
+    this.#deadlinePassed();
+    return false;
   }
 
   endpoint(brokerId: number): BrokerEndpoint | undefined {
@@ -205,10 +220,18 @@ export class ClusterNode implements ClusterView, MetadataListener {
     // A broker restarted within its old lease's TTL finds its id still registered: wait it out.
     const until = performance.now() + (this.#o.registerWaitMs ?? (this.#o.leaseTtlSeconds + 2) * 1000);
     for (;;) {
-      const res = await this.store.txn(
-        [{ key, target: "create", revision: 0 }],
-        [{ type: "put", key, value, leased: session }],
-      );
+      let res: { succeeded: boolean };
+      try {
+        res = await this.store.txn(
+          [{ key, target: "create", revision: 0 }],
+          [{ type: "put", key, value, leased: session }],
+        );
+      } catch (err) {
+        // Not kept alive for nothing: the next try grants a lease of its own.
+        this.#generation++;
+        session.release();
+        throw err;
+      }
       if (res.succeeded) break;
       if (performance.now() > until || this.#closed) {
         this.#generation++;
@@ -241,13 +264,28 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#fence("lease lost");
     this.#session?.release();
     this.#session = null;
-    // Join again under a new lease, as a returning broker: the controller has moved (or will
-    // move) this broker's leaderships, and its roles come back from the metadata.
+    this.#rejoin();
+  }
+
+  /**
+   * Joins again under a new lease, as a returning broker: the controller has moved (or will move)
+   * this broker's leaderships, and its roles come back from the metadata. A failed try (etcd
+   * unreachable or slow to answer) is tried again until it succeeds or the node closes: a broker
+   * that gave up here would stay fenced, a replica no one can reach, for good.
+   */
+  #rejoin(): void {
+    if (this.#closed) return;
     this.#register()
       .then(() => {
         if (this.cache.controller === null) this.#campaign();
       })
-      .catch((e: unknown) => this.#o.log.warn(`registering again failed: ${(e as Error).message}`));
+      .catch((e: unknown) => {
+        if (this.#closed) return;
+        this.#o.log.warn(
+          `registering again failed (${(e as Error).message}); trying again in ${REJOIN_RETRY_MS} ms`,
+        );
+        setTimeout(() => this.#rejoin(), REJOIN_RETRY_MS).unref();
+      });
   }
 
   #armDeadline(): void {
@@ -260,10 +298,14 @@ export class ClusterNode implements ClusterView, MetadataListener {
         this.#armDeadline();
         return;
       }
-      this.#fence("lease deadline passed");
-      this.#awaitExpiry(this.#generation);
+      this.#deadlinePassed();
     }, wait);
     this.#deadlineTimer.unref();
+  }
+
+  #deadlinePassed(): void {
+    this.#fence("lease deadline passed");
+    this.#awaitExpiry(this.#generation);
   }
 
   /**

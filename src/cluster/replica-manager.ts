@@ -227,6 +227,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
   followerAt(topic: string, partition: number, replicaId: number, leaderEpoch: number, leo: number): void {
     const hosted = this.#partitions.get(keyOf(topic, partition));
     if (hosted?.kind !== "leader" || hosted.role.leaderEpoch !== leaderEpoch) return;
+    // A follower's word moves the high watermark, which answers acks "all": not past the deadline.
+    if (!this.#view.leaseHeld()) return;
     const leader = hosted.leader;
     const hwBefore = leader.log.highWatermark;
     const joining = leader.followerAt(replicaId, leo, performance.now());
@@ -250,6 +252,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
 
   #leading(topic: string, partition: number): ReplicaLeader {
     const hosted = this.#partitions.get(keyOf(topic, partition));
+    // Past the lease deadline this fences every leadership (fence() below) before the check.
+    if (hosted?.kind === "leader") this.#view.leaseHeld();
     if (hosted?.kind !== "leader" || hosted.leader.stopped) {
       const leaderId = hosted === undefined ? -1 : hosted.role.leaderId;
       throw new ConchError(

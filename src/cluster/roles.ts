@@ -34,6 +34,12 @@ export interface ReplicaControl {
 export interface ClusterView {
   readonly brokerId: number;
   endpoint(brokerId: number): BrokerEndpoint | undefined;
+  /**
+   * Whether the broker's lease deadline is still ahead; once it has passed, the broker fences
+   * itself (ReplicaControl.fence) before this returns false. Asked on every produce and replica
+   * fetch, so that nothing is acknowledged past the deadline before its timer fires.
+   */
+  leaseHeld(): boolean;
   /** CAS the ISR of (topic, partition) in etcd, guarded by leaderEpoch; false when the epoch moved (then step down). */
   proposeIsr(topic: string, partition: number, leaderEpoch: number, isr: readonly number[]): Promise<boolean>;
 }

@@ -76,6 +76,7 @@ test("defaults when nothing is given", () => {
     clusterId: "conch",
     leaseTtlSeconds: 2,
     replicaLagTimeMaxMs: 10_000,
+    advertisedPort: 0,
     defaultReplicationFactor: 3,
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
@@ -163,6 +164,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     clusterId: ["prod-1", "prod-1"],
     leaseTtlSeconds: ["5", 5],
     replicaLagTimeMaxMs: ["2500", 2500],
+    advertisedPort: ["17423", 17423],
     defaultReplicationFactor: ["2", 2],
   };
   assert.deepEqual(Object.keys(sample).sort(), BROKER_SETTINGS.map((s) => s.key).sort());

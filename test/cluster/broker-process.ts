@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+/** Set to a directory to keep every broker's log lines there (broker-<id>.log), for debugging. */
+const LOG_DIR = process.env.CONCH_TEST_BROKER_LOGS;
+
 const CONCH = new URL("../../../bin/conch.js", import.meta.url).pathname;
 
 export interface BrokerProcessOptions {
@@ -27,6 +30,8 @@ export interface BrokerProcessOptions {
   readonly kafkaPort?: number;
   /** Appends every log line of the broker to this file (a trace of a run). */
   readonly logFile?: string;
+  /** More `conch broker` flags (e.g. `--replica-lag-time-max-ms`). */
+  readonly args?: readonly string[];
 }
 
 export class BrokerProcess {
@@ -36,6 +41,8 @@ export class BrokerProcess {
   readonly kafkaPort: number;
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
+  /** Its last log lines (JSON), for a failing test to show. */
+  recent: readonly string[] = [];
 
   private constructor(
     brokerId: number,
@@ -77,17 +84,23 @@ export class BrokerProcess {
         String(o.leaseTtlSeconds ?? 2),
         "--log-format",
         "json",
+        ...(o.args ?? []),
       ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     let kafkaPort = 0;
+    const recent: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-      const trace = o.logFile === undefined ? null : createWriteStream(o.logFile, { flags: "a" });
+      const logFile =
+        o.logFile ?? (LOG_DIR === undefined ? undefined : join(LOG_DIR, `broker-${o.brokerId}.log`));
+      const trace = logFile === undefined ? null : createWriteStream(logFile, { flags: "a" });
       if (trace !== null) void exited.then(() => trace.end());
       lines.on("line", (line) => {
         trace?.write(`${line}\n`);
+        recent.push(line);
+        if (recent.length > 400) recent.shift();
         let entry: { msg?: string; port?: number };
         try {
           entry = JSON.parse(line) as { msg?: string; port?: number };
@@ -99,13 +112,24 @@ export class BrokerProcess {
       });
       void exited.then(() => reject(new Error(`broker ${o.brokerId} exited before listening`)));
     });
-    return new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
+    const broker = new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
+    broker.recent = recent;
+    return broker;
   }
 
   /** SIGKILL; resolves once the process is gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
     await this.exited;
+  }
+
+  /** SIGSTOP: the process stops at once, its sockets open and silent. */
+  pause(): void {
+    this.child.kill("SIGSTOP");
+  }
+
+  resume(): void {
+    this.child.kill("SIGCONT");
   }
 
   async remove(): Promise<void> {

@@ -339,6 +339,23 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
     const after = await suite.store.get(a.node.keys.broker(1));
     assert.ok(after !== undefined && before !== undefined && after.createRevision > before.createRevision);
   });
+
+  test("a broker whose registration again fails keeps trying until it is back", async () => {
+    const [a] = await startCluster(1);
+    assert.ok(a);
+    // Not the controller: this is about membership (a loaded machine can delay the election).
+    assert.ok(await waitUntil(() => !a.node.fenced, 10_000), "registered");
+    const before = await suite.store.get(a.node.keys.broker(1));
+    a.store.failSessions(2);
+    a.store.dropLeases();
+    assert.ok(await waitUntil(() => a.node.fenced, TTL * 1000 + 1000), "fenced at the deadline");
+    assert.ok(
+      await waitUntil(() => !a.node.fenced, 3 * TTL * 1000 + 6000),
+      "registered again after two refused lease grants",
+    );
+    const after = await suite.store.get(a.node.keys.broker(1));
+    assert.ok(after !== undefined && before !== undefined && after.createRevision > before.createRevision);
+  });
 });
 
 /** For a state change that has no event of its own (a timer inside the node). */

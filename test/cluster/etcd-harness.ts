@@ -102,6 +102,22 @@ export class EtcdCluster {
     );
   }
 
+  /** The index (into endpoints) of the member that is the Raft leader now. */
+  async leaderIndex(): Promise<number> {
+    for (let i = 0; i < this.#members.length; i++) {
+      const m = this.#members[i];
+      if (m === undefined) continue;
+      const res = await fetch(`http://127.0.0.1:${m.clientPort}/v3/maintenance/status`, {
+        method: "POST",
+        body: "{}",
+      }).catch(() => null);
+      if (res === null) continue;
+      const body = (await res.json()) as { header?: { member_id?: string }; leader?: string };
+      if (body.leader !== undefined && body.header?.member_id === body.leader) return i;
+    }
+    throw new Error("no etcd member says it leads");
+  }
+
   /** SIGKILLs one member (index into endpoints). */
   kill(i: number): void {
     this.#members[i]?.process?.kill("SIGKILL");

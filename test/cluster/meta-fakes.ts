@@ -49,6 +49,7 @@ export class ControlledStore implements MetaStore {
   #dead = false;
   #opened = 0;
   #mutedBelow = 0;
+  #failSessions = 0;
 
   constructor(inner: MetaStore) {
     this.#inner = inner;
@@ -75,7 +76,16 @@ export class ControlledStore implements MetaStore {
     for (const s of this.#sessions) s.release();
   }
 
+  /** The next `n` sessions are refused, as by an etcd that does not answer in time. */
+  failSessions(n: number): void {
+    this.#failSessions = n;
+  }
+
   async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
+    if (this.#failSessions > 0) {
+      this.#failSessions--;
+      throw new Error("etcd did not answer the lease grant in time");
+    }
     const index = this.#opened++;
     const muted = (): boolean => this.#silent || index < this.#mutedBelow;
     const session = await this.#inner.openSession(ttlSeconds, {

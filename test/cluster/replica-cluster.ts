@@ -31,11 +31,19 @@ export class TestCluster {
   /** Current epoch per partition key; proposals with another fail. */
   readonly epochs = new Map<string, number>();
   readonly proposals: Array<{ brokerId: number; isr: readonly number[] }> = [];
+  /** Brokers whose lease deadline has passed (their deadline timer not yet run). */
+  readonly leaseExpired = new Set<number>();
 
   view(brokerId: number): ClusterView {
     return {
       brokerId,
       endpoint: (id) => this.nodes.get(id)?.endpoint,
+      // As ClusterNode: past the deadline the broker fences itself before saying so.
+      leaseHeld: () => {
+        if (!this.leaseExpired.has(brokerId)) return true;
+        this.node(brokerId).manager.fence();
+        return false;
+      },
       proposeIsr: async (topic, partition, leaderEpoch, isr) => {
         this.proposals.push({ brokerId, isr });
         return this.epochs.get(`${topic}/${partition}`) === leaderEpoch;

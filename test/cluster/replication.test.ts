@@ -2,8 +2,9 @@
  * Replication between in-process brokers with roles handed out by hand (the metadata side is a
  * stand-in, replica-cluster.ts): followers store the leader's batches byte for byte, acks "all"
  * waits for the ISR, a follower that stops fetching leaves the ISR, a follower whose log parted
- * from the new leader's truncates to the epoch boundary, a fenced leader acknowledges nothing, and
- * one whose fence lifts leads its epoch again.
+ * from the new leader's truncates to the epoch boundary, a fenced leader acknowledges nothing (nor
+ * one past its lease deadline whose fence has not run yet), and one whose fence lifts leads its
+ * epoch again.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -147,6 +148,21 @@ test("a fenced leader acknowledges nothing more, not even a produce it took befo
     a.produce(TOPIC, 0, makeBatch("after"), "leader"),
     (err) => codeOf(err) === ErrorCode.NOT_LEADER,
   );
+});
+
+test("a leader past its lease deadline moves no high watermark on a follower's word, before its fence has run", async (t) => {
+  const cluster = await startCluster(t, [1, 2], TOPIC, { lagTimeMaxMs: 60_000 });
+  // Broker 2 takes no role: the test speaks for it, as the server does for a follower's stream.
+  await cluster.apply(role(TOPIC, 1, 1, [1, 2]), [1]);
+  const a = cluster.node(1).broker;
+  const log = a.partition(TOPIC, 0);
+  const waiting = a.produce(TOPIC, 0, makeBatch("in-flight"), "all", 1_000);
+  await until(() => log.logEndOffset >= 1, "the leader's append");
+  cluster.leaseExpired.add(1);
+  // The follower's credit for the record arrives (read off the socket on waking, before the timer).
+  cluster.node(1).manager.followerAt(TOPIC, 0, 2, 1, log.logEndOffset);
+  await assert.rejects(waiting, (err) => codeOf(err) === ErrorCode.TIMEOUT);
+  assert.equal(log.highWatermark, 0);
 });
 
 test("a leader fenced then unfenced leads the same epoch again, after a write of that epoch", async (t) => {
