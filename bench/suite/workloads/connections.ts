@@ -8,7 +8,7 @@ import { scaled, type Workload, type WorkloadParams } from "./workload.js";
 /** Connections in the crowd, and how often each of them sends. */
 const CROWD = 1_000;
 const CROWD_INTERVAL_MS = 1_000;
-/** How long the crowd may take to connect before the run fails. */
+/** How long the crowd may take to connect and warm up (slow-clients.ts) before the run fails. */
 const CROWD_READY_MS = 60_000;
 
 const SLOW_CLIENTS = fileURLToPath(new URL("../slow-clients.js", import.meta.url));
@@ -22,7 +22,7 @@ const SLOW_CLIENTS = fileURLToPath(new URL("../slow-clients.js", import.meta.url
 export const connections1k: Workload = {
   id: "connections-1k",
   title: "7. 1,000 connections",
-  method: `one producer (100-byte payloads, 1,000 messages per send call, 4 calls in flight, acks before fsync) alone, then again while ${CROWD.toLocaleString("en-US")} other connections (another process) each send one 100-byte message every ${CROWD_INTERVAL_MS} ms`,
+  method: `one producer (100-byte payloads, 1,000 messages per send call, 4 calls in flight, acks before fsync) alone, then again while ${CROWD.toLocaleString("en-US")} other connections (another process) each send one 100-byte message every ${CROWD_INTERVAL_MS} ms, measured once the crowd has run two rounds`,
   durability: "interval",
   params: (scale): WorkloadParams => ({
     stream: "bench_crowd",
@@ -72,7 +72,7 @@ interface CrowdCounts {
   firstError: string | null;
 }
 
-/** Starts the crowd process and resolves once all its connections are open. */
+/** Starts the crowd process and resolves once all its connections are open and warm. */
 function startCrowd(request: SlowClientsRequest): Promise<Crowd> {
   const child = spawn(process.execPath, [SLOW_CLIENTS, JSON.stringify(request)], {
     stdio: ["pipe", "pipe", "inherit"],
@@ -83,7 +83,7 @@ function startCrowd(request: SlowClientsRequest): Promise<Crowd> {
   return new Promise<Crowd>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`the crowd did not connect within ${CROWD_READY_MS} ms`));
+      reject(new Error(`the crowd did not connect and warm up within ${CROWD_READY_MS} ms`));
     }, CROWD_READY_MS);
     lines.on("line", (line) => {
       if (line.startsWith("READY ")) {
