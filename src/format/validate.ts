@@ -10,11 +10,17 @@ import { ConchError, ErrorCode } from "./errors.js";
 import { kafkaEnvelopeCrc } from "./kafka/kafka-envelope.js";
 import {
   checkRecordBatch,
+  ATTRIBUTES_AT as KAFKA_ATTRIBUTES_AT,
   BASE_SEQUENCE_AT as KAFKA_BASE_SEQUENCE_AT,
+  BASE_TIMESTAMP_AT as KAFKA_BASE_TIMESTAMP_AT,
+  COMPRESSION_MASK as KAFKA_COMPRESSION_MASK,
   PRODUCER_EPOCH_AT as KAFKA_PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT as KAFKA_PRODUCER_ID_AT,
   RECORDS_COUNT_AT as KAFKA_RECORDS_COUNT_AT,
+  maxTimestampDelta,
+  minTimestampDelta,
   RecordBatchStatus,
+  readInt64,
 } from "./kafka/record-batch.js";
 import {
   ATTRIBUTES_AT,
@@ -41,6 +47,7 @@ import {
 } from "./layout.js";
 import { producerFieldsValid } from "./producer-fields.js";
 import { headersBlockValid } from "./record-headers.js";
+import { readTimestampMs } from "./timestamp.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
 
 /** Outcomes of `checkBatch` other than success (which returns the batch's size, > 0). */
@@ -198,6 +205,11 @@ function checkKafkaPayload(
   const kafkaSize = checkRecordBatch(buf, k, at + size, payloadSize);
   if (kafkaSize === RecordBatchStatus.BAD_CRC) return BatchStatus.BAD_CRC;
   if (kafkaSize !== payloadSize) return BatchStatus.BAD_RECORD;
+  // K6's deltas, from K1's walk (module state: read before anything else walks).
+  const uncompressed = (buf[k + KAFKA_ATTRIBUTES_AT + 1]! & KAFKA_COMPRESSION_MASK) === 0;
+  const baseTs = uncompressed ? readInt64(buf, k + KAFKA_BASE_TIMESTAMP_AT) : 0;
+  const minTs = baseTs + minTimestampDelta;
+  const maxTs = baseTs + maxTimestampDelta;
   if (readU64Safe(buf, k) !== baseOffset) return BatchStatus.BAD_OFFSET;
   if (readU32(buf, k + KAFKA_RECORDS_COUNT_AT) !== count) return BatchStatus.BAD_COUNT;
   if (
@@ -209,6 +221,11 @@ function checkKafkaPayload(
     return BatchStatus.BAD_METADATA;
   }
   if (readU32(buf, at + CRC_AT) !== kafkaEnvelopeCrc(buf, at)) return BatchStatus.BAD_CRC;
+  // K6: the envelope's timestamp is the largest record timestamp, none before 1970. It is what the
+  // listener took from the header's max_timestamp without walking the records; this is the walk.
+  if (uncompressed && (minTs < 0 || maxTs !== readTimestampMs(buf, at + TIMESTAMP_AT))) {
+    return BatchStatus.BAD_TIMESTAMP;
+  }
   return size;
 }
 

@@ -2,7 +2,7 @@
  * The read path: find the segment (binary search over base offsets), the index entry at or before
  * the offset (binary search), then walk batch headers forward to the batch holding the offset, and
  * return whole stored batches, never decoded. Bytes still in the tail cache are served from memory;
- * the rest come from the file, each batch checked (checkBatch, with its CRC) on the way: damage
+ * the rest come from the file, each batch's CRCs checked on the way (storedBatchIntact): damage
  * found there is quarantined by the log, and quarantined ranges are answered with CORRUPT_DATA or
  * skipped (damaged-range.ts).
  */
@@ -12,8 +12,8 @@ import { ConchError, ErrorCode } from "../format/errors.js";
 import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE, TIMESTAMP_AT } from "../format/layout.js";
 import { RecordCursor } from "../format/record-cursor.js";
+import { storedBatchIntact } from "../format/stored-batch-intact.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
-import { batchStatusMessage, checkBatch } from "../format/validate.js";
 import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
@@ -333,13 +333,13 @@ function corrupt(seg: Segment, position: number, what = "a batch header that can
 /**
  * buf[from, to) (read from file position `filePos` + from) after checking every batch in it: bytes
  * from disk are checked once more on the way out, so damage a closed segment took since it was
- * written is found rather than served (one CRC per batch, cheap next to the read itself).
+ * written is found rather than served. Their CRCs only (storedBatchIntact): each batch was checked
+ * whole when it was appended, and its records are not walked again on every read.
  */
 function checked(seg: Segment, buf: Buffer, from: number, to: number, filePos: number): Buffer {
   for (let at = from; at < to; ) {
     const size = recordSize(buf, at);
-    const status = checkBatch(buf, at, to, size);
-    if (status < 0) throw new DamageFound(seg.walPath, filePos + at, batchStatusMessage(status));
+    if (!storedBatchIntact(buf, at, size)) throw new DamageFound(seg.walPath, filePos + at, "a CRC mismatch");
     at += size;
   }
   return buf.subarray(from, to);

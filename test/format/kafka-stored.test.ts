@@ -10,12 +10,18 @@ import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { stampBaseOffset } from "../../src/format/batch-header.js";
 import { envelopedSize, envelopeKafkaBatch } from "../../src/format/kafka/kafka-envelope.js";
-import { ATTRIBUTES_AT, CRC_AT, RECORDS_AT, recordBatchCrc } from "../../src/format/kafka/record-batch.js";
+import {
+  ATTRIBUTES_AT,
+  BASE_TIMESTAMP_AT,
+  CRC_AT,
+  RECORDS_AT,
+  recordBatchCrc,
+} from "../../src/format/kafka/record-batch.js";
 import { RecordBatchCursor } from "../../src/format/kafka/record-batch-cursor.js";
 import { StoredKafkaToConch } from "../../src/format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { readHeaders } from "../../src/format/record-headers.js";
-import { checkBatch } from "../../src/format/validate.js";
+import { BatchStatus, checkBatch } from "../../src/format/validate.js";
 import { RecordBatchBuilder } from "../../src/kafka/protocol/record-batch-builder.js";
 
 const TS = 1_700_000_000_000;
@@ -119,4 +125,34 @@ test("stored Kafka batches: a change to any byte outside the base offsets is cau
     }),
     { numRuns: 1000 },
   );
+});
+
+test("stored Kafka batches: rule K6, an uncompressed batch's envelope timestamp is its largest record timestamp, none before 1970", () => {
+  const records: Rec[] = [
+    { dt: 0, key: null, value: null, headers: [] },
+    { dt: 9, key: null, value: null, headers: [] },
+    { dt: 5, key: null, value: null, headers: [] },
+  ];
+  const kafka = kafkaBatch(records, false);
+  const good = enveloped(kafka, TS + 9, 3);
+  assert.equal(checkBatch(good, 0, good.length, 1 << 20), good.length);
+  // The listener takes the envelope's timestamp from the header's max_timestamp unwalked: a header
+  // that says more or less than the records is caught by the log's one walk.
+  for (const ts of [TS + 10, TS + 8, TS, 0]) {
+    const wrong = enveloped(kafka, ts, 3);
+    assert.equal(checkBatch(wrong, 0, wrong.length, 1 << 20), BatchStatus.BAD_TIMESTAMP, `envelope ${ts}`);
+  }
+  // A record before 1970: base_timestamp 3, deltas 0, 9 and -10 for 5 (CRC32C recomputed).
+  const early = Buffer.from(kafka);
+  early.writeBigInt64BE(3n, BASE_TIMESTAMP_AT);
+  // The last record ends: ts delta, offset delta, key -1, value -1, header count, one byte each.
+  const last = early.length - 5;
+  assert.equal(early[last], 10); // zigzag(5)
+  early[last] = 19; // zigzag(-10)
+  early.writeUInt32BE(recordBatchCrc(early, 0, early.length), CRC_AT);
+  const stored = enveloped(early, 12, 3);
+  assert.equal(checkBatch(stored, 0, stored.length, 1 << 20), BatchStatus.BAD_TIMESTAMP);
+  // A compressed batch's records are opaque here: checked by the listener when it was stored.
+  const gz = enveloped(kafkaBatch(records, true), TS + 9, 3);
+  assert.equal(checkBatch(gz, 0, gz.length, 1 << 20), gz.length);
 });

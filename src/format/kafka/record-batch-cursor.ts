@@ -33,6 +33,7 @@ import {
   PRODUCER_ID_AT,
   RECORDS_AT,
   RECORDS_COUNT_AT,
+  readInt64,
   readVarint,
   recordBatchStatusMessage,
   skipVarint,
@@ -40,13 +41,6 @@ import {
   TRANSACTIONAL_BIT,
   varintEnd,
 } from "./record-batch.js";
-
-const TWO_32 = 0x1_0000_0000;
-
-/** An int64 known to be exact (checked by checkRecordBatch or harmless if not: timestamps, ids). */
-function readInt64(buf: Uint8Array, at: number): number {
-  return (readU32(buf, at) | 0) * TWO_32 + readU32(buf, at + 4);
-}
 
 /** A varlong's value; the record was already walked by checkRecordBatch, so it is well formed. */
 function readVarlong(buf: Uint8Array, at: number): number {

@@ -107,22 +107,42 @@ function readInt32(buf: Uint8Array, at: number): number {
   return readU32(buf, at) | 0;
 }
 
+const TWO_32 = 0x1_0000_0000;
+
+/** An int64 field (a timestamp, an id) as a number: exact within +-2^53, which callers check. */
+export function readInt64(buf: Uint8Array, at: number): number {
+  return readInt32(buf, at) * TWO_32 + readU32(buf, at + 4);
+}
+
 /**
  * Checks the batch that starts at `at` and must end at or before `end`. Returns its size when it
- * is whole and valid, else a negative RecordBatchStatus. Checks, in order: header bytes present,
- * magic, batch_length at least a header and within the limit, bytes present, attributes, the base
- * offset and last offset within 0..2^53 - 1, count = last_offset_delta + 1 and not 0, the CRC, and
- * for an uncompressed batch every record's framing (walkRecords). A compressed batch's records
- * stay opaque: its codec is identified, its CRC checked, nothing inside is read. `checkCrc` false
- * leaves the CRC to a later check that is certain to run (the Kafka listener's, before the log's
- * checkBatch checks the stored batch whole): every byte is then checksummed once on produce.
+ * is whole and valid, else a negative RecordBatchStatus. Checks, in order: the header
+ * (`checkRecordBatchHeader`), the CRC, and for an uncompressed batch every record's framing
+ * (walkRecords). A compressed batch's records stay opaque: its codec is identified, its CRC
+ * checked, nothing inside is read.
  */
-export function checkRecordBatch(
+export function checkRecordBatch(buf: Uint8Array, at: number, end: number, maxBatchBytes: number): number {
+  const size = checkRecordBatchHeader(buf, at, end, maxBatchBytes);
+  if (size < 0) return size;
+  if (readU32(buf, at + CRC_AT) !== recordBatchCrc(buf, at, at + size)) return RecordBatchStatus.BAD_CRC;
+  if (compressionOf(buf[at + ATTRIBUTES_AT + 1]!) !== Compression.NONE) return size;
+  const walked = walkRecords(buf, at + RECORDS_AT, at + size, readInt32(buf, at + RECORDS_COUNT_AT));
+  return walked < 0 ? walked : size;
+}
+
+/**
+ * `checkRecordBatch`'s header rules alone, reading no byte past the header: header bytes present,
+ * magic, batch_length at least a header and within the limit, bytes present, attributes, the base
+ * offset and last offset within 0..2^53 - 1, count = last_offset_delta + 1 and not 0. Returns the
+ * size or a negative status. The Kafka listener checks this much of a produced batch; the CRC and
+ * the walk of the records are the log's, when it checks the stored batch whole (validate.ts rule
+ * K1), so each byte is checksummed and each record walked once on produce.
+ */
+export function checkRecordBatchHeader(
   buf: Uint8Array,
   at: number,
   end: number,
   maxBatchBytes: number,
-  checkCrc = true,
 ): number {
   if (end - at < RECORDS_AT) return RecordBatchStatus.TRUNCATED;
   if (buf[at + MAGIC_AT] !== RECORD_BATCH_MAGIC) return RecordBatchStatus.BAD_MAGIC;
@@ -136,18 +156,14 @@ export function checkRecordBatch(
     return RecordBatchStatus.BAD_ATTRIBUTES;
   }
   const hi = readInt32(buf, at + BASE_OFFSET_AT);
-  const baseOffset = hi * 0x1_0000_0000 + readU32(buf, at + BASE_OFFSET_AT + 4);
+  const baseOffset = hi * TWO_32 + readU32(buf, at + BASE_OFFSET_AT + 4);
   const lastDelta = readInt32(buf, at + LAST_OFFSET_DELTA_AT);
   if (hi < 0 || hi > 0x1fffff || lastDelta < 0 || baseOffset > Number.MAX_SAFE_INTEGER - lastDelta) {
     return RecordBatchStatus.BAD_OFFSET;
   }
   const count = readInt32(buf, at + RECORDS_COUNT_AT);
   if (count <= 0 || count !== lastDelta + 1) return RecordBatchStatus.BAD_COUNT;
-  if (checkCrc && readU32(buf, at + CRC_AT) !== recordBatchCrc(buf, at, at + size))
-    return RecordBatchStatus.BAD_CRC;
-  if (compressionOf(attributes) !== Compression.NONE) return size;
-  const walked = walkRecords(buf, at + RECORDS_AT, at + size, count);
-  return walked < 0 ? walked : size;
+  return size;
 }
 
 /**

@@ -21,11 +21,16 @@ import {
   BATCH_LENGTH_AT,
   COMPRESSION_MASK,
   CONTROL_BIT,
+  CRC_AT,
   checkRecordBatch,
+  checkRecordBatchHeader,
   LOG_OVERHEAD,
+  MAX_TIMESTAMP_AT,
   maxTimestampDelta,
   minTimestampDelta,
   RecordBatchStatus,
+  readInt64,
+  recordBatchCrc,
   recordBatchStatusMessage,
   TRANSACTIONAL_BIT,
 } from "../../format/kafka/record-batch.js";
@@ -37,8 +42,6 @@ import type { BatchConversion } from "./batch-conversion.js";
 import { ConchToKafka } from "./conch-to-kafka.js";
 import { KafkaRefusal } from "./kafka-refusal.js";
 import { KafkaToConch } from "./kafka-to-conch.js";
-
-const TWO_32 = 0x1_0000_0000;
 
 export class StoringBatches implements BatchConversion {
   readonly #in = new KafkaToConch();
@@ -55,14 +58,13 @@ export class StoringBatches implements BatchConversion {
     let total = 0;
     let at = 0;
     while (at < records.length) {
-      // An uncompressed batch's CRC32C is left to the log's checkBatch, which checks the stored
-      // batch whole before anything is appended: each byte is checksummed once. A compressed one's
-      // is checked here, before its bytes are decompressed.
-      const compressed = (records[at + ATTRIBUTES_AT + 1]! & COMPRESSION_MASK) !== 0;
-      const size = checkRecordBatch(records, at, records.length, maxBatchBytes, compressed);
+      // The header only: an uncompressed batch's CRC32C and records are left to the log's
+      // checkBatch, which checks the stored batch whole before anything is appended (rules K1 and
+      // K6), so each byte is checksummed and each record walked once.
+      const size = checkRecordBatchHeader(records, at, records.length, maxBatchBytes);
       if (size < 0) throw refusal(size, records, at, maxBatchBytes);
       refuseTransactional(records, at);
-      const maxTs = maxTimestamp(records, at, size, maxBatchBytes);
+      const maxTs = envelopeTimestamp(records, at, size, maxBatchBytes);
       if (maxTs === NO_TIMESTAMP) return this.#in.convert(records, maxBatchBytes, nowMs);
       if (envelopedSize(size) > maxBatchBytes) throw tooLarge(envelopedSize(size), maxBatchBytes);
       maxTimestamps[batches++] = maxTs;
@@ -106,7 +108,7 @@ export class StoringBatches implements BatchConversion {
   }
 }
 
-/** maxTimestamp's answer for an uncompressed batch with a record before 1970 or without a timestamp. */
+/** envelopeTimestamp's answer for an uncompressed batch whose header has no timestamp (-1). */
 const NO_TIMESTAMP = -1;
 
 /** A checked batch's size, from its header. */
@@ -115,35 +117,41 @@ function kafkaBatchSize(buf: Buffer, at: number): number {
 }
 
 /**
- * The largest record timestamp (ms) of the checked batch at `at`, checking every record's against
- * the stored format's range, 0..2^42 - 1 ms (a compressed batch's after decompressing it within
- * maxBatchBytes and checking its records' framing). NO_TIMESTAMP for an uncompressed batch with a
- * negative one: the converting path takes the broker's time for "none" (-1) and refuses the rest.
+ * The envelope timestamp (ms) of the batch at `at`, whose header was checked: its largest record
+ * timestamp, in the stored format's range 0..2^42 - 1 ms. An uncompressed batch's is its header's
+ * max_timestamp, read without walking the records: the log's check of the stored batch (rule K6)
+ * walks them once and refuses the batch unless it is their largest, none before 1970. NO_TIMESTAMP
+ * when the header has none (-1): the converting path takes the broker's time for those records.
+ * A compressed batch's CRC32C is checked before it is decompressed (within maxBatchBytes); its
+ * records are checked here, as the log cannot read them, and its timestamp is theirs.
  */
-function maxTimestamp(buf: Buffer, at: number, size: number, maxBatchBytes: number): number {
-  let base = readInt64(buf, at + BASE_TIMESTAMP_AT);
-  const compressed = (buf[at + ATTRIBUTES_AT + 1]! & COMPRESSION_MASK) !== 0;
-  if (compressed) {
-    const inflated = inflate(buf, at, size, maxBatchBytes);
-    const status = checkRecordBatch(inflated, 0, inflated.length, maxBatchBytes);
-    if (status < 0) throw refusal(status, inflated, 0, maxBatchBytes);
-    base = readInt64(inflated, BASE_TIMESTAMP_AT);
+function envelopeTimestamp(buf: Buffer, at: number, size: number, maxBatchBytes: number): number {
+  if ((buf[at + ATTRIBUTES_AT + 1]! & COMPRESSION_MASK) === 0) {
+    const first = readInt64(buf, at + BASE_TIMESTAMP_AT);
+    const max = readInt64(buf, at + MAX_TIMESTAMP_AT);
+    if (first < 0 || max < 0) return NO_TIMESTAMP;
+    if (max > MAX_TIMESTAMP_MS) throw outOfRange(first, max);
+    return max;
   }
+  if (readU32(buf, at + CRC_AT) !== recordBatchCrc(buf, at, at + size)) {
+    throw refusal(RecordBatchStatus.BAD_CRC, buf, at, maxBatchBytes);
+  }
+  const inflated = inflate(buf, at, size, maxBatchBytes);
+  const status = checkRecordBatch(inflated, 0, inflated.length, maxBatchBytes);
+  if (status < 0) throw refusal(status, inflated, 0, maxBatchBytes);
   // Set by the walk of the records that checkRecordBatch has just made.
+  const base = readInt64(inflated, BASE_TIMESTAMP_AT);
   const min = base + minTimestampDelta;
   const max = base + maxTimestampDelta;
-  if (min < 0 && !compressed) return NO_TIMESTAMP;
-  if (min < 0 || max > MAX_TIMESTAMP_MS) {
-    throw new KafkaRefusal(
-      KafkaErrorCode.INVALID_TIMESTAMP,
-      `record timestamps ${min}..${max} are outside 0..2^42-1 ms`,
-    );
-  }
+  if (min < 0 || max > MAX_TIMESTAMP_MS) throw outOfRange(min, max);
   return max;
 }
 
-function readInt64(buf: Buffer, at: number): number {
-  return (readU32(buf, at) | 0) * TWO_32 + readU32(buf, at + 4);
+function outOfRange(min: number, max: number): KafkaRefusal {
+  return new KafkaRefusal(
+    KafkaErrorCode.INVALID_TIMESTAMP,
+    `record timestamps ${min}..${max} are outside 0..2^42-1 ms`,
+  );
 }
 
 function inflate(buf: Buffer, at: number, size: number, maxBatchBytes: number): Buffer {

@@ -31,7 +31,7 @@
  * which tells a client to send full requests (KIP-227).
  */
 import { ApiKey } from "./api-keys.js";
-import { checkVersion, encodeResponse, type KafkaRequestHeader } from "./frame.js";
+import { checkVersion, encodeResponse, encodeResponsePieces, type KafkaRequestHeader } from "./frame.js";
 import type { KafkaSink } from "./kafka-writer.js";
 
 export interface FetchPartition {
@@ -70,8 +70,7 @@ export interface FetchPartitionResponse {
   abortedTransactions: readonly { producerId: number; firstOffset: number }[] | null;
   /** v11; -1 = none. */
   preferredReadReplica: number;
-  /** Whole RecordBatch v2 batches, or null. */
-  /** One buffer, or pieces written one after another (stored Kafka batches past their envelopes). */
+  /** Whole RecordBatch v2 batches, or null: one buffer, or pieces written one after another (stored Kafka batches past their envelopes). */
   records: Uint8Array | readonly Uint8Array[] | null;
 }
 
@@ -138,6 +137,14 @@ export function decodeFetchRequest(h: KafkaRequestHeader): FetchRequest {
   };
 }
 
+/** A one-piece record set for bytesOf; a referencing writer keeps the piece, not the array. */
+const NONE = new Uint8Array(0);
+const one: Uint8Array[] = [NONE];
+
+function isPieces(records: Uint8Array | readonly Uint8Array[]): records is readonly Uint8Array[] {
+  return Array.isArray(records);
+}
+
 function writeBody(w: KafkaSink, v: number, res: FetchResponse): void {
   w.int32(res.throttleTimeMs);
   if (v >= 7) {
@@ -163,12 +170,31 @@ function writeBody(w: KafkaSink, v: number, res: FetchResponse): void {
         }
       }
       if (v >= 11) w.int32(p.preferredReadReplica);
-      if (Array.isArray(p.records)) w.bytesOf(p.records);
-      else w.nullableBytes(p.records as Uint8Array | null);
+      const records = p.records;
+      if (records === null) w.nullableBytes(null);
+      else if (isPieces(records)) w.bytesOf(records);
+      else {
+        // Through bytesOf, so that a referencing writer keeps it rather than copying it.
+        one[0] = records;
+        w.bytesOf(one);
+        one[0] = NONE;
+      }
     }
   }
 }
 
 export function encodeFetchResponse(correlationId: number, version: number, res: FetchResponse): Buffer {
   return encodeResponse(ApiKey.FETCH, version, correlationId, writeBody, res);
+}
+
+/**
+ * The same response as `encodeFetchResponse`, as pieces the transport writes corked once it is
+ * larger than JOIN_MAX_BYTES: the records are referenced, not copied (frame.ts).
+ */
+export function encodeFetchResponsePieces(
+  correlationId: number,
+  version: number,
+  res: FetchResponse,
+): Buffer | Buffer[] {
+  return encodeResponsePieces(ApiKey.FETCH, version, correlationId, writeBody, res);
 }

@@ -16,6 +16,7 @@
  * up). Header v0 (no client id) belongs only to ControlledShutdown v0, which no client sends us.
  */
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { JOIN_MAX_BYTES } from "../../net/socket-writes.js";
 import { isFlexible, responseHeaderVersion, supportedApi } from "./api-keys.js";
 import { KafkaReader } from "./kafka-reader.js";
 import { type KafkaSink, KafkaSizer, KafkaWriter } from "./kafka-writer.js";
@@ -91,13 +92,54 @@ export function encodeResponse<T>(
   body: BodyEncoder<T>,
   value: T,
 ): Buffer {
-  const flexibleHeader = responseHeaderVersion(apiKey, version) === 1;
-  body(sizer.reset(), version, value);
-  const size = 4 + (flexibleHeader ? 1 : 0) + sizer.size;
+  const size = frameSize(apiKey, version, body, value);
   const w = new KafkaWriter(4 + size);
+  writeFrame(w, size, apiKey, version, correlationId, body, value);
+  return w.finish();
+}
+
+/**
+ * `encodeResponse` for a response that may be large (a fetch): up to JOIN_MAX_BYTES it is one
+ * buffer, as there; past it, the pieces of a referencing writer (kafka-writer.ts), which the
+ * transport writes corked as one writev, so the bytes `bytesOf` was given (stored batches) are
+ * never copied. The first piece always holds the header and the body's first fields.
+ */
+export function encodeResponsePieces<T>(
+  apiKey: number,
+  version: number,
+  correlationId: number,
+  body: BodyEncoder<T>,
+  value: T,
+): Buffer | Buffer[] {
+  const size = frameSize(apiKey, version, body, value);
+  if (4 + size <= JOIN_MAX_BYTES) {
+    const whole = new KafkaWriter(4 + size);
+    writeFrame(whole, size, apiKey, version, correlationId, body, value);
+    return whole.finish();
+  }
+  // Headers only: Buffer.allocUnsafe carves one this small from Node's shared pool.
+  const w = KafkaWriter.referencing(4 + size - sizer.referenced);
+  writeFrame(w, size, apiKey, version, correlationId, body, value);
+  return w.finishPieces();
+}
+
+/** The frame's size field: what follows it. Leaves `sizer` holding the body's sizes. */
+function frameSize<T>(apiKey: number, version: number, body: BodyEncoder<T>, value: T): number {
+  body(sizer.reset(), version, value);
+  return 4 + (responseHeaderVersion(apiKey, version) === 1 ? 1 : 0) + sizer.size;
+}
+
+function writeFrame<T>(
+  w: KafkaWriter,
+  size: number,
+  apiKey: number,
+  version: number,
+  correlationId: number,
+  body: BodyEncoder<T>,
+  value: T,
+): void {
   w.int32(size);
   w.int32(correlationId);
-  if (flexibleHeader) w.emptyTaggedFields();
+  if (responseHeaderVersion(apiKey, version) === 1) w.emptyTaggedFields();
   body(w, version, value);
-  return w.finish();
 }

@@ -4,6 +4,11 @@
  * at exactly that size (hypercore's preencode/encode, without writing the layout down twice). No
  * buffer per nested structure, no copy into a parent.
  *
+ * A writer may also hand a large response out in pieces (`KafkaWriter.referencing`): the sizer
+ * counts what `bytesOf` is given apart (`referenced`), the writer's own buffer holds everything
+ * else, and `finish` returns that buffer's stretches with `bytesOf`'s buffers between them, not
+ * copied (a fetch's stored batches, written with the headers around them as one writev).
+ *
  * Values that do not fit their field are refused (INVALID_REQUEST: an encoder was handed bad values)
  * rather than silently wrapped.
  */
@@ -55,9 +60,12 @@ function checkStringBytes(len: number): void {
 /** Adds up the size of what an encoder writes; writes nothing. */
 export class KafkaSizer implements KafkaSink {
   size = 0;
+  /** Of `size`, the bytes `bytesOf` was given (a referencing writer does not copy them). */
+  referenced = 0;
 
   reset(): this {
     this.size = 0;
+    this.referenced = 0;
     return this;
   }
 
@@ -113,8 +121,10 @@ export class KafkaSizer implements KafkaSink {
     this.size += 4 + (b === null ? 0 : b.length);
   }
   bytesOf(parts: readonly Uint8Array[]): void {
-    this.size += 4;
-    for (const p of parts) this.size += p.length;
+    let length = 0;
+    for (const p of parts) length += p.length;
+    this.size += 4 + length;
+    this.referenced += length;
   }
   compactBytes(b: Uint8Array): void {
     this.size += uvarintSize(b.length + 1) + b.length;
@@ -134,9 +144,22 @@ export class KafkaSizer implements KafkaSink {
 export class KafkaWriter implements KafkaSink {
   readonly buf: Buffer;
   #pos = 0;
+  /** Set by `referencing`: the pieces so far, and where the stretch of `buf` not yet in them starts. */
+  #pieces: Buffer[] | null = null;
+  #cut = 0;
 
   constructor(size: number) {
     this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /**
+   * A writer whose `bytesOf` keeps its buffers by reference: `size` is the sizer's size less its
+   * `referenced` bytes, and `finishPieces` returns what was written, in order.
+   */
+  static referencing(size: number): KafkaWriter {
+    const w = new KafkaWriter(size);
+    w.#pieces = [];
+    return w;
   }
 
   get position(): number {
@@ -219,6 +242,13 @@ export class KafkaWriter implements KafkaSink {
     let length = 0;
     for (const p of parts) length += p.length;
     this.int32(length);
+    const pieces = this.#pieces;
+    if (pieces !== null) {
+      if (this.#pos > this.#cut) pieces.push(this.buf.subarray(this.#cut, this.#pos));
+      this.#cut = this.#pos;
+      for (const p of parts) if (p.length > 0) pieces.push(asBuffer(p));
+      return;
+    }
     for (const p of parts) {
       this.buf.set(p, this.#pos);
       this.#pos += p.length;
@@ -246,4 +276,19 @@ export class KafkaWriter implements KafkaSink {
     }
     return this.buf;
   }
+
+  /** A referencing writer's pieces, in order: stretches of `buf` and the buffers `bytesOf` kept. */
+  finishPieces(): Buffer[] {
+    const pieces = this.#pieces;
+    if (pieces === null) throw new Error("finishPieces on a writer that does not reference");
+    this.finish();
+    if (this.#pos > this.#cut) pieces.push(this.buf.subarray(this.#cut, this.#pos));
+    this.#cut = this.#pos;
+    return pieces;
+  }
+}
+
+/** `b` as a Buffer over the same memory (a view, not a copy). */
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length);
 }

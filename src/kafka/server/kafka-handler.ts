@@ -1,7 +1,7 @@
 /**
  * What a Kafka request handler is, and the table the session dispatches by API key. A handler
  * decodes its request from the header's body reader, asks the broker in domain values, and
- * answers with a whole response frame, null for none (a produce with acks = 0), or a promise of
+ * answers with a whole response frame (or its pieces), null for none (a produce with acks = 0), or a promise of
  * either. Failures it can express in its response (per topic, per partition) it answers there,
  * through kafka-errors.ts; anything it throws or rejects with means the request cannot be answered,
  * and the connection is closed once the requests before it are.
@@ -14,7 +14,10 @@ import type { AuthorizerSource } from "../../server/handler.js";
 import type { BatchConversion } from "../convert/batch-conversion.js";
 import type { KafkaRequestHeader } from "../protocol/frame.js";
 
-export type KafkaReply = Buffer | null | Promise<Buffer | null>;
+/** A response frame: one buffer, or pieces written corked one after another (a large fetch). */
+export type KafkaResponse = Buffer | readonly Buffer[];
+
+export type KafkaReply = KafkaResponse | null | Promise<KafkaResponse | null>;
 
 /** Where Kafka clients are told the broker is: its node in Metadata and FindCoordinator. */
 export interface KafkaNode {

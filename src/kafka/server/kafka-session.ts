@@ -32,7 +32,13 @@ import type { BatchConversion } from "../convert/batch-conversion.js";
 import { ApiKey, supportedApi } from "../protocol/api-keys.js";
 import { decodeUnsizedRequestHeader, type KafkaRequestHeader, MIN_REQUEST_FRAME } from "../protocol/frame.js";
 import { refuseApiVersion } from "./handlers/api-versions.js";
-import type { KafkaContext, KafkaHandlerTable, KafkaNode, KafkaReply } from "./kafka-handler.js";
+import type {
+  KafkaContext,
+  KafkaHandlerTable,
+  KafkaNode,
+  KafkaReply,
+  KafkaResponse,
+} from "./kafka-handler.js";
 import { throttledReply } from "./kafka-throttle.js";
 import { ResponseQueue, type ResponseSlot } from "./response-queue.js";
 
@@ -208,12 +214,12 @@ export class KafkaSession implements Session {
   }
 
   #answer(reply: KafkaReply, frameBytes: number): void {
-    if ((reply === null || Buffer.isBuffer(reply)) && this.#queue.length === 0) {
+    if (!isPromise(reply) && this.#queue.length === 0) {
       if (reply !== null) this.#conn.write(reply);
       return;
     }
     const slot = this.#queue.push(this.#conn.begin(frameBytes, this.#ctx.responseBytes));
-    if (reply === null || Buffer.isBuffer(reply)) {
+    if (!isPromise(reply)) {
       this.#queue.complete(slot, reply);
       return;
     }
@@ -253,4 +259,8 @@ export class KafkaSession implements Session {
     this.#failed = true;
     this.#conn.closeWhenAnswered();
   }
+}
+
+function isPromise(reply: KafkaReply): reply is Promise<KafkaResponse | null> {
+  return reply !== null && !Buffer.isBuffer(reply) && !Array.isArray(reply);
 }

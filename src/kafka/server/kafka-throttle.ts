@@ -11,7 +11,7 @@ import type { QuotaManager } from "../../security/quota-manager.js";
 import { ApiKey } from "../protocol/api-keys.js";
 import type { KafkaRequestHeader } from "../protocol/frame.js";
 import { clientWaitsOutThrottle, setThrottleTime } from "../protocol/throttle-time.js";
-import type { KafkaReply } from "./kafka-handler.js";
+import type { KafkaReply, KafkaResponse } from "./kafka-handler.js";
 
 /** What a throttle needs of the connection: FramedConnection.throttle. */
 export interface Mutable {
@@ -31,24 +31,34 @@ export function throttledReply(
   let ms = quotas.recordRequest(principal, clientId);
   if (h.apiKey === ApiKey.PRODUCE) ms = Math.max(ms, quotas.recordProduce(principal, clientId, frameBytes));
   if (h.apiKey !== ApiKey.FETCH || reply === null) return hold(conn, h, reply, ms);
-  if (Buffer.isBuffer(reply)) {
-    return hold(conn, h, reply, Math.max(ms, quotas.recordFetch(principal, clientId, reply.length)));
+  if (!(reply instanceof Promise)) {
+    return hold(conn, h, reply, Math.max(ms, quotas.recordFetch(principal, clientId, responseBytes(reply))));
   }
   return reply.then((r) =>
-    r === null ? null : hold(conn, h, r, Math.max(ms, quotas.recordFetch(principal, clientId, r.length))),
+    r === null
+      ? null
+      : hold(conn, h, r, Math.max(ms, quotas.recordFetch(principal, clientId, responseBytes(r)))),
   );
 }
 
 function hold(conn: Mutable, h: KafkaRequestHeader, reply: KafkaReply, ms: number): KafkaReply {
   if (ms <= 0) return reply;
   conn.throttle(ms);
-  const stamped =
-    reply === null || Buffer.isBuffer(reply) ? stamp(h, reply, ms) : reply.then((r) => stamp(h, r, ms));
+  const stamped = reply instanceof Promise ? reply.then((r) => stamp(h, r, ms)) : stamp(h, reply, ms);
   if (clientWaitsOutThrottle(h.apiKey, h.apiVersion)) return stamped;
   return new Promise((resolve) => setTimeout(resolve, ms, stamped));
 }
 
-function stamp(h: KafkaRequestHeader, reply: Buffer | null, ms: number): Buffer | null {
-  if (reply !== null) setThrottleTime(h.apiKey, h.apiVersion, reply, ms);
+/** The throttle time goes into the first piece: it holds the header and the body's first fields. */
+function stamp(h: KafkaRequestHeader, reply: KafkaResponse | null, ms: number): KafkaResponse | null {
+  const first = reply === null || Buffer.isBuffer(reply) ? reply : (reply[0] ?? null);
+  if (first !== null) setThrottleTime(h.apiKey, h.apiVersion, first, ms);
   return reply;
+}
+
+function responseBytes(reply: KafkaResponse): number {
+  if (Buffer.isBuffer(reply)) return reply.length;
+  let bytes = 0;
+  for (const piece of reply) bytes += piece.length;
+  return bytes;
 }

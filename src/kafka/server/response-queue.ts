@@ -6,15 +6,17 @@
  * completed with no response (a produce with acks = 0) is passed over silently, in its turn.
  */
 
+import type { KafkaResponse } from "./kafka-handler.js";
+
 /** The transport calls a slot's answer goes through (FramedConnection.finish). */
 export interface OrderedWriter {
-  finish(cost: number, reply: Buffer | null): void;
+  finish(cost: number, reply: KafkaResponse | null): void;
 }
 
 export class ResponseSlot {
   cost = 0;
   done = false;
-  reply: Buffer | null = null;
+  reply: KafkaResponse | null = null;
 }
 
 export class ResponseQueue {
@@ -40,7 +42,7 @@ export class ResponseQueue {
   }
 
   /** `slot`'s answer is ready (null: none is sent); writes every slot now at the head. */
-  complete(slot: ResponseSlot, reply: Buffer | null): void {
+  complete(slot: ResponseSlot, reply: KafkaResponse | null): void {
     if (slot.done) return;
     slot.done = true;
     slot.reply = reply;

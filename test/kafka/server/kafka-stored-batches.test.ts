@@ -10,10 +10,18 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 import { BatchBuilder } from "../../../src/format/batch-builder.js";
-import { ATTRIBUTES_AT, CRC_AT, RECORDS_AT, recordBatchCrc } from "../../../src/format/kafka/record-batch.js";
-import { KAFKA_RECORD_BATCH_PAYLOAD } from "../../../src/format/layout.js";
+import {
+  ATTRIBUTES_AT,
+  CRC_AT,
+  MAX_TIMESTAMP_AT,
+  RECORDS_AT,
+  recordBatchCrc,
+} from "../../../src/format/kafka/record-batch.js";
+import { KAFKA_RECORD_BATCH_PAYLOAD, TIMESTAMP_AT } from "../../../src/format/layout.js";
+import { readTimestampMs } from "../../../src/format/timestamp.js";
 import { checkBatch } from "../../../src/format/validate.js";
 import { createClient } from "../../../src/index.js";
+import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
 import { RecordBatchBuilder } from "../../../src/kafka/protocol/record-batch-builder.js";
 import {
   hasTool,
@@ -199,4 +207,27 @@ test("kafka produce: records without a timestamp (-1) are converted, taking the 
   const [record] = await nativeRecords(f.native, "no-ts", 1);
   const ts = Number(record!.split(" ")[3]);
   assert.ok(ts >= before && ts <= Date.now(), `timestamp ${ts}`);
+});
+
+test("kafka produce: a batch whose max_timestamp is not its largest record timestamp is refused whole, nothing stored", async (t) => {
+  const f = await startKafka(t, { flush: "sync" });
+  await f.broker.createTopic("max-ts", 1);
+  const c = await f.client();
+  // max_timestamp is taken as the envelope's timestamp unwalked; the log's walk finds it wrong.
+  for (const [i, maxTs] of [TS + 5, TS + 1, TS - 1].entries()) {
+    const batch = kafkaBatch(3, `m${i}`);
+    batch.writeBigInt64BE(BigInt(maxTs), MAX_TIMESTAMP_AT);
+    batch.writeUInt32BE(recordBatchCrc(batch, 0, batch.length), CRC_AT);
+    c.send(produceRequest(1, "max-ts", 0, batch));
+    assert.deepEqual(readProduceResponse(await c.next()), [
+      ["max-ts", 0, KafkaErrorCode.CORRUPT_MESSAGE, -1],
+    ]);
+  }
+  assert.equal(f.broker.partition("max-ts", 0).highWatermark, 0);
+  // The same records with their true largest (TS + 2) are stored, stamped with it.
+  c.send(produceRequest(1, "max-ts", 0, kafkaBatch(3, "ok")));
+  assert.deepEqual(readProduceResponse(await c.next()), [["max-ts", 0, 0, 0]]);
+  await f.broker.partition("max-ts", 0).flush();
+  const wal = await segmentBytes(f.broker.config.dataDir, "max-ts");
+  assert.equal(readTimestampMs(wal, TIMESTAMP_AT), TS + 2);
 });

@@ -20,7 +20,7 @@ import type { ReadResult } from "../../../storage/partition-log.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
   decodeFetchRequest,
-  encodeFetchResponse,
+  encodeFetchResponsePieces,
   type FetchPartition,
   type FetchPartitionResponse,
   type FetchRequest,
@@ -40,7 +40,7 @@ export const fetchHandler: KafkaHandler = {
     const maxBytes = ctx.responseCap(Math.max(req.maxBytes, 0));
     ctx.responseBytes = maxBytes;
     return answer(ctx, req, maxBytes).then((topics) =>
-      encodeFetchResponse(h.correlationId, h.apiVersion, {
+      encodeFetchResponsePieces(h.correlationId, h.apiVersion, {
         throttleTimeMs: 0,
         errorCode: KafkaErrorCode.NONE,
         sessionId: 0,
