@@ -21,9 +21,6 @@ import type {
   WatchListener,
 } from "./meta-store.js";
 
-/** The longest a single etcd request (not a watch or keepalive stream) may take. */
-const CALL_TIMEOUT_MS = 5_000;
-
 /** Endpoints as `host:port` (the client speaks plain HTTP/2 to them). */
 export async function openEtcdStore(endpoints: readonly string[], dialTimeoutMs = 5000): Promise<MetaStore> {
   let mod: typeof import("etcd3");
@@ -38,10 +35,6 @@ export async function openEtcdStore(endpoints: readonly string[], dialTimeoutMs 
   const client = new mod.Etcd3({
     hosts: endpoints.map((e) => `http://${e}`),
     dialTimeout: dialTimeoutMs,
-    // gRPC calls have no deadline of their own: one sent on a connection that went silent (a
-    // paused process, a dead member) would wait for ever, and the broker's registration with it.
-    // With one, the call fails (and the client retries it on a fresh connection, to another member).
-    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_TIMEOUT_MS }),
   });
   return new Etcd3Store(client);
 }
