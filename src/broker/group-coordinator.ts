@@ -324,6 +324,10 @@ export class GroupCoordinator {
    * the partition in that generation. On the fetch path: no allocation unless it throws.
    */
   checkOwner(group: string, memberId: string, generation: number, topic: string, partition: number): void {
+    // Cluster mode: only the coordinator knows the generations. A partition's leader elsewhere
+    // serves the fetch as Kafka serves every fetch; the member learns of a new generation at its
+    // next heartbeat.
+    if (this.#led !== null && this.#led.get(this.#offsets.partitionOf(group))?.ready !== true) return;
     this.#native(group, memberId).checkOwner(memberId, generation, topic, partition);
   }
 
