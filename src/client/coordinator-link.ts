@@ -57,7 +57,13 @@ export class CoordinatorLink {
         (res) => {
           if (res.host === "" || this.#closed) return this.#bootstrap;
           const address = formatAddress({ host: res.host, port: res.port });
-          return new ConnectionManager({ ...this.#options, brokers: [address] });
+          // A coordinator that cannot be reached is given up at once (its requests fail with
+          // NOT_COORDINATOR), not retried for a request timeout: another broker leads soon.
+          return new ConnectionManager({
+            ...this.#options,
+            brokers: [address],
+            onConnectError: () => this.#forget(found),
+          });
         },
         (err: unknown) => {
           const e = asConchError(err);

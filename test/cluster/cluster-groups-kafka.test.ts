@@ -133,14 +133,16 @@ describe("kafkajs consumer group in a 3-broker cluster", { skip: skipWithoutEtcd
     for (let p = 0; p < PARTITIONS; p++)
       assert.ok(after[p]! >= before[p]!, `partition ${p}: ${after[p]} >= ${before[p]}`);
 
+    const answeredMs = Math.round(performance.now() - killedAt);
     const second = await produce("two");
+    const producedMs = Math.round(performance.now() - killedAt);
     await until("the group to process the second round", 60_000, () => (seenAll(second) ? true : undefined));
     await until("the group to commit the second round on the new coordinator", 30_000, async () =>
       (await committed()).every((o) => o === 10) ? true : undefined,
     );
     const resumedMs = Math.round(performance.now() - killedAt);
     t.diagnostic(
-      `coordinator ${coordinatorId} -> ${moved}; second round consumed and committed ${resumedMs} ms after the kill`,
+      `coordinator ${coordinatorId} -> ${moved}; offsets answered after ${answeredMs} ms, second round produced after ${producedMs} ms, consumed and committed ${resumedMs} ms after the kill`,
     );
     // Resumed from the commits: nothing of the first round, all committed before the kill, is read again.
     const firstAgain = members.flatMap((m) => m.seen).filter((v) => v.startsWith("one-"));

@@ -21,6 +21,8 @@ interface Member {
   consumer: GroupConsumer;
   seen: string[];
   assigned: number;
+  /** When its latest assignment came (performance.now()). */
+  assignedAt: number;
   loop: Promise<void>;
 }
 
@@ -68,9 +70,10 @@ describe("SDK consumer group in a 3-broker cluster", { skip: skipWithoutEtcd }, 
         autoCommitIntervalMs: 200,
         maxWaitMs: 100,
       });
-      const m: Member = { consumer, seen: [], assigned: 0, loop: Promise.resolve() };
+      const m: Member = { consumer, seen: [], assigned: 0, assignedAt: 0, loop: Promise.resolve() };
       consumer.on("rebalance", (e) => {
         m.assigned = e.partitions.length;
+        m.assignedAt = performance.now();
       });
       m.loop = (async () => {
         for await (const message of consumer) m.seen.push(message.value.toString());
@@ -148,14 +151,22 @@ describe("SDK consumer group in a 3-broker cluster", { skip: skipWithoutEtcd }, 
     for (let p = 0; p < PARTITIONS; p++)
       assert.ok(after[p]! >= before[p]!, `partition ${p}: ${after[p]} >= ${before[p]}`);
 
+    const answeredMs = Math.round(performance.now() - killedAt);
+    await until("the members to join the new coordinator", 60_000, () =>
+      members.every((m) => m.assignedAt > killedAt) && a.assigned + b.assigned === PARTITIONS
+        ? true
+        : undefined,
+    );
+    const rejoinedMs = Math.round(Math.max(...members.map((m) => m.assignedAt)) - killedAt);
     const second = await produce("two");
+    const producedMs = Math.round(performance.now() - killedAt);
     await until("the group to process the second round", 60_000, () => (seenAll(second) ? true : undefined));
     await until("the group to commit the second round on the new coordinator", 30_000, async () => {
       const c = await committed().catch(() => []);
       return c.length === PARTITIONS && c.every((o) => o === 10) ? true : undefined;
     });
     t.diagnostic(
-      `coordinator ${coordinatorId} -> ${moved}; second round consumed and committed ${Math.round(performance.now() - killedAt)} ms after the kill`,
+      `coordinator ${coordinatorId} -> ${moved}; offsets answered after ${answeredMs} ms, group rejoined after ${rejoinedMs} ms, second round produced after ${producedMs} ms, consumed and committed ${Math.round(performance.now() - killedAt)} ms after the kill`,
     );
     const firstAgain = members.flatMap((m) => m.seen).filter((v) => v.startsWith("one-"));
     assert.equal(firstAgain.length, firstSeen, "no message of the committed first round was delivered again");
