@@ -8,7 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import type { Consumer } from "kafkajs";
 import { skipWithoutEtcd } from "./etcd-harness.js";
-import { coordinatorFailover, type GroupCluster, startGroupCluster } from "./group-cluster.js";
+import { coordinatorFailover, type GroupCluster, startGroupCluster, twoMembers } from "./group-cluster.js";
 import { kafkaGroupTools } from "./kafka-group-tools.js";
 
 const TOPIC = "cg-orders";
@@ -60,12 +60,10 @@ describe("kafkajs consumer group in a 3-broker cluster", { skip: skipWithoutEtcd
         },
       });
     }
-    const [a, b] = members as [Member, Member];
     const report = await coordinatorFailover(cluster, {
       group: GROUP,
       partitions: PARTITIONS,
-      shared: () => a.assigned > 0 && b.assigned > 0 && a.assigned + b.assigned === PARTITIONS,
-      seen: () => members.flatMap((m) => m.seen),
+      ...twoMembers(members, PARTITIONS),
       produce: tools.produce,
       committed: tools.committed,
     });

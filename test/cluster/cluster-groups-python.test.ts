@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { hasPythonModule, PYTHON } from "../kafka/server/kafka-harness.js";
 import { skipWithoutEtcd } from "./etcd-harness.js";
-import { coordinatorFailover, type GroupCluster, startGroupCluster } from "./group-cluster.js";
+import { coordinatorFailover, type GroupCluster, startGroupCluster, twoMembers } from "./group-cluster.js";
 import { kafkaGroupTools } from "./kafka-group-tools.js";
 
 const TOPIC = "py-orders";
@@ -71,12 +71,10 @@ describe("confluent-kafka consumer group in a 3-broker cluster", { skip: skipWit
         else if (kind === "value") m.seen.push(rest);
       });
     }
-    const [a, b] = members as [Member, Member];
     const report = await coordinatorFailover(cluster, {
       group: GROUP,
       partitions: PARTITIONS,
-      shared: () => a.assigned > 0 && b.assigned > 0 && a.assigned + b.assigned === PARTITIONS,
-      seen: () => members.flatMap((m) => m.seen),
+      ...twoMembers(members, PARTITIONS),
       produce: tools.produce,
       committed: tools.committed,
     });

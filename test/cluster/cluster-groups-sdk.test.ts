@@ -16,6 +16,7 @@ import {
   type GroupCluster,
   roundValues,
   startGroupCluster,
+  twoMembers,
   until,
 } from "./group-cluster.js";
 
@@ -77,8 +78,7 @@ describe("SDK consumer group in a 3-broker cluster", { skip: skipWithoutEtcd }, 
       {
         group: GROUP,
         partitions: PARTITIONS,
-        shared: () => a.assigned > 0 && b.assigned > 0 && a.assigned + b.assigned === PARTITIONS,
-        seen: () => members.flatMap((m) => m.seen),
+        ...twoMembers(members, PARTITIONS),
         async produce(round) {
           const values = roundValues(round, PARTITIONS);
           for (const { value, partition } of values) {

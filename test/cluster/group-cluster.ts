@@ -161,6 +161,32 @@ export async function coordinatorFailover(
   );
 }
 
+/** What the scenario reads of a member: the values it processed and its partition count. */
+export interface MemberView {
+  readonly seen: readonly string[];
+  readonly assigned: number;
+}
+
+/** `shared` and `seen` of GroupUnderTest over two members. */
+export function twoMembers(
+  members: readonly MemberView[],
+  partitions: number,
+): Pick<GroupUnderTest, "shared" | "seen"> {
+  return {
+    shared: () => {
+      const [a, b] = members;
+      return (
+        a !== undefined &&
+        b !== undefined &&
+        a.assigned > 0 &&
+        b.assigned > 0 &&
+        a.assigned + b.assigned === partitions
+      );
+    },
+    seen: () => members.flatMap((m) => m.seen),
+  };
+}
+
 /** The values of a round: PER_ROUND to each partition, `<round>-p<partition>-<i>`. */
 export function roundValues(round: string, partitions: number): { value: string; partition: number }[] {
   const out: { value: string; partition: number }[] = [];
