@@ -19,9 +19,10 @@ import { ConsumerGroup } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
 import { describe, type GroupDescription, type GroupKind, type GroupListing } from "./group-description.js";
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
+import { OffsetsLeadership } from "./group-leadership.js";
 import type { JoinResult } from "./group-member.js";
 import type { GroupPlacement } from "./group-placement.js";
-import { OFFSETS_TOPIC, type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
+import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import { unknownMember } from "./rebalancing-group.js";
 import type { TopicDescription } from "./topic.js";
 
@@ -111,8 +112,8 @@ export class GroupCoordinator {
   #closed = false;
   /** Cluster mode: where each group's coordinator is (set with coordinateLedPartitions). */
   #placement: GroupPlacement | null = null;
-  /** Cluster mode: the offsets partitions this broker leads, ready once their commits are replayed. */
-  #led: Map<number, { ready: boolean }> | null = null;
+  /** Cluster mode: the offsets partitions this broker leads, and so the groups it serves. */
+  #leadership: OffsetsLeadership | null = null;
 
   constructor(host: GroupHost, options: GroupCoordinatorOptions = {}) {
     this.#host = host;
@@ -139,45 +140,23 @@ export class GroupCoordinator {
    */
   coordinateLedPartitions(placement: GroupPlacement): void {
     this.#placement = placement;
-    this.#led = new Map();
     this.#dropGroups(() => true);
-    this.#offsets.holdLoadedOnly();
+    this.#leadership = new OffsetsLeadership(this.#offsets, this.#logger, (which) => this.#dropGroups(which));
   }
 
   /** This broker leads offsets partition `partition` (of `partitions`) now: replays it, then serves its groups. */
   async offsetsLeaderGained(partition: number, partitions: number): Promise<void> {
-    const led = this.#led;
-    if (led === null || this.#closed || led.has(partition)) return;
-    const state = { ready: false };
-    led.set(partition, state);
-    try {
-      await this.#offsets.loadPartition(partition, partitions);
-    } catch (err) {
-      this.#logger.warn({ err, partition }, "loading an offsets partition failed; its groups stay unserved");
-      if (led.get(partition) === state) led.delete(partition);
-      this.#offsets.dropPartition(partition);
-      return;
-    }
-    // Lost again while it loaded: what the replay put in the table is not this broker's.
-    if (led.get(partition) !== state) {
-      if (!led.has(partition)) this.#offsets.dropPartition(partition);
-      return;
-    }
-    state.ready = true;
-    this.#logger.info({ partition }, "coordinating the groups of an offsets partition");
+    if (!this.#closed) await this.#leadership?.gained(partition, partitions);
   }
 
   /** This broker no longer leads offsets partition `partition`: its groups are dropped, their members re-find the coordinator. */
   offsetsLeaderLost(partition: number): void {
-    if (this.#led === null || !this.#led.delete(partition)) return;
-    this.#dropGroups((group) => this.#offsets.partitionOf(group) === partition);
-    this.#offsets.dropPartition(partition);
-    this.#logger.info({ partition }, "no longer coordinating the groups of an offsets partition");
+    this.#leadership?.lost(partition);
   }
 
   /** Every offsets partition is lost at once (the broker fenced itself). */
   offsetsLeadershipFenced(): void {
-    for (const partition of [...(this.#led?.keys() ?? [])]) this.offsetsLeaderLost(partition);
+    this.#leadership?.fenced();
   }
 
   /**
@@ -327,7 +306,7 @@ export class GroupCoordinator {
     // Cluster mode: only the coordinator knows the generations. A partition's leader elsewhere
     // serves the fetch as Kafka serves every fetch; the member learns of a new generation at its
     // next heartbeat.
-    if (this.#led !== null && this.#led.get(this.#offsets.partitionOf(group))?.ready !== true) return;
+    if (this.#leadership !== null && !this.#leadership.serves(group)) return;
     this.#native(group, memberId).checkOwner(memberId, generation, topic, partition);
   }
 
@@ -485,16 +464,7 @@ export class GroupCoordinator {
   #checkCoordinator(group: string): void {
     this.#checkOpen();
     checkGroupName(group);
-    if (this.#led === null) return;
-    const partition = this.#offsets.partitionOf(group);
-    const state = this.#led.get(partition);
-    if (state?.ready === true) return;
-    throw new ConchError(
-      ErrorCode.NOT_COORDINATOR,
-      state === undefined
-        ? `this broker does not coordinate group "${group}": find its coordinator (the leader of ${OFFSETS_TOPIC} partition ${partition})`
-        : `group "${group}" is not served yet: its commits are being loaded`,
-    );
+    this.#leadership?.check(group);
   }
 
   /** Forgets the groups `which` picks; members waiting in a join or sync are told NOT_COORDINATOR. */
