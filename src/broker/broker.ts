@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { checkTopicName, topicNameProblem } from "../format/topic-name.js";
+import { checkTopicName, isInternalTopicName, topicNameProblem } from "../format/topic-name.js";
 import { ErrorCounts } from "../storage/error-counts.js";
 import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
@@ -196,7 +196,8 @@ export class Broker {
    */
   async hostReplicaTopic(name: string, partitions: number, configs: Record<string, string>): Promise<void> {
     this.#checkOpen();
-    checkTopicName(name);
+    // The cluster's internal topics (__consumer_offsets) are replicated like any other.
+    checkTopicName(name, { internal: isInternalTopicName(name) });
     checkPartitionCount(partitions);
     const overrides = parseTopicConfigs(configs);
     await this.#admin(async () => {
@@ -352,6 +353,46 @@ export class Broker {
         `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
+    this.#appendToLog(t, partition, records, acks, listener, timeoutMs);
+  }
+
+  /**
+   * The owner of an internal topic (the group coordinator) appends here: fsynced on a single node;
+   * in cluster mode only as the partition's leader, answered once the in-sync replicas have it.
+   */
+  appendInternal(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    timeoutMs = 5_000,
+  ): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      try {
+        this.#checkOpen();
+        const t = this.#existing(topic);
+        const acks = this.#replication === null ? "durable" : "all";
+        this.#appendToLog(
+          t,
+          partition,
+          records,
+          acks,
+          { appended: resolve, appendFailed: reject },
+          timeoutMs,
+        );
+      } catch (err) {
+        reject(err);
+      }
+    });
+  }
+
+  #appendToLog(
+    t: Topic,
+    partition: number,
+    records: Buffer,
+    acks: Acks,
+    listener: AppendListener,
+    timeoutMs: number,
+  ): void {
     const log = t.partition(partition);
     const replication = this.#replication;
     if (replication === null) {

@@ -1,19 +1,27 @@
 /**
- * The group coordinator: one per broker, for every consumer group (docs/groups.md). It keeps each
- * group's membership (group.ts), sweeps expired sessions and overdue rebalances on one coarse
- * timer, answers the ownership check of a member's fetch, and stores committed offsets through the
- * OffsetStore (`__consumer_offsets`).
+ * The group coordinator: one per broker (docs/groups.md). It keeps each group's membership
+ * (group.ts), sweeps expired sessions and overdue rebalances on one coarse timer, answers the
+ * ownership check of a member's fetch, and stores committed offsets through the OffsetStore
+ * (`__consumer_offsets`).
+ *
+ * A single-node broker coordinates every group. In cluster mode (docs/cluster.md, "Consumer
+ * groups") a broker coordinates the groups of the offsets partitions it leads: it takes a
+ * partition's groups once its commits are replayed, drops them (members waiting are told
+ * NOT_COORDINATOR) when the leadership goes, and answers NOT_COORDINATOR for every other group.
  */
 import { type Logger, pino } from "pino";
 import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName } from "../format/topic-name.js";
 import type { OffsetSpec } from "./broker-requests.js";
+import type { ClusterBroker, ClusterMetadata } from "./cluster-metadata.js";
 import { ConsumerGroup } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
 import { describe, type GroupDescription, type GroupKind, type GroupListing } from "./group-description.js";
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
+import { OffsetsLeadership } from "./group-leadership.js";
 import type { JoinResult } from "./group-member.js";
+import type { GroupPlacement } from "./group-placement.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import { unknownMember } from "./rebalancing-group.js";
 import type { TopicDescription } from "./topic.js";
@@ -34,6 +42,8 @@ export type { OffsetEntry } from "./offset-store.js";
 /** What the coordinator needs from the broker (the Broker is one). */
 export interface GroupHost extends OffsetLogHost {
   describeTopic(name: string): TopicDescription;
+  /** Cluster mode: the cluster's topics, which a coordinator need not hold a replica of. */
+  readonly cluster: ClusterMetadata | null;
   listOffsets(
     topic: string,
     partition: number,
@@ -100,6 +110,10 @@ export class GroupCoordinator {
   #offsets: OffsetStore;
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
+  /** Cluster mode: where each group's coordinator is (set with coordinateLedPartitions). */
+  #placement: GroupPlacement | null = null;
+  /** Cluster mode: the offsets partitions this broker leads, and so the groups it serves. */
+  #leadership: OffsetsLeadership | null = null;
 
   constructor(host: GroupHost, options: GroupCoordinatorOptions = {}) {
     this.#host = host;
@@ -118,13 +132,48 @@ export class GroupCoordinator {
     return this.#offsets.load();
   }
 
+  // ---- cluster mode ----------------------------------------------------------------------------
+
+  /**
+   * Cluster mode from now on: this broker coordinates only the groups of the offsets partitions it
+   * leads (none until offsetsLeaderGained), and `placement` finds the others' coordinators.
+   */
+  coordinateLedPartitions(placement: GroupPlacement): void {
+    this.#placement = placement;
+    this.#dropGroups(() => true);
+    this.#leadership = new OffsetsLeadership(this.#offsets, this.#logger, (which) => this.#dropGroups(which));
+  }
+
+  /** This broker leads offsets partition `partition` (of `partitions`) now: replays it, then serves its groups. */
+  async offsetsLeaderGained(partition: number, partitions: number): Promise<void> {
+    if (!this.#closed) await this.#leadership?.gained(partition, partitions);
+  }
+
+  /** This broker no longer leads offsets partition `partition`: its groups are dropped, their members re-find the coordinator. */
+  offsetsLeaderLost(partition: number): void {
+    this.#leadership?.lost(partition);
+  }
+
+  /** Every offsets partition is lost at once (the broker fenced itself). */
+  offsetsLeadershipFenced(): void {
+    this.#leadership?.fenced();
+  }
+
+  /**
+   * The broker coordinating `group`: null on a single node (this broker, whichever address the
+   * client used), else the leader of its offsets partition (NOT_COORDINATOR while there is none).
+   */
+  findCoordinator(group: string): Promise<ClusterBroker> | null {
+    checkGroupName(group);
+    return this.#placement?.coordinator(group) ?? null;
+  }
+
   // ---- membership ----------------------------------------------------------------------------
 
   /** Joins (or rejoins) a group; resolves with the member's assignment once the rebalance completes. */
   join(req: JoinGroupRequest, signal?: AbortSignal): Promise<JoinResult> {
     try {
-      this.#checkOpen();
-      checkGroupName(req.group);
+      this.#checkCoordinator(req.group);
       const topics = [...new Set(req.topics)].sort();
       if (topics.length === 0)
         throw new ConchError(ErrorCode.INVALID_REQUEST, "a member must subscribe to a topic");
@@ -169,12 +218,12 @@ export class GroupCoordinator {
   }
 
   heartbeat(group: string, memberId: string, generation: number): void {
-    this.#checkOpen();
+    this.#checkCoordinator(group);
     this.#native(group, memberId).heartbeat(memberId, generation, this.#now());
   }
 
   leave(group: string, memberId: string): void {
-    this.#checkOpen();
+    this.#checkCoordinator(group);
     this.#native(group, memberId).leave(memberId, this.#now());
   }
 
@@ -186,8 +235,7 @@ export class GroupCoordinator {
    */
   kafkaJoin(req: KafkaJoinRequest, signal?: AbortSignal): Promise<KafkaJoinResult> {
     try {
-      this.#checkOpen();
-      checkGroupName(req.group);
+      this.#checkCoordinator(req.group);
       if (req.protocolType === "" || req.protocols.length === 0) {
         throw new ConchError(
           ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
@@ -223,7 +271,7 @@ export class GroupCoordinator {
   /** A Kafka member's SyncGroup: resolves with its own assignment once the leader has sent them. */
   kafkaSync(req: KafkaSyncRequest, signal?: AbortSignal): Promise<Uint8Array> {
     try {
-      this.#checkOpen();
+      this.#checkCoordinator(req.group);
       const assignments = req.assignments.map((a) => ({
         memberId: a.memberId,
         assignment: copy(a.assignment),
@@ -241,12 +289,12 @@ export class GroupCoordinator {
   }
 
   kafkaHeartbeat(group: string, memberId: string, generation: number): void {
-    this.#checkOpen();
+    this.#checkCoordinator(group);
     this.#kafka(group, memberId).heartbeat(memberId, generation, this.#now());
   }
 
   kafkaLeave(group: string, memberId: string): void {
-    this.#checkOpen();
+    this.#checkCoordinator(group);
     this.#kafka(group, memberId).leave(memberId, this.#now());
   }
 
@@ -255,6 +303,10 @@ export class GroupCoordinator {
    * the partition in that generation. On the fetch path: no allocation unless it throws.
    */
   checkOwner(group: string, memberId: string, generation: number, topic: string, partition: number): void {
+    // Cluster mode: only the coordinator knows the generations. A partition's leader elsewhere
+    // serves the fetch as Kafka serves every fetch; the member learns of a new generation at its
+    // next heartbeat.
+    if (this.#leadership !== null && !this.#leadership.serves(group)) return;
     this.#native(group, memberId).checkOwner(memberId, generation, topic, partition);
   }
 
@@ -283,8 +335,7 @@ export class GroupCoordinator {
     offsets: readonly OffsetEntry[],
   ): Promise<void> {
     try {
-      this.#checkOpen();
-      checkGroupName(group);
+      this.#checkCoordinator(group);
       const g = this.#groups.get(group);
       if (g instanceof KafkaGroup) g.checkCommit(memberId, generation, this.#now());
       else if (g !== undefined) g.checkCommit(memberId, generation, offsets, this.#now());
@@ -292,7 +343,7 @@ export class GroupCoordinator {
         throw new ConchError(ErrorCode.UNKNOWN_MEMBER, `group "${group}" has no member "${memberId}"`);
       }
       for (const o of offsets) {
-        this.#host.partition(o.topic, o.partition);
+        this.#checkPartition(o.topic, o.partition);
         if (!Number.isSafeInteger(o.offset) || o.offset < 0) {
           throw new ConchError(ErrorCode.INVALID_REQUEST, `offset ${o.offset} is not a valid offset`);
         }
@@ -305,8 +356,7 @@ export class GroupCoordinator {
 
   /** Committed offsets (-1: none) of the partitions asked for, or every one the group has when none are. */
   fetchOffsets(group: string, partitions: readonly { topic: string; partition: number }[]): OffsetEntry[] {
-    this.#checkOpen();
-    checkGroupName(group);
+    this.#checkCoordinator(group);
     if (partitions.length === 0) return this.#offsets.groupOffsets(group);
     return partitions.map((p) => ({
       topic: p.topic,
@@ -321,8 +371,7 @@ export class GroupCoordinator {
    * would go on from their own positions and overwrite it.
    */
   async resetOffsets(group: string, topic: string, target: ResetTarget): Promise<OffsetEntry[]> {
-    this.#checkOpen();
-    checkGroupName(group);
+    this.#checkCoordinator(group);
     // A reset never creates a group: a mistyped name would otherwise become a group of its own.
     if (!this.#groups.has(group) && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     this.#checkNoMembers(group, "reset its offsets");
@@ -360,8 +409,7 @@ export class GroupCoordinator {
 
   /** Forgets a group without members and every offset it committed (tombstones). */
   async deleteGroup(group: string): Promise<void> {
-    this.#checkOpen();
-    checkGroupName(group);
+    this.#checkCoordinator(group);
     this.#checkNoMembers(group, "be deleted");
     if (!this.#groups.has(group) && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     this.#groups.delete(group);
@@ -388,8 +436,7 @@ export class GroupCoordinator {
   }
 
   describeGroup(group: string): GroupDescription {
-    this.#checkOpen();
-    checkGroupName(group);
+    this.#checkCoordinator(group);
     const g = this.#groups.get(group);
     if (g === undefined && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     return describe(group, g, this.#offsets, this.#host);
@@ -411,6 +458,27 @@ export class GroupCoordinator {
 
   #checkOpen(): void {
     if (this.#closed) throw shuttingDown();
+  }
+
+  /** Open, a valid name, and (in cluster mode) a group of an offsets partition this broker leads and has loaded. */
+  #checkCoordinator(group: string): void {
+    this.#checkOpen();
+    checkGroupName(group);
+    this.#leadership?.check(group);
+  }
+
+  /** Forgets the groups `which` picks; members waiting in a join or sync are told NOT_COORDINATOR. */
+  #dropGroups(which: (group: string) => boolean): void {
+    for (const [name, g] of this.#groups) {
+      if (!which(name)) continue;
+      this.#groups.delete(name);
+      const err = new ConchError(
+        ErrorCode.NOT_COORDINATOR,
+        `this broker no longer coordinates group "${name}": find its coordinator again`,
+      );
+      if (g instanceof KafkaGroup) g.abortWaits(err);
+      else g.abortJoins(err);
+    }
   }
 
   #native(group: string, memberId: string): ConsumerGroup {
@@ -437,7 +505,24 @@ export class GroupCoordinator {
     }
   }
 
+  /** UNKNOWN_TOPIC or UNKNOWN_PARTITION unless it exists (in the cluster, in cluster mode). */
+  #checkPartition(topic: string, partition: number): void {
+    const inCluster = this.#host.cluster?.partitions(topic);
+    if (inCluster === undefined) {
+      this.#host.partition(topic, partition);
+      return;
+    }
+    if (!Number.isInteger(partition) || partition < 0 || partition >= inCluster.length) {
+      throw new ConchError(
+        ErrorCode.UNKNOWN_PARTITION,
+        `topic "${topic}" has ${inCluster.length} partition(s); there is no partition ${partition}`,
+      );
+    }
+  }
+
   #partitionCount(topic: string): number {
+    const inCluster = this.#host.cluster?.partitions(topic);
+    if (inCluster !== undefined) return inCluster.length;
     try {
       return this.#host.describeTopic(topic).partitions.length;
     } catch {

@@ -63,7 +63,7 @@ export class Conch {
   /** Consumer group administration, on the admin's connection. */
   groups(): GroupAdmin {
     this.admin();
-    return new GroupAdmin(this.#admin!.manager);
+    return new GroupAdmin(this.#admin!.manager, connectionManagerOptions(this.#options));
   }
 
   admin(): Admin {

@@ -1,7 +1,11 @@
 /**
  * Consumer group administration (docs/groups.md): list, describe, read and reset committed
- * offsets, delete. One request each, on a connection the caller owns.
+ * offsets, delete. A request about one group goes to its coordinator (CoordinatorLink: the
+ * bootstrap connection on a single node); a listing asks every broker of a cluster, since each
+ * lists the groups it coordinates, and merges their answers (docs/cluster.md).
  */
+
+import { setTimeout as delay } from "node:timers/promises";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeCommitOffsetsResponse, encodeCommitOffsetsRequest } from "../protocol/commit-offsets.js";
 import { decodeDeleteGroupResponse, encodeDeleteGroupRequest } from "../protocol/delete-group.js";
@@ -20,8 +24,12 @@ import { type GroupKindName, groupKindName } from "../protocol/group-kind.js";
 import { type GroupStateName, groupStateName } from "../protocol/group-state.js";
 import { decodeListGroupsResponse, encodeListGroupsRequest } from "../protocol/list-groups.js";
 import { decodeListGroupsResponseV2, encodeListGroupsRequestV2 } from "../protocol/list-groups-v2.js";
+import { decodeMetadataResponse, encodeMetadataRequest } from "../protocol/metadata.js";
 import { decodeResetOffsetsResponse, encodeResetOffsetsRequest, ResetTo } from "../protocol/reset-offsets.js";
-import type { ConnectionManager } from "./connection-manager.js";
+import { formatAddress } from "./address.js";
+import type { Decoder, Encoder } from "./connection.js";
+import { ConnectionManager, type ConnectionManagerOptions } from "./connection-manager.js";
+import { CoordinatorLink } from "./coordinator-link.js";
 
 /** A broker that does not serve a request's newer version answers UNSUPPORTED_VERSION. */
 function olderBroker(err: unknown): boolean {
@@ -79,16 +87,87 @@ export interface GroupCallOptions {
   signal?: AbortSignal;
 }
 
+/** How often a request about a group is sent while its coordinator moves, and the pause that grows between. */
+const COORDINATOR_TRIES = 5;
+const COORDINATOR_RETRY_MS = 200;
+
+/** What a group request is sent through: the bootstrap connection, or a group's coordinator. */
+interface Requester {
+  request<A, T>(encode: Encoder<A>, arg: A, decode: Decoder<T>, options?: GroupCallOptions): Promise<T>;
+}
+
 export class GroupAdmin {
   #manager: ConnectionManager;
+  /** For connections to coordinators and other brokers; without them every request goes to `manager`. */
+  #options: ConnectionManagerOptions | undefined;
 
-  constructor(manager: ConnectionManager) {
+  /** `manager` stays the caller's to close. */
+  constructor(manager: ConnectionManager, options?: ConnectionManagerOptions) {
     this.#manager = manager;
+    this.#options = options;
   }
 
-  /** Every group; against a broker that predates ListGroups version 2, without kinds. */
+  /**
+   * Every group (in a cluster, those of every live broker); against a broker that predates
+   * ListGroups version 2, without kinds.
+   */
   async listGroups(call: GroupCallOptions = {}): Promise<GroupSummary[]> {
-    const m = this.#manager;
+    const others = await this.#otherBrokers(call);
+    if (others.length === 0) return this.#listGroupsOf(this.#manager, call);
+    const managers = others.map(
+      (address) => new ConnectionManager({ ...this.#options!, brokers: [address] }),
+    );
+    try {
+      const lists = await Promise.all(managers.map((m) => this.#listGroupsOf(m, call)));
+      // A group moving between coordinators may be listed twice for a moment: once is enough.
+      const merged = new Map<string, GroupSummary>();
+      for (const list of lists) for (const g of list) if (!merged.has(g.group)) merged.set(g.group, g);
+      return [...merged.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+    } finally {
+      for (const m of managers) m.close();
+    }
+  }
+
+  /** The native listeners of every live broker of a cluster; none on a single node (or without `options`). */
+  async #otherBrokers(call: GroupCallOptions): Promise<string[]> {
+    if (this.#options === undefined) return [];
+    let brokers: readonly { host: string; port: number }[];
+    try {
+      brokers = (await this.#manager.request(encodeMetadataRequest, [], decodeMetadataResponse, call))
+        .brokers;
+    } catch (err) {
+      if (err instanceof ConchError && err.code === ErrorCode.UNKNOWN_API) return [];
+      throw err;
+    }
+    return brokers.filter((b) => b.host !== "").map((b) => formatAddress({ host: b.host, port: b.port }));
+  }
+
+  /**
+   * Runs `fn` with the group's coordinator (the bootstrap connection when there is no `options`),
+   * again with the coordinator found anew while it moves (NOT_COORDINATOR), a few times.
+   */
+  async #withCoordinator<T>(group: string, fn: (r: Requester) => Promise<T>): Promise<T> {
+    if (this.#options === undefined) return fn(this.#manager);
+    const link = new CoordinatorLink(this.#manager, this.#options, group);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fn(link);
+        } catch (err) {
+          if (
+            !(err instanceof ConchError && err.code === ErrorCode.NOT_COORDINATOR) ||
+            attempt >= COORDINATOR_TRIES
+          )
+            throw err;
+        }
+        await delay(COORDINATOR_RETRY_MS * attempt);
+      }
+    } finally {
+      link.close();
+    }
+  }
+
+  async #listGroupsOf(m: ConnectionManager, call: GroupCallOptions): Promise<GroupSummary[]> {
     try {
       const res = await m.request(encodeListGroupsRequestV2, undefined, decodeListGroupsResponseV2, call);
       return res.groups.map((g) => ({
@@ -106,16 +185,22 @@ export class GroupAdmin {
   }
 
   /** The group's description; against a broker that predates DescribeGroup version 2, without its kind. */
-  async describeGroup(group: string, call: GroupCallOptions = {}): Promise<GroupInfo> {
-    const m = this.#manager;
-    try {
-      const d = await m.request(encodeDescribeGroupRequestV2, { group }, decodeDescribeGroupResponseV2, call);
-      return { ...d, kind: groupKindName(d.kind), state: groupStateName(d.state) };
-    } catch (err) {
-      if (!olderBroker(err)) throw err;
-    }
-    const d = await m.request(encodeDescribeGroupRequest, { group }, decodeDescribeGroupResponse, call);
-    return { ...d, state: groupStateName(d.state) };
+  describeGroup(group: string, call: GroupCallOptions = {}): Promise<GroupInfo> {
+    return this.#withCoordinator(group, async (m) => {
+      try {
+        const d = await m.request(
+          encodeDescribeGroupRequestV2,
+          { group },
+          decodeDescribeGroupResponseV2,
+          call,
+        );
+        return { ...d, kind: groupKindName(d.kind), state: groupStateName(d.state) };
+      } catch (err) {
+        if (!olderBroker(err)) throw err;
+      }
+      const d = await m.request(encodeDescribeGroupRequest, { group }, decodeDescribeGroupResponse, call);
+      return { ...d, state: groupStateName(d.state) };
+    });
   }
 
   /** Committed offsets of the partitions given, or every one the group has when none are. */
@@ -124,11 +209,13 @@ export class GroupAdmin {
     partitions: readonly { topic: string; partition: number }[] = [],
     call: GroupCallOptions = {},
   ): Promise<CommittedOffset[]> {
-    const res = await this.#manager.request(
-      encodeFetchOffsetsRequest,
-      { group, partitions: [...partitions] },
-      decodeFetchOffsetsResponse,
-      call,
+    const res = await this.#withCoordinator(group, (m) =>
+      m.request(
+        encodeFetchOffsetsRequest,
+        { group, partitions: [...partitions] },
+        decodeFetchOffsetsResponse,
+        call,
+      ),
     );
     return res.offsets;
   }
@@ -142,11 +229,13 @@ export class GroupAdmin {
     offsets: readonly CommittedOffset[],
     call: GroupCallOptions = {},
   ): Promise<void> {
-    await this.#manager.request(
-      encodeCommitOffsetsRequest,
-      { group, memberId: "", generation: 0, offsets: [...offsets] },
-      decodeCommitOffsetsResponse,
-      call,
+    await this.#withCoordinator(group, (m) =>
+      m.request(
+        encodeCommitOffsetsRequest,
+        { group, memberId: "", generation: 0, offsets: [...offsets] },
+        decodeCommitOffsetsResponse,
+        call,
+      ),
     );
   }
 
@@ -165,17 +254,16 @@ export class GroupAdmin {
           : "offset" in to
             ? { to: ResetTo.OFFSET, value: to.offset }
             : { to: ResetTo.TIMESTAMP, value: to.timestamp };
-    const res = await this.#manager.request(
-      encodeResetOffsetsRequest,
-      { group, topic, ...target },
-      decodeResetOffsetsResponse,
-      call,
+    const res = await this.#withCoordinator(group, (m) =>
+      m.request(encodeResetOffsetsRequest, { group, topic, ...target }, decodeResetOffsetsResponse, call),
     );
     return res.offsets.map((o) => ({ topic, partition: o.partition, offset: o.offset }));
   }
 
   /** Deletes a group without members and its committed offsets. */
   async deleteGroup(group: string, call: GroupCallOptions = {}): Promise<void> {
-    await this.#manager.request(encodeDeleteGroupRequest, { group }, decodeDeleteGroupResponse, call);
+    await this.#withCoordinator(group, (m) =>
+      m.request(encodeDeleteGroupRequest, { group }, decodeDeleteGroupResponse, call),
+    );
   }
 }

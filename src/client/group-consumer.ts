@@ -39,6 +39,7 @@ import {
   type TopicPartition,
   type WaitOptions,
 } from "./consumer.js";
+import { CoordinatorLink } from "./coordinator-link.js";
 import { asConchError } from "./errors.js";
 import {
   type GroupConsumerEvents,
@@ -71,6 +72,8 @@ export class GroupConsumer
 {
   #consumer: Consumer;
   #manager: ConnectionManager;
+  /** Group requests: to the group's coordinator. */
+  #coordinator: CoordinatorLink;
   #membership: GroupMembership;
   #group: string;
   #autoCommit: boolean;
@@ -104,8 +107,10 @@ export class GroupConsumer
     this.#resetPolicy = settings.resetPolicy;
     // Group requests go on their own connection: a join that waits out a rebalance, or a commit
     // waiting for its fsync, never sits in front of a fetch.
-    this.#manager = new ConnectionManager(connectionManagerOptions(client));
-    this.#membership = new GroupMembership(this.#manager, settings.membership);
+    const connection = connectionManagerOptions(client);
+    this.#manager = new ConnectionManager(connection);
+    this.#coordinator = new CoordinatorLink(this.#manager, connection, this.#group);
+    this.#membership = new GroupMembership(this.#coordinator, settings.membership);
     this.#consumer = new Consumer(client, {
       ...settings.fetch,
       // Past the end of the log (a broker that lost an unflushed tail) the fetcher goes to the end;
@@ -260,6 +265,7 @@ export class GroupConsumer
         );
       }
       await this.#membership.leave();
+      this.#coordinator.close();
       this.#manager.close();
       this.#rejectReady(new ConchError(ErrorCode.ABORTED, "the consumer closed"));
     })();
@@ -340,7 +346,7 @@ export class GroupConsumer
   async #startPositions(partitions: readonly TopicPartition[]): Promise<StartingPartition[]> {
     if (partitions.length === 0) return [];
     const signal = this.#stop.signal;
-    const res = await this.#manager.request(
+    const res = await this.#coordinator.request(
       encodeFetchOffsetsRequest,
       { group: this.#group, partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition })) },
       decodeFetchOffsetsResponse,
@@ -419,7 +425,7 @@ export class GroupConsumer
     if (offsets.length === 0 || member.generation === 0 || member.memberId === "") return;
     this.#committing = true;
     try {
-      await this.#manager.request(
+      await this.#coordinator.request(
         encodeCommitOffsetsRequest,
         { group: this.#group, memberId: member.memberId, generation: member.generation, offsets },
         decodeCommitOffsetsResponse,

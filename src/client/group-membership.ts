@@ -17,7 +17,7 @@ import {
 } from "../protocol/join-group.js";
 import { decodeLeaveGroupResponse, encodeLeaveGroupRequest } from "../protocol/leave-group.js";
 import { Backoff, delay } from "./backoff.js";
-import type { ConnectionManager } from "./connection-manager.js";
+import type { CoordinatorLink } from "./coordinator-link.js";
 import { abortedError, asConchError } from "./errors.js";
 import type { FetchMember } from "./partition-fetcher.js";
 
@@ -56,10 +56,10 @@ export function isFatalGroupError(err: ConchError): boolean {
 
 export class GroupMembership {
   readonly member: FetchMember;
-  #manager: ConnectionManager;
+  #manager: Pick<CoordinatorLink, "request">;
   #settings: MembershipSettings;
 
-  constructor(manager: ConnectionManager, settings: MembershipSettings) {
+  constructor(manager: Pick<CoordinatorLink, "request">, settings: MembershipSettings) {
     this.#manager = manager;
     this.#settings = settings;
     this.member = { group: settings.group, memberId: "", generation: 0 };

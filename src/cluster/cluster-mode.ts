@@ -12,6 +12,7 @@ import { openEtcdStore } from "./etcd/etcd3-store.js";
 import { HostedReplicas } from "./hosted-replicas.js";
 import { ClusterTopics, MIN_INSYNC_REPLICAS_CONFIG } from "./metadata-topics.js";
 import { MetadataView } from "./metadata-view.js";
+import { OffsetsPlacement } from "./offsets-placement.js";
 import { ReplicaManager } from "./replica-manager.js";
 import type { ReplicaControl } from "./roles.js";
 
@@ -47,6 +48,12 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
     leaseTtlSeconds: config.leaseTtlSeconds,
     log: { info: (msg) => logger.info(msg), warn: (msg) => logger.warn(msg) },
   });
+  const topics = new ClusterTopics(node, {
+    defaultReplicationFactor: config.defaultReplicationFactor,
+    readyTimeoutMs: 10_000,
+  });
+  // Before the first role: groups are coordinated where their offsets partition is led.
+  o.broker.groups.coordinateLedPartitions(new OffsetsPlacement(node.cache, topics));
   if (hosted !== null) {
     hosted.attach(
       new ReplicaManager({
@@ -66,10 +73,7 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
     store.close();
     throw err;
   }
-  o.broker.topicAdmin = new ClusterTopics(node, {
-    defaultReplicationFactor: config.defaultReplicationFactor,
-    readyTimeoutMs: 10_000,
-  });
+  o.broker.topicAdmin = topics;
   o.broker.cluster = new MetadataView(config.brokerId, node.cache);
   logger.info(`joined cluster ${config.clusterId} as broker ${config.brokerId} (etcd ${config.etcd})`);
   return {

@@ -4,8 +4,12 @@
  * (partition count and configs), since a replica's logs exist only because the cluster says so.
  * They are made through Broker.hostReplicaTopic: topicAdmin would ask the cluster to create the
  * topic again.
+ *
+ * It also tells the group coordinator which `__consumer_offsets` partitions this broker leads
+ * after each role change: a broker coordinates the groups of those (docs/cluster.md).
  */
 import type { Broker } from "../broker/broker.js";
+import { OFFSETS_TOPIC } from "../broker/offset-store.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { MetadataCache } from "./metadata-cache.js";
 import type { ReplicaManager } from "./replica-manager.js";
@@ -40,14 +44,21 @@ export class HostedReplicas implements ReplicaControl {
     }
     await this.#broker.hostReplicaTopic(topic.name, topic.partitions, { ...topic.configs });
     await manager.applyRole(role);
+    if (role.topic !== OFFSETS_TOPIC) return;
+    // What the manager made of the role (an older epoch than it holds changes nothing).
+    if (manager.describe(role.topic, role.partition)?.kind === "leader")
+      await this.#broker.groups.offsetsLeaderGained(role.partition, topic.partitions);
+    else this.#broker.groups.offsetsLeaderLost(role.partition);
   }
 
-  dropPartition(topic: string, partition: number): Promise<void> {
-    return this.#attached().dropPartition(topic, partition);
+  async dropPartition(topic: string, partition: number): Promise<void> {
+    if (topic === OFFSETS_TOPIC) this.#broker.groups.offsetsLeaderLost(partition);
+    await this.#attached().dropPartition(topic, partition);
   }
 
   fence(): void {
     this.#manager?.fence();
+    this.#broker.groups.offsetsLeadershipFenced();
   }
 
   unfence(): void {

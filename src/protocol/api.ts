@@ -38,12 +38,14 @@ export const ApiKey = {
   DESCRIBE_GROUP: 26,
   RESET_OFFSETS: 27,
   DELETE_GROUP: 28,
+  /** Cluster mode (docs/cluster.md): which broker coordinates a group. */
+  FIND_COORDINATOR: 29,
 } as const;
 
 export type ApiKeyName = keyof typeof ApiKey;
 export type ApiKeyNumber = (typeof ApiKey)[ApiKeyName];
 
-/** API keys 20-29 belong to consumer groups; 29 is still free. */
+/** API keys 20-29 belong to consumer groups. */
 export const GROUP_API_KEY_FIRST = 20;
 export const GROUP_API_KEY_LAST = 29;
 
@@ -84,6 +86,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.DESCRIBE_GROUP]: 1,
   [ApiKey.RESET_OFFSETS]: 1,
   [ApiKey.DELETE_GROUP]: 1,
+  [ApiKey.FIND_COORDINATOR]: 1,
 };
 
 /**

@@ -14,6 +14,7 @@ export * from "./error-response.js";
 export * from "./fetch.js";
 export * from "./fetch-offsets.js";
 export * from "./fetch-stream.js";
+export * from "./find-coordinator.js";
 export * from "./frame.js";
 export * from "./group-assignment.js";
 export * from "./group-kind.js";

@@ -92,5 +92,6 @@ export function defaultHandlers(): HandlerTable {
   };
   add(ApiKey.RESET_OFFSETS, groups.resetOffsets);
   add(ApiKey.DELETE_GROUP, groups.deleteGroup);
+  add(ApiKey.FIND_COORDINATOR, groups.findCoordinator);
   return table;
 }

@@ -10,6 +10,7 @@ import { decodeDeleteGroupRequest, encodeDeleteGroupResponse } from "../protocol
 import { decodeDescribeGroupRequest, encodeDescribeGroupResponse } from "../protocol/describe-group.js";
 import { encodeDescribeGroupResponseV2 } from "../protocol/describe-group-v2.js";
 import { decodeFetchOffsetsRequest, encodeFetchOffsetsResponse } from "../protocol/fetch-offsets.js";
+import { decodeFindCoordinatorRequest, encodeFindCoordinatorResponse } from "../protocol/find-coordinator.js";
 import { requestApiVersion } from "../protocol/frame.js";
 import { groupKindValue } from "../protocol/group-kind.js";
 import { GroupState, type GroupStateValue } from "../protocol/group-state.js";
@@ -111,6 +112,21 @@ export function resetOffsets(ctx: RequestContext, frame: Buffer, correlationId: 
         offsets: entries.map((e) => ({ partition: e.partition, offset: e.offset })),
       }),
     );
+}
+
+/** This broker on a single node ("" and port 0: the broker asked); the group's coordinator in cluster mode. */
+export function findCoordinator(
+  ctx: RequestContext,
+  frame: Buffer,
+  correlationId: number,
+): Reply | Promise<Reply> {
+  const req = decodeFindCoordinatorRequest(frame);
+  authorize(ctx, "describe", "group", req.group);
+  const found = ctx.broker.groups.findCoordinator(req.group);
+  if (found === null) return encodeFindCoordinatorResponse(correlationId, { brokerId: 0, host: "", port: 0 });
+  return found.then((b) =>
+    encodeFindCoordinatorResponse(correlationId, { brokerId: b.id, host: b.host, port: b.port }),
+  );
 }
 
 export function deleteGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Promise<Reply> {

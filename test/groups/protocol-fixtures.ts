@@ -177,6 +177,16 @@ ffffffffffffffff                    ;   lag none (-1)
 # delete-group-response: correlationId 28
 00000006 0000001c 0000              ; size 6, correlationId 28, errorCode 0
 
+# find-coordinator-request: correlationId 30, group "billing"
+00000011 001d 0001 0000001e         ; size 17, apiKey 29, apiVersion 1, correlationId 30
+0007 62696c6c696e67                 ; group "billing"
+
+# find-coordinator-response: correlationId 30, broker 2 at 10.0.0.2:7420
+00000016 0000001e 0000              ; size 22, correlationId 30, errorCode 0
+00000002                            ; brokerId 2
+0008 31302e302e302e32               ; host "10.0.0.2"
+1cfc                                ; port 7420
+
 # fetch-group-request: correlationId 29, Fetch version 2, as fetch-request plus group "billing", memberId "conch-js-1", generation 3
 00000041 0006 0002 0000001d         ; size 65, apiKey 6, apiVersion 2, correlationId 29
 0006 6f7264657273                   ; topic "orders"
@@ -407,6 +417,19 @@ export const groupCases: Record<string, GroupCase> = {
     value: undefined,
     encode: empty(p.encodeDeleteGroupResponse),
     decode: p.decodeDeleteGroupResponse,
+  },
+  "find-coordinator-request": {
+    apiKey: p.ApiKey.FIND_COORDINATOR,
+    correlationId: 30,
+    value: { group: "billing" },
+    encode: p.encodeFindCoordinatorRequest,
+    decode: p.decodeFindCoordinatorRequest,
+  },
+  "find-coordinator-response": {
+    correlationId: 30,
+    value: { brokerId: 2, host: "10.0.0.2", port: 7420 },
+    encode: p.encodeFindCoordinatorResponse,
+    decode: p.decodeFindCoordinatorResponse,
   },
   "fetch-group-request": {
     apiKey: p.ApiKey.FETCH,

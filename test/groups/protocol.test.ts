@@ -229,5 +229,6 @@ test("unknown group states and reset targets are refused", () => {
   );
   assert.equal(p.apiName(p.ApiKey.JOIN_GROUP), "JOIN_GROUP");
   assert.equal(p.apiName(p.ApiKey.DELETE_GROUP), "DELETE_GROUP");
-  assert.equal(p.apiName(29), "API_29");
+  assert.equal(p.apiName(p.ApiKey.FIND_COORDINATOR), "FIND_COORDINATOR");
+  assert.equal(p.apiName(30), "API_30");
 });
