@@ -127,6 +127,43 @@ export class ClusterNode implements ClusterView, MetadataListener {
     return false;
   }
 
+  leaving(brokerId: number): boolean {
+    return this.cache.brokers.get(brokerId)?.shuttingDown === true;
+  }
+
+  /**
+   * Controlled shutdown: marks this broker's record `shuttingDown` (under its lease), so the
+   * controller hands its leaderships to other in-sync replicas and takes it out of the ISRs, and
+   * waits until its view shows that done (or `timeoutMs` passes; false then). The broker serves all
+   * the while, answering NOT_LEADER for what it no longer leads, so clients move on at once rather
+   * than after a lease's TTL. A partition whose ISR has no other live member stays led here.
+   */
+  async shutDown(timeoutMs: number): Promise<boolean> {
+    const session = this.#session;
+    if (session === null || this.#fenced || this.#closed) return false;
+    const key = this.keys.broker(this.brokerId);
+    const value = encodeBrokerRecord({ ...this.#o.self, shuttingDown: true });
+    await this.store.txn([], [{ type: "put", key, value, leased: session }]);
+    return this.cache.waitFor(() => this.#handedOver(), timeoutMs);
+  }
+
+  /** Nothing left that the controller could move off this broker. */
+  #handedOver(): boolean {
+    const self = this.brokerId;
+    const leadable = (id: number): boolean => {
+      const broker = this.cache.brokers.get(id);
+      return id !== self && broker !== undefined && broker.shuttingDown !== true;
+    };
+    if (this.cache.brokers.get(self)?.shuttingDown !== true) return false;
+    for (const byPartition of this.cache.partitions.values()) {
+      for (const { value: r } of byPartition.values()) {
+        if (r.leaderId === self && r.isr.some(leadable)) return false;
+        if (r.leaderId !== self && leadable(r.leaderId) && r.isr.includes(self)) return false;
+      }
+    }
+    return true;
+  }
+
   /** Revokes the lease (this broker's keys go at once) and stops watching. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -95,6 +95,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
       !stopped
     ) {
       // The same epoch again, perhaps with the ISR the controller changed (a broker that died).
+      if (current.kind === "leader" && !sameMembers(current.leader.role.replicas, role.replicas))
+        current.leader.setReplicas(role.replicas, performance.now());
       if (current.kind === "leader" && !sameMembers(current.leader.isr, role.isr))
         current.leader.settled(role.isr);
       current.role = role;
@@ -156,8 +158,12 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
   dropPartition(topic: string, partition: number): Promise<void> {
     const key = keyOf(topic, partition);
     return this.#serially(key, async () => {
-      this.#stopHosted(this.#partitions.get(key));
+      const hosted = this.#partitions.get(key);
+      if (hosted === undefined) return;
+      this.#stopHosted(hosted);
       this.#partitions.delete(key);
+      // The replica is no longer this broker's: its data goes (Kafka deletes the log too).
+      if (!this.#closed) await this.#broker.discardReplica(topic, partition);
     });
   }
 
@@ -225,7 +231,9 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
     if (hosted?.kind !== "leader" || hosted.role.leaderEpoch !== leaderEpoch) return;
     const leader = hosted.leader;
     const joining = leader.followerAt(replicaId, leo, performance.now());
-    if (joining !== null) this.#propose(leader, leader.grownIsr(joining));
+    // A broker in a controlled shutdown was taken out of the ISR on purpose: it does not rejoin.
+    if (joining !== null && this.#view.leaving?.(joining) !== true)
+      this.#propose(leader, leader.grownIsr(joining));
   }
 
   /** What this broker holds of a partition now, for tests and metrics. */
@@ -285,8 +293,11 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
 
   #stopHosted(hosted: Hosted | undefined): void {
     if (hosted === undefined) return;
-    if (hosted.kind === "leader") hosted.leader.stop();
-    else if (hosted.kind === "follower") hosted.fetcher?.stop();
+    if (hosted.kind === "leader") {
+      hosted.leader.stop();
+      // Produces waiting for acks "all" answer NOT_LEADER now, and their clients retry at the new leader.
+      hosted.leader.log.wakeWaiters();
+    } else if (hosted.kind === "follower") hosted.fetcher?.stop();
   }
 }
 

@@ -36,4 +36,6 @@ export interface ClusterView {
   endpoint(brokerId: number): BrokerEndpoint | undefined;
   /** CAS the ISR of (topic, partition) in etcd, guarded by leaderEpoch; false when the epoch moved (then step down). */
   proposeIsr(topic: string, partition: number, leaderEpoch: number, isr: readonly number[]): Promise<boolean>;
+  /** Whether the broker is in a controlled shutdown (it is not to join an ISR again). */
+  leaving?(brokerId: number): boolean;
 }
