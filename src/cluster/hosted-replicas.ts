@@ -1,7 +1,8 @@
 /**
  * The ReplicaControl a cluster-mode broker hands its ClusterNode: before a partition's first role
  * reaches the ReplicaManager, the topic's local logs are made from the cluster's topic record
- * (partition count and configs), since a replica's logs exist only because the cluster says so.
+ * (partition count and configs), since a replica's logs exist only because the cluster says so;
+ * a partition dropped from this broker (reassigned away, or its topic deleted) loses its data.
  * They are made through Broker.hostReplicaTopic: topicAdmin would ask the cluster to create the
  * topic again.
  */
@@ -42,8 +43,10 @@ export class HostedReplicas implements ReplicaControl {
     await manager.applyRole(role);
   }
 
-  dropPartition(topic: string, partition: number): Promise<void> {
-    return this.#attached().dropPartition(topic, partition);
+  /** The replica is no longer this broker's: it stops, and its data goes (as Kafka deletes the log). */
+  async dropPartition(topic: string, partition: number): Promise<void> {
+    await this.#attached().dropPartition(topic, partition);
+    await this.#broker.discardReplica(topic, partition);
   }
 
   fence(): void {

@@ -158,12 +158,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
   dropPartition(topic: string, partition: number): Promise<void> {
     const key = keyOf(topic, partition);
     return this.#serially(key, async () => {
-      const hosted = this.#partitions.get(key);
-      if (hosted === undefined) return;
-      this.#stopHosted(hosted);
+      this.#stopHosted(this.#partitions.get(key));
       this.#partitions.delete(key);
-      // The replica is no longer this broker's: its data goes (Kafka deletes the log too).
-      if (!this.#closed) await this.#broker.discardReplica(topic, partition);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * A `conch broker` in cluster mode as a child process, for tests and the failover measurement:
  * ports picked by the broker (0), data under a temp directory, JSON log lines read for the ports,
- * SIGKILL to end it.
+ * SIGKILL to end it (SIGTERM for a planned stop).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -93,6 +93,12 @@ export class BrokerProcess {
   /** SIGKILL; resolves once the process is gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.exited;
+  }
+
+  /** SIGTERM (a planned stop: controlled shutdown); resolves once the process is gone. */
+  async terminate(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGTERM");
     await this.exited;
   }
 
