@@ -7,6 +7,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Kafka, logLevel, type Producer } from "kafkajs";
+import type { MetaEvent } from "../../src/cluster/etcd/meta-store.js";
+import { openEtcdStore } from "../../src/cluster/etcd/etcd3-store.js";
+import { MetadataKeys } from "../../src/cluster/metadata-keys.js";
+import { type PartitionRecord, parsePartitionRecord } from "../../src/cluster/metadata-records.js";
 import { createClient } from "../../src/client/conch.js";
 import type * as p from "../../src/protocol/index.js";
 import { BrokerProcess } from "./broker-process.js";
@@ -164,5 +168,98 @@ describe("growing a cluster: reassignment, new partitions, preferred leaders, co
       for (const b of [...brokers])
         if (b.child.exitCode !== null || b.child.signalCode !== null) await start(b.brokerId, b.dataDir);
     }
+  });
+  test("a topic gains partitions in the cluster: each new one gets replicas over the live brokers, a leader, and takes acks=all writes", async () => {
+    const topic = "widening";
+    await createReplicatedTopic(byId(1).port, topic, 2);
+    const conch = createClient({ brokers: [`127.0.0.1:${byId(3).port}`] });
+    try {
+      await conch.admin().createPartitions(topic, 5);
+    } finally {
+      await conch.close();
+    }
+    const m = await metadataFrom(byId(2).port, [topic]);
+    const parts = m.topics.find((t) => t.name === topic)?.partitions ?? [];
+    assert.equal(parts.length, 5);
+    for (const x of parts) {
+      assert.equal(new Set(x.replicas).size, 3);
+      assert.ok(x.leaderId >= 0);
+      assert.deepEqual([...x.isr].sort(), [...x.replicas].sort());
+    }
+    const producer = kafkaFor().producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    try {
+      const [res] = await producer.send({ topic, acks: -1, messages: [{ value: "on-4", partition: 4 }] });
+      assert.equal(res?.baseOffset, "0");
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  test("the preferred leader leads again once it is back in the ISR after a restart", async () => {
+    const topic = "preferred";
+    await createReplicatedTopic(byId(1).port, topic, 1);
+    const before = partitionOf(await metadataFrom(byId(1).port, [topic]), topic, 0);
+    assert.ok(before);
+    const preferred = before.replicas[0] as number;
+    assert.equal(before.leaderId, preferred);
+    const victim = byId(preferred);
+    const witness = brokers.find((b) => b.brokerId !== preferred) as BrokerProcess;
+    await victim.kill();
+    await metadataUntil(witness.port, (m) => partitionOf(m, topic, 0)?.leaderId !== preferred, 10_000);
+    await start(preferred, victim.dataDir);
+    const back = await metadataUntil(
+      witness.port,
+      (m) => partitionOf(m, topic, 0)?.leaderId === preferred,
+      20_000,
+    );
+    assert.equal(partitionOf(back, topic, 0)?.leaderId, preferred);
+    assert.ok(
+      (partitionOf(back, topic, 0)?.leaderEpoch ?? 0) >= before.leaderEpoch + 2,
+      "moved away, then back",
+    );
+  });
+
+  test("SIGTERM: the broker's leaderships and ISR places move to other brokers before it leaves the cluster", async () => {
+    const topic = "handover";
+    await createReplicatedTopic(byId(1).port, topic, 4);
+    const m = await metadataFrom(byId(1).port, [topic]);
+    const victim = byId(m.topics.find((t) => t.name === topic)?.partitions[0]?.leaderId ?? -1);
+    // The metadata changes in etcd's order: every record must be off the victim before its key goes.
+    const store = await openEtcdStore(etcd.endpoints);
+    const keys = new MetadataKeys(CLUSTER);
+    const events: MetaEvent[] = [];
+    const { revision } = await store.getPrefix(keys.root);
+    const watch = await store.watchPrefix(keys.root, revision + 1, {
+      events: (e) => events.push(...e),
+      failed: () => {},
+    });
+    try {
+      await victim.terminate();
+      assert.equal(victim.child.exitCode, 0);
+      const gone = keys.broker(victim.brokerId);
+      await until(
+        () => events.some((e) => e.type === "delete" && e.key === gone),
+        10_000,
+        "the broker key to go",
+      );
+      const records = new Map<number, PartitionRecord>();
+      for (const e of events) {
+        if (e.type === "delete" && e.key === gone) break;
+        if (e.type === "put" && e.entry.key.startsWith(keys.partitionsOf(topic))) {
+          const partition = Number(e.entry.key.slice(keys.partitionsOf(topic).length));
+          records.set(partition, parsePartitionRecord(topic, partition, e.entry.value));
+        }
+      }
+      assert.equal(records.size, 4, "every partition's record was rewritten before the broker left");
+      for (const r of records.values()) {
+        assert.notEqual(r.leaderId, victim.brokerId);
+        assert.ok(!r.isr.includes(victim.brokerId), `${topic}/${r.partition} ISR ${r.isr}`);
+      }
+    } finally {
+      await watch.cancel();
+      store.close();
+    }
+    await start(victim.brokerId, victim.dataDir);
   });
 });
