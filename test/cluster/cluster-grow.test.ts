@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Kafka, logLevel, type Producer } from "kafkajs";
-import type { MetaEvent } from "../../src/cluster/etcd/meta-store.js";
+import { createClient } from "../../src/client/conch.js";
 import { openEtcdStore } from "../../src/cluster/etcd/etcd3-store.js";
+import type { MetaEvent } from "../../src/cluster/etcd/meta-store.js";
 import { MetadataKeys } from "../../src/cluster/metadata-keys.js";
 import { type PartitionRecord, parsePartitionRecord } from "../../src/cluster/metadata-records.js";
-import { createClient } from "../../src/client/conch.js";
 import type * as p from "../../src/protocol/index.js";
 import { BrokerProcess } from "./broker-process.js";
 import { createReplicatedTopic, metadataFrom, metadataUntil } from "./cluster-metadata.js";
