@@ -6,13 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Kafka, logLevel, type Producer } from "kafkajs";
 import { createClient } from "../../src/client/conch.js";
 import { openEtcdStore } from "../../src/cluster/etcd/etcd3-store.js";
 import type { MetaEvent } from "../../src/cluster/etcd/meta-store.js";
 import { MetadataKeys } from "../../src/cluster/metadata-keys.js";
 import { type PartitionRecord, parsePartitionRecord } from "../../src/cluster/metadata-records.js";
 import type * as p from "../../src/protocol/index.js";
+import { failoverKafka, produceUntilStopped } from "./acks-all-load.js";
 import { BrokerProcess } from "./broker-process.js";
 import { createReplicatedTopic, metadataFrom, metadataUntil } from "./cluster-metadata.js";
 import { EtcdCluster, skipWithoutEtcd } from "./etcd-harness.js";
@@ -26,31 +26,6 @@ function partitionOf(
   partition: number,
 ): p.MetadataPartitionEntry | undefined {
   return m.topics.find((t) => t.name === topic)?.partitions[partition];
-}
-
-/** kafkajs sends one record at a time with acks=-1 and retries, recording "offset" -> value of each ack. */
-function produceUntilStopped(producer: Producer, topic: string, partition: number) {
-  const acked = new Map<string, string>();
-  let producing = true;
-  let n = 0;
-  const done = (async () => {
-    while (producing) {
-      const value = `v${n++}`;
-      try {
-        const [res] = await producer.send({ topic, acks: -1, messages: [{ value, partition }] });
-        acked.set(String(res?.baseOffset), value);
-      } catch {
-        // Not acknowledged: nothing is promised for it.
-      }
-    }
-  })();
-  return {
-    acked,
-    async stop(): Promise<void> {
-      producing = false;
-      await done;
-    },
-  };
 }
 
 async function until(ok: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -83,14 +58,7 @@ describe("growing a cluster: reassignment, new partitions, preferred leaders, co
     assert.ok(b, `broker ${id}`);
     return b;
   };
-  const kafkaFor = () =>
-    new Kafka({
-      brokers: brokers.map((b) => `127.0.0.1:${b.kafkaPort}`),
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 1000,
-      requestTimeout: 3000,
-      retry: { retries: 50, initialRetryTime: 50, maxRetryTime: 250, factor: 0.2 },
-    });
+  const kafkaFor = () => failoverKafka(brokers.map((b) => b.kafkaPort));
 
   before(async () => {
     etcd = await EtcdCluster.start(1);

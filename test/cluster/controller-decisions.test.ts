@@ -187,4 +187,6 @@ test("controlled shutdown: a leaving leader hands over to a leadable ISR member,
     "the leader hands over first",
   );
   assert.equal(withoutLeaving(record(2, 2, [1, 2, 3], [2, 3]), leadable, 9), null);
+  // A follower whose broker is gone (not registered) is not leadable either: it leaves the ISR at once.
+  assert.deepEqual(withoutLeaving(record(2, 2, [1, 2, 3], [1, 2, 3]), (id) => id !== 3, 9)?.isr, [1, 2]);
 });
