@@ -11,6 +11,7 @@
  *
  *   npm run bench:cluster-scale [seconds per phase = 5] [partitions = 4] [rounds = 3]
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { createClient } from "../src/client/conch.js";
 import { BrokerProcess } from "../test/cluster/broker-process.js";
@@ -23,6 +24,16 @@ const rounds = Number(process.argv[4] ?? 3);
 const IN_FLIGHT = 4_000;
 let phases = 0;
 const value = Buffer.alloc(100, 0x61);
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
 
 async function phase(etcd: EtcdCluster, brokerCount: number): Promise<number> {
   const clusterId = `scale${++phases}x${brokerCount}`;
@@ -64,6 +75,8 @@ async function phase(etcd: EtcdCluster, brokerCount: number): Promise<number> {
       let inFlight = 0;
       let n = 0;
       const end = performance.now() + seconds * 1000;
+      const brokerCpuBefore = brokers.map((b) => cpuSeconds(b.child.pid));
+      const clientCpuBefore = process.cpuUsage();
       const started = performance.now();
       await new Promise<void>((resolve, reject) => {
         const pump = (): void => {
@@ -80,10 +93,16 @@ async function phase(etcd: EtcdCluster, brokerCount: number): Promise<number> {
         pump();
       });
       const elapsed = (performance.now() - started) / 1000;
+      const brokerCpu = brokers.map((b, i) => cpuSeconds(b.child.pid) - (brokerCpuBefore[i] ?? 0));
+      const client = process.cpuUsage(clientCpuBefore);
+      const clientCpu = (client.user + client.system) / 1e6;
       await producer.close();
       const rate = acked / elapsed;
+      const brokerTotal = brokerCpu.reduce((a, b) => a + b, 0);
       console.log(
-        `${brokerCount} broker(s), partition leaders [${leaders.join(",")}]: ${acked} records in ${elapsed.toFixed(1)} s = ${Math.round(rate)} records/s (load average ${loadavg()[0]?.toFixed(2)})`,
+        `${brokerCount} broker(s), partition leaders [${leaders.join(",")}]: ${acked} records in ${elapsed.toFixed(1)} s = ${Math.round(rate)} records/s; ` +
+          `broker CPU ${brokerCpu.map((x) => x.toFixed(1)).join(" + ")} s (${Math.round(acked / brokerTotal)} records per broker CPU second), ` +
+          `client CPU ${clientCpu.toFixed(1)} s (load average ${loadavg()[0]?.toFixed(2)})`,
       );
       return rate;
     } finally {
