@@ -80,6 +80,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
     await this.#register();
     const snapshot = await this.store.getPrefix(this.keys.root);
     this.cache.load(snapshot.entries, snapshot.revision);
+    this.#dropStrays();
     this.#watch = await this.store.watchPrefix(this.keys.root, snapshot.revision + 1, {
       events: (events) => this.cache.apply(events),
       failed: (err) => this.#o.log.warn(`cluster metadata watch failed: ${err.message}`),
@@ -374,6 +375,24 @@ export class ClusterNode implements ClusterView, MetadataListener {
     // Every change is applied (the ISR is part of the role); the same epoch again is a no-op there.
     this.#hosted.add(id);
     this.#chain(id, () => this.#o.replicas.applyRole(record));
+  }
+
+  /**
+   * Replicas moved off this broker while it was down: the cluster's record of the partition no
+   * longer names it, but its data is still on disk. Dropped like any replica reassigned away
+   * (Kafka deletes such stray logs at start-up too). A topic the cluster does not know is left
+   * alone: its data may predate the cluster (a single-node broker that joined one).
+   */
+  #dropStrays(): void {
+    for (const { topic, partition } of this.#o.replicas.localPartitions?.() ?? []) {
+      const record = this.cache.partition(topic, partition)?.value;
+      if (record === undefined || record.replicas.includes(this.brokerId)) continue;
+      this.#o.log.info(
+        `${topic}/${partition} was moved off this broker while it was down: removing its data`,
+      );
+      this.#hosted.add(`${topic}/${partition}`);
+      this.#drop(topic, partition);
+    }
   }
 
   #drop(topic: string, partition: number): void {

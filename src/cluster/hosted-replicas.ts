@@ -8,6 +8,7 @@
  */
 import type { Broker } from "../broker/broker.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { isInternalTopicName } from "../format/topic-name.js";
 import type { MetadataCache } from "./metadata-cache.js";
 import type { ReplicaManager } from "./replica-manager.js";
 import type { PartitionRole, ReplicaControl } from "./roles.js";
@@ -47,6 +48,15 @@ export class HostedReplicas implements ReplicaControl {
   async dropPartition(topic: string, partition: number): Promise<void> {
     await this.#attached().dropPartition(topic, partition);
     await this.#broker.discardReplica(topic, partition);
+  }
+
+  localPartitions(): Array<{ topic: string; partition: number }> {
+    const out: Array<{ topic: string; partition: number }> = [];
+    this.#broker.forEachPartition((topic, partition, log) => {
+      if (!isInternalTopicName(topic) && log.logEndOffset > log.logStartOffset)
+        out.push({ topic, partition });
+    });
+    return out;
   }
 
   fence(): void {

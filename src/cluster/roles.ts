@@ -20,6 +20,11 @@ export interface ReplicaControl {
   applyRole(role: PartitionRole): Promise<void>;
   /** The partition is no longer hosted here (deleted or reassigned away). */
   dropPartition(topic: string, partition: number): Promise<void>;
+  /**
+   * Partitions with data in this broker's local logs (internal topics aside), so that at start a
+   * replica moved off it while it was down can be found and dropped.
+   */
+  localPartitions?(): Array<{ topic: string; partition: number }>;
   /** The broker's lease deadline passed: stop acknowledging anything as leader at once, everywhere. */
   fence(): void;
   /**

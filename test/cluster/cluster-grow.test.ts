@@ -2,7 +2,8 @@
  * Growing a cluster on real processes (etcd and `conch broker`s): a partition reassigned onto a
  * freshly started broker while a producer (acks all) and a consumer run; a topic gaining
  * partitions; the preferred leader's return after a restart; SIGTERM moving leaderships before
- * the broker exits (docs/cluster.md, "Growing a cluster").
+ * the broker exits; a replica moved off a broker while it was down removed when it returns
+ * (docs/cluster.md, "Growing a cluster").
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -76,6 +77,9 @@ describe("growing a cluster: reassignment, new partitions, preferred leaders, co
     const producer = kafka.producer({ allowAutoTopicCreation: false, metadataMaxAge: 500 });
     await producer.connect();
     const load = produceUntilStopped(producer, topic, 0);
+    // The leader hosts the partition once it acknowledges (the SDK does not retry UNKNOWN_TOPIC,
+    // which a broker answers for the moment between the topic's creation and its first role).
+    await until(() => load.acked.size >= 1, 20_000, "the first acknowledgement");
     const conch = createClient({ brokers: [`127.0.0.1:${byId(2).port}`] });
     const seen = new Set<string>();
     const consumer = conch.consumer({ topics: [topic], from: "earliest" });
@@ -238,5 +242,45 @@ describe("growing a cluster: reassignment, new partitions, preferred leaders, co
       store.close();
     }
     await start(victim.brokerId, victim.dataDir);
+  });
+  test("a replica moved off a broker while it was down has its data removed when the broker comes back", async () => {
+    const topic = "away";
+    await createReplicatedTopic(byId(1).port, topic, 1);
+    const before = partitionOf(await metadataFrom(byId(1).port, [topic]), topic, 0);
+    assert.ok(before);
+    const stray = byId(before.replicas.find((id) => id !== before.leaderId) ?? -1);
+    const newcomer = brokers.find((b) => !before.replicas.includes(b.brokerId)) as BrokerProcess;
+    const producer = kafkaFor().producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    try {
+      // acks=-1 with all three in the ISR: the stray replica has every record.
+      for (let i = 0; i < 10; i++)
+        await producer.send({ topic, acks: -1, messages: [{ value: `r${i}`, partition: 0 }] });
+    } finally {
+      await producer.disconnect();
+    }
+    await stray.kill();
+    const [held] = await replicaCrcs([stray.dataDir], topic, 0, 10);
+    assert.equal(held?.length, 10, "the stray replica held the records");
+    const target = [...before.replicas.filter((id) => id !== stray.brokerId), newcomer.brokerId];
+    const conch = createClient({ brokers: [`127.0.0.1:${byId(1).port}`] });
+    try {
+      await conch.admin().reassignPartitions([{ topic, partition: 0, replicas: target }]);
+    } finally {
+      await conch.close();
+    }
+    await metadataUntil(
+      byId(1).port,
+      (m) =>
+        partitionOf(m, topic, 0)?.replicas.join() === target.join() &&
+        partitionOf(m, topic, 0)?.isr.length === 3,
+      30_000,
+    );
+    const back = await start(stray.brokerId, stray.dataDir);
+    // A planned stop waits for its role changes, the removal among them.
+    await back.terminate();
+    const [left] = await replicaCrcs([stray.dataDir], topic, 0, 10);
+    assert.deepEqual(left, [], "its data is gone");
+    await start(stray.brokerId, stray.dataDir);
   });
 });
