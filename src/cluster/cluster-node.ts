@@ -151,10 +151,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
   /** Nothing left that the controller could move off this broker. */
   #handedOver(): boolean {
     const self = this.brokerId;
-    const leadable = (id: number): boolean => {
-      const broker = this.cache.brokers.get(id);
-      return id !== self && broker !== undefined && broker.shuttingDown !== true;
-    };
+    const leadable = (id: number): boolean => id !== self && this.cache.canLead(id);
     if (this.cache.brokers.get(self)?.shuttingDown !== true) return false;
     for (const byPartition of this.cache.partitions.values()) {
       for (const { value: r } of byPartition.values()) {

@@ -121,10 +121,7 @@ export class Controller {
     const cache = this.#cache;
     const live = (id: number): boolean => cache.brokers.has(id);
     // A broker in a controlled shutdown is alive (it still serves) but takes no leadership.
-    const leadable = (id: number): boolean => {
-      const broker = cache.brokers.get(id);
-      return broker !== undefined && broker.shuttingDown !== true;
-    };
+    const leadable = (id: number): boolean => cache.canLead(id);
     const epochGuard = this.epoch;
     const now = performance.now();
     const imbalanced = new Map<string, number>();
@@ -159,15 +156,15 @@ export class Controller {
           electLeader(record, live, epochGuard, leadable) ??
           withoutLeaving(record, leadable, epochGuard) ??
           (target === undefined ? null : reassignStep(record, target, leadable, epochGuard));
-        if (next === null && preferredLeader(record, leadable, epochGuard) !== null) {
-          // Moved back only after it has been in sync for a while (a restarted broker settles first).
+        const preferred = next === null ? preferredLeader(record, leadable, epochGuard) : null;
+        if (preferred !== null) {
+          // Moved back only after it has been in sync for a while (a restarted broker settles first);
+          // the clock is kept until the move is seen, in case this pass's write has to be redone.
           const id = `${name}/${record.partition}`;
           const since = this.#imbalanced.get(id) ?? now;
-          if (now - since >= this.#preferredDelayMs) next = preferredLeader(record, leadable, epochGuard);
-          else {
-            imbalanced.set(id, since);
-            wakeAt = Math.min(wakeAt, since + this.#preferredDelayMs);
-          }
+          imbalanced.set(id, since);
+          if (now - since >= this.#preferredDelayMs) next = preferred;
+          else wakeAt = Math.min(wakeAt, since + this.#preferredDelayMs);
         }
         if (next === null) continue;
         const key = this.#keys.partition(name, record.partition);
