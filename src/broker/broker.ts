@@ -21,7 +21,7 @@ import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-pol
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { Topic, type TopicDescription } from "./topic.js";
-import { type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
+import { type PartitionMove, type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
 
@@ -176,6 +176,7 @@ export class Broker {
     this.#checkOpen();
     checkTopicName(name);
     checkPartitionCount(partitions);
+    if (this.topicAdmin !== null) return this.topicAdmin.addPartitions(name, partitions);
     await this.#admin(async () => {
       const topic = this.#existing(name);
       const before = topic.meta();
@@ -187,6 +188,22 @@ export class Broker {
       }
       await this.#grow(topic, partitions);
     });
+  }
+
+  /**
+   * Cluster mode: moves partitions to new replica lists (docs/cluster.md, "Reassignment"); answers
+   * once the moves are recorded, not when they are done. A single-node broker has nowhere to move to.
+   */
+  async reassignPartitions(moves: readonly PartitionMove[]): Promise<void> {
+    this.#checkOpen();
+    for (const m of moves) checkTopicName(m.topic);
+    if (this.topicAdmin === null) {
+      throw new ConchError(
+        ErrorCode.INVALID_REQUEST,
+        "a single-node broker keeps its one replica: reassignment needs cluster mode (docs/cluster.md)",
+      );
+    }
+    return this.topicAdmin.reassignPartitions(moves);
   }
 
   /**
@@ -208,6 +225,21 @@ export class Broker {
         return;
       }
       if (partitions > topic.partitionCount) await this.#grow(topic, partitions);
+    });
+  }
+
+  /**
+   * Cluster mode: this broker no longer holds a replica of the partition (reassigned away, or its
+   * topic deleted): its data is removed and an empty log takes its place, so a later replica here
+   * starts from nothing and fetches what it needs from the leader.
+   */
+  async discardReplica(name: string, partition: number): Promise<void> {
+    this.#checkOpen();
+    await this.#admin(async () => {
+      const topic = this.#topics.get(name);
+      if (topic === undefined || partition >= topic.partitionCount) return;
+      await topic.resetPartition(partition, this.#store, this.config, this.#logger);
+      this.#logger.info({ topic: name, partition }, "replica removed");
     });
   }
 

@@ -74,6 +74,16 @@ export class AcksAllWait implements AppendListener, DataWaiter {
       this.#listener.appended(result);
       return;
     }
+    // Woken before its deadline with the records not committed: the leadership moved (or the log closed).
+    if (performance.now() < this.waitDeadline) {
+      this.#listener.appendFailed(
+        new ConchError(
+          ErrorCode.NOT_LEADER,
+          `offsets ${result.baseOffset}-${result.lastOffset} were stored here, but this broker stopped leading before every in-sync replica had them`,
+        ),
+      );
+      return;
+    }
     this.#listener.appendFailed(
       new ConchError(
         ErrorCode.TIMEOUT,

@@ -1,5 +1,5 @@
 /**
- * Where topic creation and deletion go when the broker is not alone: in cluster mode the cluster's
+ * Where topic creation, deletion, growth and replica moves go when the broker is not alone: in cluster mode the cluster's
  * metadata (src/cluster/metadata-topics.ts) decides, not the local topic store. The replication
  * factor travels as the pseudo-config `replication.factor` (the native CreateTopic request and the
  * HTTP API carry configs; Kafka's CreateTopics field is mapped to it), so no request changes shape.
@@ -17,6 +17,17 @@ export interface TopicAdmin {
     replicationFactor: number | null,
   ): Promise<void>;
   deleteTopic(name: string): Promise<void>;
+  /** Grows the topic to `partitions` in all; the new partitions' replicas go over the live brokers. */
+  addPartitions(name: string, partitions: number): Promise<void>;
+  /** Moves each partition to its new replica list (docs/cluster.md, "Reassignment"); answers once it began. */
+  reassignPartitions(moves: readonly PartitionMove[]): Promise<void>;
+}
+
+/** One partition's new replicas, the preferred leader first. */
+export interface PartitionMove {
+  readonly topic: string;
+  readonly partition: number;
+  readonly replicas: readonly number[];
 }
 
 /** Takes `replication.factor` out of `configs`: its value (1 to 1000), or null when absent. */

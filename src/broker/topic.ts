@@ -193,6 +193,25 @@ export class Topic {
     this.#logs.push(...added);
   }
 
+  /** Deletes partition `partition`'s data and opens an empty log in its place. */
+  async resetPartition(
+    partition: number,
+    store: TopicStore,
+    broker: BrokerConfig,
+    logger: Logger,
+  ): Promise<void> {
+    await this.partition(partition).delete();
+    const [fresh] = await openLogs(
+      store,
+      this.name,
+      partition,
+      partition + 1,
+      logConfigFor(this.#config, broker),
+      logger,
+    );
+    this.#logs[partition] = fresh!;
+  }
+
   /**
    * Wakes everything waiting on the topic with `reason`, then flushes and closes every log. All logs
    * are closed even if one fails; the first failure is rethrown afterwards.

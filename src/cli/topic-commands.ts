@@ -1,15 +1,17 @@
 /**
- * `conch topic create|delete|list|describe|alter`: topic administration (alter adds partitions and
- * changes configs). Data (names, descriptions) goes to stdout; the confirmation of a change goes to
+ * `conch topic create|delete|list|describe|alter|reassign`: topic administration (alter adds
+ * partitions and changes configs; reassign moves partitions between brokers in cluster mode). Data (names, descriptions) goes to stdout; the confirmation of a change goes to
  * stderr, so scripts can rely on stdout.
  */
 import { type Command, Option } from "commander";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import type { PartitionDescription } from "../protocol/describe-topic.js";
+import type { PartitionReassignment } from "../protocol/reassign-partitions.js";
 import { withBroker } from "./client-options.js";
 import { withClient } from "./client-session.js";
 import { collectConfig, integerParser } from "./options.js";
 import { printLine, printStatus } from "./output.js";
+import { parseReplicaList, readReassignPlan } from "./reassign-plan.js";
 import { table } from "./table.js";
 import { UsageError } from "./usage-error.js";
 
@@ -143,6 +145,46 @@ export function registerTopicCommands(program: Command): void {
           printStatus(`altered topic ${name}: ${Object.keys(configs).join(", ")}`);
         }
       });
+    },
+  );
+  withBroker(
+    topic
+      .command("reassign")
+      .description("move partitions to other brokers (cluster mode)")
+      .argument("[topic]")
+      .addOption(new Option("--partition <p>", "the partition to move").argParser(integerParser(0, 9_999)))
+      .option(
+        "--replicas <ids>",
+        "its new replicas, broker ids separated by commas, the preferred leader first",
+      )
+      .option("--plan <file>", 'a JSON plan: {"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}')
+      .addHelpText(
+        "after",
+        "\nThe new replicas copy the partition while producers and consumers keep running; once they are\n" +
+          "in sync the old ones are dropped (their data deleted), and the first replica leads.\n\n" +
+          "Examples:\n  conch topic reassign orders --partition 0 --replicas 4,2,3\n" +
+          "  conch topic reassign --plan moves.json",
+      ),
+  ).action(
+    async (
+      name: string | undefined,
+      o: BrokerFlags & { partition?: number; replicas?: string; plan?: string },
+    ) => {
+      let moves: PartitionReassignment[];
+      if (o.plan !== undefined) {
+        if (name !== undefined || o.partition !== undefined || o.replicas !== undefined)
+          throw new UsageError("--plan goes alone: the plan names the topics, partitions and replicas");
+        moves = await readReassignPlan(o.plan);
+      } else {
+        if (name === undefined || o.partition === undefined || o.replicas === undefined)
+          throw new UsageError(
+            "topic reassign needs <topic> --partition <p> --replicas <ids>, or --plan <file>",
+          );
+        moves = [{ topic: name, partition: o.partition, replicas: parseReplicaList(o.replicas) }];
+      }
+      await withClient(o, (c) => c.admin().reassignPartitions(moves));
+      for (const m of moves)
+        printStatus(`reassigning ${m.topic}/${m.partition} to brokers ${m.replicas.join(",")}`);
     },
   );
 }

@@ -24,6 +24,11 @@ import {
 } from "../protocol/describe-topic-v2.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { decodeListTopicsResponse, encodeListTopicsRequest } from "../protocol/list-topics.js";
+import {
+  decodeReassignPartitionsResponse,
+  encodeReassignPartitionsRequest,
+  type PartitionReassignment,
+} from "../protocol/reassign-partitions.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import type { StartPosition } from "./partition-fetcher.js";
 
@@ -106,6 +111,20 @@ export class Admin {
       encodeCreatePartitionsRequest,
       { topic, partitions },
       decodeCreatePartitionsResponse,
+      call,
+    );
+  }
+
+  /**
+   * Cluster mode: moves each partition to its new replica list, the preferred leader first
+   * (docs/cluster.md, "Reassignment"). Resolves once the moves are recorded; the new replicas then
+   * catch up, join the ISR and the old ones are dropped while producers and consumers keep running.
+   */
+  async reassignPartitions(moves: PartitionReassignment[], call: AdminCallOptions = {}): Promise<void> {
+    await this.#manager.request(
+      encodeReassignPartitionsRequest,
+      { moves },
+      decodeReassignPartitionsResponse,
       call,
     );
   }

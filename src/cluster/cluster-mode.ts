@@ -16,6 +16,9 @@ import { OffsetsPlacement } from "./offsets-placement.js";
 import { ReplicaManager } from "./replica-manager.js";
 import type { ReplicaControl } from "./roles.js";
 
+/** How long a stopping broker waits for the controller to move its leaderships before it goes anyway. */
+export const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 10_000;
+
 export interface ClusterModeOptions {
   readonly broker: Broker;
   readonly logger: Logger;
@@ -79,6 +82,13 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
   return {
     node,
     async close() {
+      // Controlled shutdown first: leaderships move while this broker still answers NOT_LEADER.
+      const done = await node.shutDown(CONTROLLED_SHUTDOWN_TIMEOUT_MS).catch((err: unknown) => {
+        logger.warn({ err }, "controlled shutdown failed");
+        return false;
+      });
+      if (!done) logger.warn("controlled shutdown: leaderships not all moved in time; leaving anyway");
+      else logger.info("controlled shutdown: leaderships moved");
       await node.close();
       // Before the broker closes (the runner closes it after this), so no fetcher writes to a closed log.
       await hosted?.close();

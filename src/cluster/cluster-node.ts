@@ -91,6 +91,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
     await this.#register();
     const snapshot = await this.store.getPrefix(this.keys.root);
     this.cache.load(snapshot.entries, snapshot.revision);
+    this.#dropStrays();
     this.#watch = await this.store.watchPrefix(this.keys.root, snapshot.revision + 1, {
       events: (events) => this.cache.apply(events),
       failed: (err) => this.#o.log.warn(`cluster metadata watch failed: ${err.message}`),
@@ -154,6 +155,40 @@ export class ClusterNode implements ClusterView, MetadataListener {
       modRevision = fresh.modRevision;
     }
     return false;
+  }
+
+  leaving(brokerId: number): boolean {
+    return this.cache.brokers.get(brokerId)?.shuttingDown === true;
+  }
+
+  /**
+   * Controlled shutdown: marks this broker's record `shuttingDown` (under its lease), so the
+   * controller hands its leaderships to other in-sync replicas and takes it out of the ISRs, and
+   * waits until its view shows that done (or `timeoutMs` passes; false then). The broker serves all
+   * the while, answering NOT_LEADER for what it no longer leads, so clients move on at once rather
+   * than after a lease's TTL. A partition whose ISR has no other live member stays led here.
+   */
+  async shutDown(timeoutMs: number): Promise<boolean> {
+    const session = this.#session;
+    if (session === null || this.#fenced || this.#closed) return false;
+    const key = this.keys.broker(this.brokerId);
+    const value = encodeBrokerRecord({ ...this.#o.self, shuttingDown: true });
+    await this.store.txn([], [{ type: "put", key, value, leased: session }]);
+    return this.cache.waitFor(() => this.#handedOver(), timeoutMs);
+  }
+
+  /** Nothing left that the controller could move off this broker. */
+  #handedOver(): boolean {
+    const self = this.brokerId;
+    const leadable = (id: number): boolean => id !== self && this.cache.canLead(id);
+    if (this.cache.brokers.get(self)?.shuttingDown !== true) return false;
+    for (const byPartition of this.cache.partitions.values()) {
+      for (const { value: r } of byPartition.values()) {
+        if (r.leaderId === self && r.isr.some(leadable)) return false;
+        if (r.leaderId !== self && leadable(r.leaderId) && r.isr.includes(self)) return false;
+      }
+    }
+    return true;
   }
 
   /** Revokes the lease (this broker's keys go at once) and stops watching. */
@@ -416,6 +451,24 @@ export class ClusterNode implements ClusterView, MetadataListener {
     // Every change is applied (the ISR is part of the role); the same epoch again is a no-op there.
     this.#hosted.add(id);
     this.#chain(id, () => this.#o.replicas.applyRole(record));
+  }
+
+  /**
+   * Replicas moved off this broker while it was down: the cluster's record of the partition no
+   * longer names it, but its data is still on disk. Dropped like any replica reassigned away
+   * (Kafka deletes such stray logs at start-up too). A topic the cluster does not know is left
+   * alone: its data may predate the cluster (a single-node broker that joined one).
+   */
+  #dropStrays(): void {
+    for (const { topic, partition } of this.#o.replicas.localPartitions?.() ?? []) {
+      const record = this.cache.partition(topic, partition)?.value;
+      if (record === undefined || record.replicas.includes(this.brokerId)) continue;
+      this.#o.log.info(
+        `${topic}/${partition} was moved off this broker while it was down: removing its data`,
+      );
+      this.#hosted.add(`${topic}/${partition}`);
+      this.#drop(topic, partition);
+    }
   }
 
   #drop(topic: string, partition: number): void {

@@ -1,8 +1,9 @@
 /**
  * The controller's decisions as pure functions of the metadata (docs/cluster.md): where a new
- * topic's replicas go, a new partition's first record, and the record after a leader's broker
- * dies or an offline partition's in-sync replica returns. Unclean election is off: only an ISR
- * member ever leads, so no acknowledged write is lost by a failover.
+ * topic's replicas go, a new partition's first record, the record after a leader's broker dies,
+ * begins a controlled shutdown or an offline partition's in-sync replica returns, the steps of a
+ * reassignment, and the return of a preferred leader. Unclean election is off: only an ISR member
+ * ever leads, so no acknowledged write is lost by a failover or a move.
  */
 import type { PartitionRecord } from "./metadata-records.js";
 
@@ -51,22 +52,23 @@ export function initialRecord(replicas: readonly number[], live: Live, controlle
  * The record a partition needs now, or null when it is fine: a leader on a dead broker goes to the
  * first live ISR member with epoch + 1 and the dead leader out of the ISR; with no live ISR member
  * the partition goes offline (leader -1, epoch + 1 to fence the old leader) and keeps its last ISR,
- * whose first member to return leads it again. Under a live leader, followers whose brokers died
- * leave the ISR (same leader and epoch), as Kafka's controller does on a broker's death: acks
- * "all" would otherwise wait for a dead follower until the leader's lag check drops it (10 s), and
- * a later election could pick a broker that is not fetching. A returning broker joins again
- * through its leader once it has caught up.
+ * whose first member to return leads it again. A leader that is shutting down (alive, but not
+ * `leadable`) hands over to the first leadable ISR member the same way, or keeps leading while
+ * there is none.
  */
-export function electLeader(record: PartitionRecord, live: Live, controllerEpoch: number): Decided | null {
-  if (record.leaderId !== -1 && live(record.leaderId)) {
-    if (record.isr.every(live)) return null;
-    return { ...fields(record), isr: record.isr.filter(live), controllerEpoch };
-  }
+export function electLeader(
+  record: PartitionRecord,
+  live: Live,
+  controllerEpoch: number,
+  leadable: Live = live,
+): Decided | null {
+  if (record.leaderId !== -1 && leadable(record.leaderId)) return null;
+  const leaderGone = record.leaderId === -1 || !live(record.leaderId);
   const upIsr = record.isr.filter(live);
-  const next = upIsr[0];
+  const next = upIsr.find(leadable);
   if (next === undefined) {
-    // Already offline: nothing to do until an ISR member returns.
-    if (record.leaderId === -1) return null;
+    // Already offline, or a leader shutting down with no one to take over: nothing to do yet.
+    if (!leaderGone || record.leaderId === -1) return null;
     return { ...fields(record), leaderId: -1, leaderEpoch: record.leaderEpoch + 1, controllerEpoch };
   }
   return {
@@ -78,6 +80,78 @@ export function electLeader(record: PartitionRecord, live: Live, controllerEpoch
   };
 }
 
+/**
+ * Followers whose brokers died or are shutting down leave the ISR (same leader and epoch), as
+ * Kafka's controller does on a broker's death: acks "all" would otherwise wait for such a follower
+ * until the leader's lag check drops it (10 s), and a later election could pick a broker that is not
+ * fetching. A returning broker joins again through its leader once it has caught up. Null when none is in the ISR, or
+ * while the leader itself still has to hand over (electLeader first).
+ */
+export function withoutLeaving(
+  record: PartitionRecord,
+  leadable: Live,
+  controllerEpoch: number,
+): Decided | null {
+  if (record.leaderId === -1 || !leadable(record.leaderId)) return null;
+  const isr = record.isr.filter((id) => id === record.leaderId || leadable(id));
+  if (isr.length === record.isr.length) return null;
+  return { ...fields(record), isr, controllerEpoch };
+}
+
+/**
+ * The next step of moving a partition to `target` (the topic record's assignment), Kafka's way:
+ * first the replicas become old + new (the new ones follow, outside the ISR, until they catch up
+ * and the leader adds them); once every target replica is in the ISR, the old ones are dropped and,
+ * if the leader was one of them, the first in-sync target replica leads with epoch + 1. Null when
+ * there is nothing to do now (no move, a move still catching up, or no leader to copy from).
+ */
+export function reassignStep(
+  record: PartitionRecord,
+  target: readonly number[],
+  leadable: Live,
+  controllerEpoch: number,
+): Decided | null {
+  if (record.leaderId === -1) return null;
+  const moving = record.targetReplicas;
+  if (moving === undefined && sameList(record.replicas, target)) return null;
+  if (moving === undefined || !sameList(moving, target)) {
+    // Begin (or redirect a move under way): every replica there now stays until the target is in sync.
+    const replicas = [...target, ...record.replicas.filter((id) => !target.includes(id))];
+    return { ...fields(record), replicas, targetReplicas: [...target], controllerEpoch };
+  }
+  if (!target.every((id) => record.isr.includes(id))) return null;
+  const isr = record.isr.filter((id) => target.includes(id));
+  const stays = target.includes(record.leaderId) && leadable(record.leaderId);
+  const leaderId = stays ? record.leaderId : isr.find(leadable);
+  if (leaderId === undefined) return null;
+  return {
+    leaderId,
+    leaderEpoch: stays ? record.leaderEpoch : record.leaderEpoch + 1,
+    replicas: [...target],
+    isr,
+    controllerEpoch,
+  };
+}
+
+/**
+ * The preferred leader (the first replica) back in the lead once it is in the ISR and able to
+ * lead, with epoch + 1; null when it already leads, is out of the ISR or a move is under way.
+ */
+export function preferredLeader(
+  record: PartitionRecord,
+  leadable: Live,
+  controllerEpoch: number,
+): Decided | null {
+  const preferred = record.replicas[0];
+  if (record.targetReplicas !== undefined || preferred === undefined || record.leaderId === -1) return null;
+  if (preferred === record.leaderId || !record.isr.includes(preferred) || !leadable(preferred)) return null;
+  return { ...fields(record), leaderId: preferred, leaderEpoch: record.leaderEpoch + 1, controllerEpoch };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => b[i] === id);
+}
+
 function fields(r: PartitionRecord): Decided {
   return {
     leaderId: r.leaderId,
@@ -85,5 +159,6 @@ function fields(r: PartitionRecord): Decided {
     replicas: r.replicas,
     isr: r.isr,
     controllerEpoch: r.controllerEpoch,
+    ...(r.targetReplicas === undefined ? {} : { targetReplicas: r.targetReplicas }),
   };
 }

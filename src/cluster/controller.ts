@@ -9,7 +9,13 @@
  * mod_revision: a deposed controller changes nothing.
  */
 
-import { electLeader, initialRecord } from "./controller-decisions.js";
+import {
+  electLeader,
+  initialRecord,
+  preferredLeader,
+  reassignStep,
+  withoutLeaving,
+} from "./controller-decisions.js";
 import type { MetaCompare, MetaOp, MetaStore } from "./etcd/meta-store.js";
 import type { MetadataCache } from "./metadata-cache.js";
 import type { MetadataKeys } from "./metadata-keys.js";
@@ -17,6 +23,12 @@ import { encodePartitionRecord } from "./metadata-records.js";
 
 /** Partition records per txn: etcd allows 128 operations (--max-txn-ops), one compare is the epoch. */
 export const RECORDS_PER_TXN = 100;
+
+/**
+ * How long a preferred leader must be back in the ISR before it leads again (Kafka checks every
+ * 300 s; a returning broker here is usually a restart, and a short wait lets it settle first).
+ */
+export const DEFAULT_PREFERRED_LEADER_DELAY_MS = 3_000;
 
 export interface ControllerLog {
   info(msg: string): void;
@@ -43,12 +55,26 @@ export class Controller {
   readonly deposed: Promise<void>;
   #markDeposed!: () => void;
 
-  constructor(epoch: number, store: MetaStore, cache: MetadataCache, keys: MetadataKeys, log: ControllerLog) {
+  readonly #preferredDelayMs: number;
+  /** Partitions ("topic/p") whose preferred leader could lead again, since when (performance.now()). */
+  #imbalanced = new Map<string, number>();
+  #wakeTimer: NodeJS.Timeout | null = null;
+  #wakeAt = Number.POSITIVE_INFINITY;
+
+  constructor(
+    epoch: number,
+    store: MetaStore,
+    cache: MetadataCache,
+    keys: MetadataKeys,
+    log: ControllerLog,
+    preferredDelayMs = DEFAULT_PREFERRED_LEADER_DELAY_MS,
+  ) {
     this.epoch = epoch;
     this.#store = store;
     this.#cache = cache;
     this.#keys = keys;
     this.#log = log;
+    this.#preferredDelayMs = preferredDelayMs;
     this.deposed = new Promise((resolve) => {
       this.#markDeposed = resolve;
     });
@@ -73,6 +99,8 @@ export class Controller {
   /** Stops deciding; a pass under way finishes its current txn. */
   stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#wakeTimer !== null) clearTimeout(this.#wakeTimer);
+    this.#wakeTimer = null;
     return this.#running ?? Promise.resolve();
   }
 
@@ -94,7 +122,12 @@ export class Controller {
   #decide(): Change[] {
     const cache = this.#cache;
     const live = (id: number): boolean => cache.brokers.has(id);
+    // A broker in a controlled shutdown is alive (it still serves) but takes no leadership.
+    const leadable = (id: number): boolean => cache.canLead(id);
     const epochGuard = this.epoch;
+    const now = performance.now();
+    const imbalanced = new Map<string, number>();
+    let wakeAt = Number.POSITIVE_INFINITY;
     const changes: Change[] = [];
     for (const [name, { value: topic }] of cache.topics) {
       const existing = cache.partitions.get(name);
@@ -118,8 +151,23 @@ export class Controller {
         });
         continue;
       }
+      const assignment = cache.topics.get(name)?.value.assignment;
       for (const { value: record, modRevision } of byPartition.values()) {
-        const next = electLeader(record, live, epochGuard);
+        const target = assignment?.[record.partition];
+        let next =
+          electLeader(record, live, epochGuard, leadable) ??
+          withoutLeaving(record, leadable, epochGuard) ??
+          (target === undefined ? null : reassignStep(record, target, leadable, epochGuard));
+        const preferred = next === null ? preferredLeader(record, leadable, epochGuard) : null;
+        if (preferred !== null) {
+          // Moved back only after it has been in sync for a while (a restarted broker settles first);
+          // the clock is kept until the move is seen, in case this pass's write has to be redone.
+          const id = `${name}/${record.partition}`;
+          const since = this.#imbalanced.get(id) ?? now;
+          imbalanced.set(id, since);
+          if (now - since >= this.#preferredDelayMs) next = preferred;
+          else wakeAt = Math.min(wakeAt, since + this.#preferredDelayMs);
+        }
         if (next === null) continue;
         const key = this.#keys.partition(name, record.partition);
         changes.push({
@@ -129,7 +177,27 @@ export class Controller {
         });
       }
     }
+    this.#imbalanced = imbalanced;
+    this.#wakeUpAt(wakeAt);
     return changes;
+  }
+
+  /** One timer for every waiting preferred leader: a pass when the earliest is due. */
+  #wakeUpAt(at: number): void {
+    if (at >= this.#wakeAt && this.#wakeTimer !== null) return;
+    if (this.#wakeTimer !== null) clearTimeout(this.#wakeTimer);
+    this.#wakeTimer = null;
+    this.#wakeAt = at;
+    if (at === Number.POSITIVE_INFINITY || this.#stopped) return;
+    this.#wakeTimer = setTimeout(
+      () => {
+        this.#wakeTimer = null;
+        this.#wakeAt = Number.POSITIVE_INFINITY;
+        this.reconcile();
+      },
+      Math.max(0, at - performance.now()) + 1,
+    );
+    this.#wakeTimer.unref();
   }
 
   /** False when deposed. A failed compare on a record just means another pass. */

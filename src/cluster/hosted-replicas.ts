@@ -1,7 +1,8 @@
 /**
  * The ReplicaControl a cluster-mode broker hands its ClusterNode: before a partition's first role
  * reaches the ReplicaManager, the topic's local logs are made from the cluster's topic record
- * (partition count and configs), since a replica's logs exist only because the cluster says so.
+ * (partition count and configs), since a replica's logs exist only because the cluster says so;
+ * a partition dropped from this broker (reassigned away, or its topic deleted) loses its data.
  * They are made through Broker.hostReplicaTopic: topicAdmin would ask the cluster to create the
  * topic again.
  *
@@ -11,6 +12,7 @@
 import type { Broker } from "../broker/broker.js";
 import { OFFSETS_TOPIC } from "../broker/offset-store.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { isInternalTopicName } from "../format/topic-name.js";
 import type { MetadataCache } from "./metadata-cache.js";
 import type { ReplicaManager } from "./replica-manager.js";
 import type { PartitionRole, ReplicaControl } from "./roles.js";
@@ -51,9 +53,20 @@ export class HostedReplicas implements ReplicaControl {
     else this.#broker.groups.offsetsLeaderLost(role.partition);
   }
 
+  /** The replica is no longer this broker's: it stops, and its data goes (as Kafka deletes the log). */
   async dropPartition(topic: string, partition: number): Promise<void> {
     if (topic === OFFSETS_TOPIC) this.#broker.groups.offsetsLeaderLost(partition);
     await this.#attached().dropPartition(topic, partition);
+    await this.#broker.discardReplica(topic, partition);
+  }
+
+  localPartitions(): Array<{ topic: string; partition: number }> {
+    const out: Array<{ topic: string; partition: number }> = [];
+    this.#broker.forEachPartition((topic, partition, log) => {
+      if (!isInternalTopicName(topic) && log.logEndOffset > log.logStartOffset)
+        out.push({ topic, partition });
+    });
+    return out;
   }
 
   fence(): void {

@@ -65,6 +65,12 @@ export class MetadataCache {
     this.#listeners.push(listener);
   }
 
+  /** Registered and not in a controlled shutdown: a broker that may take a leadership. */
+  canLead(brokerId: number): boolean {
+    const broker = this.brokers.get(brokerId);
+    return broker !== undefined && broker.shuttingDown !== true;
+  }
+
   partition(topic: string, partition: number): Versioned<PartitionRecord> | undefined {
     return this.partitions.get(topic)?.get(partition);
   }

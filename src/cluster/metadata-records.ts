@@ -10,6 +10,11 @@ export interface BrokerRecord extends BrokerEndpoint {
   readonly kafkaPort: number;
   /** The host Kafka clients are told to connect to. */
   readonly kafkaHost: string;
+  /**
+   * Set by the broker when it begins a controlled shutdown: the controller moves its leaderships
+   * to other in-sync replicas and takes it out of the ISRs before it goes.
+   */
+  readonly shuttingDown?: boolean;
 }
 
 export interface TopicRecord {
@@ -26,6 +31,11 @@ export interface TopicRecord {
 export interface PartitionRecord extends PartitionRole {
   /** The epoch of the controller that last elected its leader. */
   readonly controllerEpoch: number;
+  /**
+   * While a reassignment runs: the replicas the partition moves to. `replicas` is then the old
+   * and the new together, and the old ones go once every new one is in the ISR.
+   */
+  readonly targetReplicas?: readonly number[];
 }
 
 const MAX_BROKER_ID = 2 ** 31 - 1;
@@ -71,11 +81,18 @@ export function parseBrokerRecord(id: number, text: string): BrokerRecord {
     port: int(o, "port", 1, 65535),
     kafkaHost: str(o, "kafkaHost"),
     kafkaPort: int(o, "kafkaPort", 0, 65535),
+    ...(o.shuttingDown === true ? { shuttingDown: true } : {}),
   };
 }
 
 export function encodeBrokerRecord(r: BrokerRecord): string {
-  return JSON.stringify({ host: r.host, port: r.port, kafkaHost: r.kafkaHost, kafkaPort: r.kafkaPort });
+  return JSON.stringify({
+    host: r.host,
+    port: r.port,
+    kafkaHost: r.kafkaHost,
+    kafkaPort: r.kafkaPort,
+    ...(r.shuttingDown === true ? { shuttingDown: true } : {}),
+  });
 }
 
 export function parseControllerRecord(text: string): number {
@@ -101,10 +118,11 @@ export function parseTopicRecord(name: string, text: string): TopicRecord {
   if (!Array.isArray(assignment) || assignment.length !== partitions) {
     throw new Error("assignment: expected one replica list per partition");
   }
+  // A reassignment may change a partition's replica count: each list needs one distinct replica at least.
   const lists = assignment.map((a, p) => {
     const replicas = brokerIds({ a }, "a");
-    if (replicas.length !== replicationFactor)
-      throw new Error(`assignment ${p}: expected ${replicationFactor} replicas`);
+    if (replicas.length === 0 || new Set(replicas).size !== replicas.length)
+      throw new Error(`assignment ${p}: expected distinct replicas, one at least`);
     return replicas;
   });
   return {
@@ -137,6 +155,7 @@ export function parsePartitionRecord(topic: string, partition: number, text: str
     replicas: brokerIds(o, "replicas"),
     isr: brokerIds(o, "isr"),
     controllerEpoch: int(o, "controllerEpoch", 0, Number.MAX_SAFE_INTEGER),
+    ...(o.targetReplicas === undefined ? {} : { targetReplicas: brokerIds(o, "targetReplicas") }),
   };
 }
 
@@ -147,5 +166,6 @@ export function encodePartitionRecord(r: Omit<PartitionRecord, "topic" | "partit
     replicas: r.replicas,
     isr: r.isr,
     controllerEpoch: r.controllerEpoch,
+    ...(r.targetReplicas === undefined ? {} : { targetReplicas: r.targetReplicas }),
   });
 }

@@ -107,6 +107,17 @@ export class ReplicaLeader {
     this.updateHighWatermark();
   }
 
+  /**
+   * The replica set changed within the epoch (a reassignment added or dropped replicas): new
+   * followers start unknown and outside the ISR, dropped ones are forgotten.
+   */
+  setReplicas(replicas: readonly number[], now: number): void {
+    for (const id of replicas)
+      if (id !== this.#self && !this.#followers.has(id))
+        this.#followers.set(id, { leo: -1, caughtUpAt: now });
+    for (const id of [...this.#followers.keys()]) if (!replicas.includes(id)) this.#followers.delete(id);
+  }
+
   /** The ISR with `replicaId` added. */
   grownIsr(replicaId: number): number[] {
     return [...this.#isr, replicaId].sort((a, b) => a - b);

@@ -95,6 +95,8 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
       !stopped
     ) {
       // The same epoch again, perhaps with the ISR the controller changed (a broker that died).
+      if (current.kind === "leader" && !sameMembers(current.leader.role.replicas, role.replicas))
+        current.leader.setReplicas(role.replicas, performance.now());
       if (current.kind === "leader" && !sameMembers(current.leader.isr, role.isr))
         current.leader.settled(role.isr);
       current.role = role;
@@ -240,7 +242,9 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
         "high watermark moves in this epoch",
       );
     }
-    if (joining !== null) this.#propose(leader, leader.grownIsr(joining));
+    // A broker in a controlled shutdown was taken out of the ISR on purpose: it does not rejoin.
+    if (joining !== null && this.#view.leaving?.(joining) !== true)
+      this.#propose(leader, leader.grownIsr(joining));
   }
 
   /** What this broker holds of a partition now, for tests and metrics. */
@@ -302,8 +306,11 @@ export class ReplicaManager implements ReplicaControl, PartitionReplication {
 
   #stopHosted(hosted: Hosted | undefined): void {
     if (hosted === undefined) return;
-    if (hosted.kind === "leader") hosted.leader.stop();
-    else if (hosted.kind === "follower") hosted.fetcher?.stop();
+    if (hosted.kind === "leader") {
+      hosted.leader.stop();
+      // Produces waiting for acks "all" answer NOT_LEADER now, and their clients retry at the new leader.
+      hosted.leader.log.wakeWaiters();
+    } else if (hosted.kind === "follower") hosted.fetcher?.stop();
   }
 }
 

@@ -20,6 +20,11 @@ export interface ReplicaControl {
   applyRole(role: PartitionRole): Promise<void>;
   /** The partition is no longer hosted here (deleted or reassigned away). */
   dropPartition(topic: string, partition: number): Promise<void>;
+  /**
+   * Partitions with data in this broker's local logs (internal topics aside), so that at start a
+   * replica moved off it while it was down can be found and dropped.
+   */
+  localPartitions?(): Array<{ topic: string; partition: number }>;
   /** The broker's lease deadline passed: stop acknowledging anything as leader at once, everywhere. */
   fence(): void;
   /**
@@ -42,4 +47,6 @@ export interface ClusterView {
   leaseHeld(): boolean;
   /** CAS the ISR of (topic, partition) in etcd, guarded by leaderEpoch; false when the epoch moved (then step down). */
   proposeIsr(topic: string, partition: number, leaderEpoch: number, isr: readonly number[]): Promise<boolean>;
+  /** Whether the broker is in a controlled shutdown (it is not to join an ISR again). */
+  leaving?(brokerId: number): boolean;
 }

@@ -64,6 +64,8 @@ export const ErrorCode = {
   // 60-69: cluster metadata (docs/cluster.md).
   /** A replication factor below 1, or above the number of live brokers (1 on a single-node broker). */
   INVALID_REPLICATION_FACTOR: 60,
+  /** A replica list that names a broker twice, no broker, or a broker that is not registered. */
+  INVALID_REPLICA_ASSIGNMENT: 61,
 
   // 70-79: idempotent producers (docs/protocol.md).
   /** A batch's sequence number is not the one after the producer's last stored batch. */

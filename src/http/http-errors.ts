@@ -9,6 +9,8 @@ const STATUS_BY_CODE = new Map<number, number>([
   [ErrorCode.INVALID_REQUEST, 400],
   [ErrorCode.INVALID_TOPIC_NAME, 400],
   [ErrorCode.INVALID_PARTITIONS, 400],
+  [ErrorCode.INVALID_REPLICATION_FACTOR, 400],
+  [ErrorCode.INVALID_REPLICA_ASSIGNMENT, 400],
   [ErrorCode.INVALID_CONFIG, 400],
   [ErrorCode.INVALID_GROUP, 400],
   [ErrorCode.OFFSET_OUT_OF_RANGE, 400],

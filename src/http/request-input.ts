@@ -85,6 +85,22 @@ export function integerField(body: Record<string, unknown>, name: string, min: n
   return v;
 }
 
+/** A list of broker ids (at most 1000), as a reassignment's replicas. */
+export function brokerIdsField(body: Record<string, unknown>, name: string): number[] {
+  const v = body[name];
+  if (
+    !Array.isArray(v) ||
+    v.length === 0 ||
+    v.length > 1000 ||
+    !v.every((id) => typeof id === "number" && Number.isSafeInteger(id) && id >= 0 && id <= 2 ** 31 - 1)
+  ) {
+    throw badRequest(
+      `"${name}" must be a list of broker ids, got ${JSON.stringify(v)?.slice(0, 100) ?? "nothing"}`,
+    );
+  }
+  return v as number[];
+}
+
 export function stringField(body: Record<string, unknown>, name: string): string {
   const v = body[name];
   if (typeof v !== "string" || v.length === 0) {

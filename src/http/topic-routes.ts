@@ -1,10 +1,20 @@
-/** /api/v1/topics: list, create, describe, delete, alter configs, add partitions, browse messages. */
+/**
+ * /api/v1/topics: list, create, describe, delete, alter configs, add partitions, reassign a
+ * partition's replicas (cluster mode), browse messages.
+ */
 import type { Broker } from "../broker/broker.js";
 import { MAX_PARTITIONS } from "../broker/topic-store.js";
 import type { HttpContext } from "./http-context.js";
 import { badRequest } from "./http-errors.js";
 import { browse, MAX_MESSAGES } from "./message-browser.js";
-import { configsField, integerField, integerParam, readJsonObject, stringField } from "./request-input.js";
+import {
+  brokerIdsField,
+  configsField,
+  integerField,
+  integerParam,
+  readJsonObject,
+  stringField,
+} from "./request-input.js";
 import type { Route } from "./router.js";
 
 const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
@@ -122,6 +132,19 @@ export function topicRoutes(context: HttpContext): Route[] {
         const body = await readJsonObject(req);
         await b().addPartitions(params.topic!, integerField(body, "partitions", 1, MAX_PARTITIONS));
         return { status: 200, body: topicDetail(b(), params.topic!) };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/v1/topics/:topic/partitions/:partition/reassign",
+      access: { operation: "alter", type: "topic", param: "topic" },
+      handler: async ({ req, params }) => {
+        const body = await readJsonObject(req);
+        const partition = integerParam("partition", params.partition, 0, MAX_PARTITIONS - 1);
+        const replicas = brokerIdsField(body, "replicas");
+        await b().reassignPartitions([{ topic: params.topic!, partition, replicas }]);
+        // Accepted: the move is recorded and runs on (docs/cluster.md, "Reassignment").
+        return { status: 202, body: { topic: params.topic!, partition, replicas } };
       },
     },
     {

@@ -26,6 +26,8 @@ export const ApiKey = {
 
   // Cluster mode (docs/cluster.md): brokers, and each partition's leader, epoch, replicas and ISR.
   METADATA: 16,
+  /** Moves partitions to new replica lists (cluster mode). */
+  REASSIGN_PARTITIONS: 17,
   /** An idempotent producer's id (docs/protocol.md). */
   INIT_PRODUCER_ID: 15,
   // Consumer groups (docs/groups.md).
@@ -76,6 +78,7 @@ export const API_VERSION: Readonly<Record<ApiKeyNumber, number>> = {
   [ApiKey.REPLICA_FETCH]: 1,
 
   [ApiKey.METADATA]: 1,
+  [ApiKey.REASSIGN_PARTITIONS]: 1,
   [ApiKey.INIT_PRODUCER_ID]: 1,
   [ApiKey.JOIN_GROUP]: 1,
   [ApiKey.HEARTBEAT]: 1,

@@ -1,4 +1,4 @@
-/** Topic administration: create, delete, alter, add partitions, list, describe. */
+/** Topic administration: create, delete, alter, add partitions, reassign, list, describe. */
 import { decodeAlterTopicRequest } from "../protocol/alter-topic.js";
 import { DESCRIBE_TOPIC_QUARANTINE_VERSION } from "../protocol/api.js";
 import { decodeCreatePartitionsRequest } from "../protocol/create-partitions.js";
@@ -9,6 +9,7 @@ import { encodeDescribeTopicResponseV2 } from "../protocol/describe-topic-v2.js"
 import { encodeEmptyResponse } from "../protocol/empty-response.js";
 import { requestApiVersion } from "../protocol/frame.js";
 import { decodeListTopicsRequest, encodeListTopicsResponse } from "../protocol/list-topics.js";
+import { decodeReassignPartitionsRequest } from "../protocol/reassign-partitions.js";
 import { allowed, authorize, authorizeCreateTopic } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
 
@@ -36,6 +37,16 @@ export function createPartitions(ctx: RequestContext, frame: Buffer, correlation
   const req = decodeCreatePartitionsRequest(frame);
   authorize(ctx, "alter", "topic", req.topic);
   return ctx.broker.addPartitions(req.topic, req.partitions).then(() => encodeEmptyResponse(correlationId));
+}
+
+export function reassignPartitions(
+  ctx: RequestContext,
+  frame: Buffer,
+  correlationId: number,
+): Promise<Reply> {
+  const req = decodeReassignPartitionsRequest(frame);
+  for (const m of req.moves) authorize(ctx, "alter", "topic", m.topic);
+  return ctx.broker.reassignPartitions(req.moves).then(() => encodeEmptyResponse(correlationId));
 }
 
 export function listTopics(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {

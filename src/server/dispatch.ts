@@ -17,6 +17,7 @@ import {
   deleteTopic,
   describeTopic,
   listTopics,
+  reassignPartitions,
 } from "./admin-handlers.js";
 import { fetch, initProducerId, listOffsets, produce } from "./data-handlers.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
@@ -57,6 +58,7 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.ALTER_TOPIC, alterTopic);
   add(ApiKey.FETCH_STREAM, fetchStream);
   add(ApiKey.CREATE_PARTITIONS, createPartitions);
+  add(ApiKey.REASSIGN_PARTITIONS, reassignPartitions);
   // Credit and cancel are read whole before they are acted on, and answered with nothing.
   table[ApiKey.STREAM_CREDIT] = {
     version: API_VERSION[ApiKey.STREAM_CREDIT],

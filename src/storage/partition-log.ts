@@ -616,6 +616,15 @@ export class PartitionLog {
     this.#waiters.unpark(waiter);
   }
 
+  /**
+   * Ends every parked wait now, before its deadline and whatever the high watermark (cluster mode:
+   * this broker stopped leading, so a produce waiting for its replicas is answered at once and the
+   * client retries at the new leader instead of waiting out its timeout).
+   */
+  wakeWaiters(): void {
+    this.#waiters.wakeAll();
+  }
+
   /** Waiters currently parked (waitForData and park). */
   get waitingReaders(): number {
     return this.#waiters.size;

@@ -1,7 +1,7 @@
 /**
  * A `conch broker` in cluster mode as a child process, for tests and the failover measurement:
  * ports picked by the broker (0) unless given, data under a temp directory, JSON log lines read for the ports,
- * SIGKILL to end it.
+ * SIGKILL to end it (SIGTERM for a planned stop).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -130,6 +130,12 @@ export class BrokerProcess {
 
   resume(): void {
     this.child.kill("SIGCONT");
+  }
+
+  /** SIGTERM (a planned stop: controlled shutdown); resolves once the process is gone. */
+  async terminate(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGTERM");
+    await this.exited;
   }
 
   async remove(): Promise<void> {

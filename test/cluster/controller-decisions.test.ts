@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { assignReplicas, electLeader, initialRecord } from "../../src/cluster/controller-decisions.js";
+import {
+  assignReplicas,
+  electLeader,
+  initialRecord,
+  preferredLeader,
+  reassignStep,
+  withoutLeaving,
+} from "../../src/cluster/controller-decisions.js";
 import type { PartitionRecord } from "../../src/cluster/metadata-records.js";
 
 test("assignment: distinct replicas per partition, preferred leaders spread evenly, replicas evenly", () => {
@@ -109,4 +116,83 @@ test("a new partition's record: the first live replica leads at epoch 0 with the
     },
   );
   assert.equal(initialRecord([3], () => false, 5).leaderId, -1);
+});
+
+test("reassignment: old + new replicas first, then the old ones go once the target is in sync; a leader leaving hands over at epoch + 1", () => {
+  const all = (): boolean => true;
+  const start = reassignStep(record(1, 4, [1, 2, 3], [1, 2, 3]), [4, 2, 3], all, 9);
+  assert.deepEqual(start, {
+    leaderId: 1,
+    leaderEpoch: 4,
+    replicas: [4, 2, 3, 1],
+    isr: [1, 2, 3],
+    controllerEpoch: 9,
+    targetReplicas: [4, 2, 3],
+  });
+  const moving = { ...record(1, 4, [4, 2, 3, 1], [1, 2, 3]), targetReplicas: [4, 2, 3] };
+  assert.equal(reassignStep(moving, [4, 2, 3], all, 9), null, "waits while broker 4 catches up");
+  const done = reassignStep({ ...moving, isr: [1, 2, 3, 4] }, [4, 2, 3], all, 9);
+  assert.deepEqual(done, {
+    leaderId: 2,
+    leaderEpoch: 5,
+    replicas: [4, 2, 3],
+    isr: [2, 3, 4],
+    controllerEpoch: 9,
+  });
+  // The leader stays when it is among the target: same epoch.
+  const kept = reassignStep({ ...moving, leaderId: 3, isr: [1, 2, 3, 4] }, [4, 2, 3], all, 9);
+  assert.equal(kept?.leaderId, 3);
+  assert.equal(kept?.leaderEpoch, 4);
+  // A new target while one runs redirects it; nothing happens without a leader or without a move.
+  assert.deepEqual(reassignStep(moving, [5, 2, 3], all, 9)?.replicas, [5, 2, 3, 4, 1]);
+  assert.equal(reassignStep({ ...moving, leaderId: -1 }, [4, 2, 3], all, 9), null);
+  assert.equal(reassignStep(record(1, 4, [1, 2, 3], [1, 2]), [1, 2, 3], all, 9), null);
+});
+
+test("preferred leader: back in the lead once in the ISR and able to lead, not during a move", () => {
+  const all = (): boolean => true;
+  assert.deepEqual(preferredLeader(record(2, 3, [1, 2, 3], [1, 2, 3]), all, 9), {
+    leaderId: 1,
+    leaderEpoch: 4,
+    replicas: [1, 2, 3],
+    isr: [1, 2, 3],
+    controllerEpoch: 9,
+  });
+  assert.equal(preferredLeader(record(2, 3, [1, 2, 3], [2, 3]), all, 9), null, "not in the ISR");
+  assert.equal(preferredLeader(record(1, 3, [1, 2, 3], [1, 2, 3]), all, 9), null, "already leads");
+  assert.equal(
+    preferredLeader(record(2, 3, [1, 2, 3], [1, 2, 3]), (id) => id !== 1, 9),
+    null,
+    "shutting down",
+  );
+  assert.equal(
+    preferredLeader({ ...record(2, 3, [1, 2, 3], [1, 2, 3]), targetReplicas: [1, 2, 3] }, all, 9),
+    null,
+  );
+});
+
+test("controlled shutdown: a leaving leader hands over to a leadable ISR member, leaving followers leave the ISR", () => {
+  const up = (): boolean => true;
+  const leadable = (id: number): boolean => id !== 1;
+  assert.deepEqual(electLeader(record(1, 2, [1, 2, 3], [1, 2, 3]), up, 9, leadable), {
+    leaderId: 2,
+    leaderEpoch: 3,
+    replicas: [1, 2, 3],
+    isr: [1, 2, 3],
+    controllerEpoch: 9,
+  });
+  assert.equal(
+    electLeader(record(1, 2, [1, 2], [1]), up, 9, leadable),
+    null,
+    "no one to take over: it keeps leading",
+  );
+  assert.deepEqual(withoutLeaving(record(2, 2, [1, 2, 3], [1, 2, 3]), leadable, 9)?.isr, [2, 3]);
+  assert.equal(
+    withoutLeaving(record(1, 2, [1, 2, 3], [1, 2, 3]), leadable, 9),
+    null,
+    "the leader hands over first",
+  );
+  assert.equal(withoutLeaving(record(2, 2, [1, 2, 3], [2, 3]), leadable, 9), null);
+  // A follower whose broker is gone (not registered) is not leadable either: it leaves the ISR at once.
+  assert.deepEqual(withoutLeaving(record(2, 2, [1, 2, 3], [1, 2, 3]), (id) => id !== 3, 9)?.isr, [1, 2]);
 });

@@ -86,6 +86,18 @@ test("topics: create, list, describe, alter, add partitions, delete, with their 
   assert.equal((grown.json.partitions as unknown[]).length, 3);
   const shrink = await call(base, "POST", "/api/v1/topics/t1/partitions", { partitions: 1 });
   assert.equal(errorCode(shrink.json), "INVALID_PARTITIONS");
+  // Reassignment needs cluster mode; a malformed replica list is refused before that.
+  const single = await call(base, "POST", "/api/v1/topics/t1/partitions/0/reassign", { replicas: [2, 1] });
+  assert.equal(single.status, 400);
+  assert.equal(errorCode(single.json), "INVALID_REQUEST");
+  assert.match(
+    String((single.json as { error?: { message?: string } }).error?.message ?? JSON.stringify(single.json)),
+    /cluster mode/,
+  );
+  const badReplicas = await call(base, "POST", "/api/v1/topics/t1/partitions/0/reassign", {
+    replicas: ["a"],
+  });
+  assert.equal(badReplicas.status, 400);
   const parts = await call(base, "GET", "/api/v1/topics/t1/partitions");
   const p0 = (parts.json.partitions as Record<string, unknown>[])[0]!;
   assert.deepEqual(Object.keys(p0).sort(), [

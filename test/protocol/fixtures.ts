@@ -170,6 +170,17 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 # create-partitions-response: correlationId 12
 00000006 0000000c 0000              ; size 6, correlationId 12, errorCode 0
 
+# reassign-partitions-request: correlationId 17, orders/0 to brokers 4, 2, 3
+00000028 0011 0001 00000011         ; size 40, apiKey 17, apiVersion 1, correlationId 17
+00000001                            ; moves: 1
+0006 6f7264657273                   ; topic "orders"
+00000000                            ; partition 0
+00000003                            ; replicas: 3
+00000004 00000002 00000003          ; brokers 4, 2, 3 (4 is the preferred leader)
+
+# reassign-partitions-response: correlationId 17
+00000006 00000011 0000              ; size 6, correlationId 17, errorCode 0
+
 # fetch-stream-request: correlationId 11, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1, window 2 MiB, no group
 00000034 0009 0001 0000000b         ; size 52, apiKey 9, apiVersion 1, correlationId 11
 0006 6f7264657273                   ; topic "orders"

@@ -270,6 +270,19 @@ const cases: Record<string, Case> = {
     encode: (id: number) => p.encodeCreatePartitionsResponse(id),
     decode: p.decodeCreatePartitionsResponse,
   },
+  "reassign-partitions-request": {
+    apiKey: p.ApiKey.REASSIGN_PARTITIONS,
+    correlationId: 17,
+    value: { moves: [{ topic: "orders", partition: 0, replicas: [4, 2, 3] }] },
+    encode: p.encodeReassignPartitionsRequest,
+    decode: p.decodeReassignPartitionsRequest,
+  },
+  "reassign-partitions-response": {
+    correlationId: 17,
+    value: undefined,
+    encode: (id: number) => p.encodeReassignPartitionsResponse(id),
+    decode: p.decodeReassignPartitionsResponse,
+  },
   "fetch-stream-request": {
     apiKey: p.ApiKey.FETCH_STREAM,
     correlationId: 11,
