@@ -797,7 +797,9 @@ export class PartitionLog {
 
   /** A broker may hold many logs: one that went quiet gives its chunks back, then its tail cache. */
   #trimTick(now: number): void {
-    this.#checkpoint.write(this.#segments.active);
+    // Not while a truncation runs: it discarded the checkpoints first, and one written before it
+    // replaces the index would name batches it then cuts away.
+    if (!this.#truncating) this.#checkpoint.write(this.#segments.active);
     if (this.#chunks.trimIdle()) this.#idleTicks = 0;
     else if (++this.#idleTicks === TAIL_IDLE_TICKS) {
       this.#tail.clear();
