@@ -63,6 +63,9 @@ function cpuMs(pid: number | undefined): number {
 
 interface Start {
   child: ChildProcess;
+  port: number;
+  /** Lines the broker wrote to stdout so far. */
+  output: { text: string };
   /** From spawn to the first acknowledged produce, and to the listening line. */
   ms: number;
   listenMs: number;
@@ -86,14 +89,14 @@ async function start(dataDir: string, bin: string): Promise<Start> {
     ]),
     { stdio: ["ignore", "pipe", "inherit"] },
   );
+  const output = { text: "" };
   const port = await new Promise<number>((ok, fail) => {
-    let out = "";
     child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      output.text += d.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(output.text);
       if (m) ok(Number(m[1]));
     });
-    child.once("exit", (code) => fail(new Error(`broker exited with ${code}: ${out}`)));
+    child.once("exit", (code) => fail(new Error(`broker exited with ${code}: ${output.text}`)));
   });
   const listenMs = performance.now() - t0;
   const client = createClient({ brokers: [`127.0.0.1:${port}`] });
@@ -101,7 +104,32 @@ async function start(dataDir: string, bin: string): Promise<Start> {
   const ms = performance.now() - t0;
   const cpu = cpuMs(child.pid);
   await client.close();
-  return { child, ms, listenMs, cpuMs: cpu };
+  return { child, port, output, ms, listenMs, cpuMs: cpu };
+}
+
+/**
+ * Before the SIGKILL: one message to every partition, acknowledged, so every log is open (a build
+ * that opens lazily has opened them all) and holds a tail its last checkpoint does not cover.
+ * Resolves with the ms this took, the wait for a lazy build's background opener included.
+ */
+async function touchAll(b: Start): Promise<number> {
+  const t0 = performance.now();
+  const client = createClient({ brokers: [`127.0.0.1:${b.port}`] });
+  const messages = Array.from({ length: PARTITIONS }, (_, partition) => ({ value: "tail", partition }));
+  await client.producer().sendBatch(TOPIC, messages);
+  await client.close();
+  return performance.now() - t0;
+}
+
+/** Resolves once a lazily opening broker says every partition is open (at once for one that is not lazy). */
+async function allOpen(b: Start, lazy: boolean): Promise<number> {
+  const t0 = performance.now();
+  if (lazy) {
+    while (!b.output.text.includes("every partition log of the data directory is open")) {
+      await new Promise((ok) => b.child.stdout!.once("data", ok));
+    }
+  }
+  return performance.now() - t0;
 }
 
 function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -132,9 +160,13 @@ async function main(): Promise<void> {
         const cold = dropCaches();
         let b = await start(dataDir, builds[i]!);
         clean[i]!.push(b.ms);
+        const lazy = b.output.text.includes('"lazyTopics":1');
+        const rest = await allOpen(b, lazy);
         console.log(
-          `run ${run}${name} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms${cold ? " (page cache dropped)" : ""}`,
+          `run ${run}${name} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms${cold ? " (page cache dropped)" : ""}${lazy ? `; every log open ${(b.ms + rest).toFixed(0)} ms` : ""}`,
         );
+        const touched = await touchAll(b);
+        console.log(`run ${run}${name} one message to each partition: ${touched.toFixed(0)} ms`);
         await stop(b.child, "SIGKILL");
         dropCaches();
         b = await start(dataDir, builds[i]!);

@@ -15,6 +15,7 @@ import { describe, type GroupDescription, type GroupKind, type GroupListing } fr
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
 import type { JoinResult } from "./group-member.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
+import type { PartitionView } from "./partition-view.js";
 import { unknownMember } from "./rebalancing-group.js";
 import type { TopicDescription } from "./topic.js";
 
@@ -34,6 +35,8 @@ export type { OffsetEntry } from "./offset-store.js";
 /** What the coordinator needs from the broker (the Broker is one). */
 export interface GroupHost extends OffsetLogHost {
   describeTopic(name: string): TopicDescription;
+  /** Throws UNKNOWN_TOPIC or UNKNOWN_PARTITION for a partition the broker does not have. */
+  partitionView(topic: string, partition: number): PartitionView;
   listOffsets(
     topic: string,
     partition: number,
@@ -292,7 +295,7 @@ export class GroupCoordinator {
         throw new ConchError(ErrorCode.UNKNOWN_MEMBER, `group "${group}" has no member "${memberId}"`);
       }
       for (const o of offsets) {
-        this.#host.partition(o.topic, o.partition);
+        this.#host.partitionView(o.topic, o.partition);
         if (!Number.isSafeInteger(o.offset) || o.offset < 0) {
           throw new ConchError(ErrorCode.INVALID_REQUEST, `offset ${o.offset} is not a valid offset`);
         }

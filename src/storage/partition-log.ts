@@ -130,6 +130,7 @@ export class PartitionLog {
   #idleTicks = 0;
   #retention: Promise<number> | null = null;
   #closing: Promise<void> | null = null;
+  #closedCleanly = false;
   readonly #cleaner: LogCleaner;
   /** Whether appends must give every record a key (the log is compacted). */
   #requireKeys: boolean;
@@ -758,6 +759,12 @@ export class PartitionLog {
     await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
     if (failure !== null)
       this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
+    else this.#closedCleanly = this.#writer.failure === null && active.damaged.length === 0;
+  }
+
+  /** Set once close() ended with every byte flushed and the active segment's index written. */
+  get closedCleanly(): boolean {
+    return this.#closedCleanly;
   }
 
   #advance(offset: number): void {
