@@ -38,8 +38,8 @@ export interface BrokerOpenOptions {
   openLazily?: boolean;
 }
 
-/** Partitions the background opener opens at a time (of the 32 open slots, topic.ts). */
-const BACKGROUND_OPENS = 16;
+/** Partitions the background opener opens at a time: every open slot (topic.ts); a request's open still goes first. */
+const BACKGROUND_OPENS = 32;
 
 export interface OffsetLookup {
   found: boolean;
@@ -118,18 +118,33 @@ export class Broker {
         useSummaries && !isInternalTopicName(meta.name) ? cleanStop.get(meta.name) : undefined;
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
-        (await store.scan()).map((meta) => Topic.open(store, meta, resolved, log, summariesOf(meta))),
+        (await store.scan()).map((meta) =>
+          Topic.open(store, meta, resolved, log, {
+            summaries: summariesOf(meta),
+            pagesKept: lock.crashedThisBoot,
+          }),
+        ),
       );
       for (const r of opened) if (r.status === "fulfilled") broker.#topics.set(r.value.name, r.value);
       const failed = opened.find((r) => r.status === "rejected");
       if (failed !== undefined) throw failed.reason;
       await broker.groups.load();
+      // Every log this open recovered is open (a lazy one was closed cleanly: nothing to recover).
+      await lock.opened();
       for (const topic of broker.#topics.values()) if (topic.hasClosedPartitions) lazy.push(topic);
     } catch (err) {
       await broker.close().catch(() => {});
       throw err;
     }
-    log.info({ dataDir, topics: broker.#topics.size, lazyTopics: lazy.length }, "broker opened");
+    log.info(
+      {
+        dataDir,
+        topics: broker.#topics.size,
+        lazyTopics: lazy.length,
+        crashedThisBoot: lock.crashedThisBoot,
+      },
+      "broker opened",
+    );
     if (lazy.length > 0) broker.#background = broker.#openRest(lazy);
     return broker;
   }

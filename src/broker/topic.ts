@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
-import { PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
+import { type LogOptions, PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
 import { PartitionSummary, type PartitionView } from "./partition-view.js";
 import {
@@ -117,6 +117,14 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
   };
 }
 
+/** How Topic.open opens a topic's logs. */
+export interface TopicOpening {
+  /** What a clean stop left of every partition: open none now (clean-stop.ts). */
+  summaries?: readonly PartitionSummary[] | undefined;
+  /** The last broker crashed without the machine (LogOptions.pagesKept). */
+  pagesKept?: boolean;
+}
+
 export class Topic {
   readonly name: string;
   readonly internal: boolean;
@@ -156,7 +164,7 @@ export class Topic {
   }
 
   /**
-   * Opens a topic whose metadata is on disk. With `summaries` (what a clean stop left of every
+   * Opens a topic whose metadata is on disk. With `how.summaries` (what a clean stop left of every
    * partition, clean-stop.ts) no log is opened: each opens on first use (`openPartition`) or when
    * `openRest` reaches it, and until then `view` answers from its summary. Without, every log is
    * opened before this returns.
@@ -166,14 +174,16 @@ export class Topic {
     meta: TopicMeta,
     broker: BrokerConfig,
     logger: Logger,
-    summaries?: readonly PartitionSummary[],
+    how: TopicOpening = {},
   ): Promise<Topic> {
     const config = effectiveTopicConfig(meta.configs, broker);
     const logConfig = logConfigFor(config, broker);
+    const summaries = how.summaries;
     const lazy = summaries !== undefined && summaries.length === meta.partitions;
+    const options = { pagesKept: how.pagesKept === true };
     const logs = lazy
       ? new Array<PartitionLog | undefined>(meta.partitions)
-      : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger);
+      : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
     const kept = lazy ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
     return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger);
   }
@@ -380,6 +390,7 @@ async function openLogs(
   to: number,
   config: LogConfig,
   logger: Logger,
+  options: LogOptions = {},
 ): Promise<PartitionLog[]> {
   const logs: PartitionLog[] = new Array(to - from);
   let failure: unknown = null;
@@ -389,7 +400,12 @@ async function openLogs(
       if (failure !== null) return;
       // PartitionLog.open creates the directory when it is missing.
       const dir = store.partitionDir(name, partition);
-      logs[partition - from] = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }));
+      logs[partition - from] = await PartitionLog.open(
+        dir,
+        config,
+        logger.child({ topic: name, partition }),
+        options,
+      );
     } catch (err) {
       failure ??= err;
     } finally {

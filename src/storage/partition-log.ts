@@ -69,6 +69,12 @@ export interface LogOptions {
   compactionMaxKeys?: number;
   /** Runs the log's timed work (default: the storage ticker every log in the process shares). */
   ticker?: Ticker;
+  /**
+   * The last process to write the log crashed without the machine going down (the data directory
+   * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
+   * the file's allocated blocks (recovery.ts, searchLimit).
+   */
+  pagesKept?: boolean;
 }
 
 const DURABLE_DEFAULT = { durable: false };
@@ -245,6 +251,7 @@ export class PartitionLog {
         now,
         cleanedEnd,
         swap.names,
+        options.pagesKept === true,
       ));
     } catch (err) {
       throw storageError(`cannot open the log in ${dir}`, err);
