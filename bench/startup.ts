@@ -160,13 +160,13 @@ async function main(): Promise<void> {
     const builds = COMPARE_BIN === undefined ? [BIN] : [BIN, COMPARE_BIN];
     // A data directory per build, copies of one fill: each start after a clean stop follows a stop
     // by the same build (a build that writes the clean-stop manifest then finds its own).
-    const dirs = builds.map((_, i) => (i === 0 ? dataDir : join(dir, `data-${i}`)));
-    for (const d of dirs) if (!existsSync(d)) execFileSync("cp", ["-a", dataDir, d]);
     // Left by a build that writes no manifest, or killed: one unmeasured start and stop by this one.
     if (!existsSync(join(dataDir, CLEAN_STOP_FILE))) {
       const b = await start(dataDir, BIN);
       await stop(b.child, "SIGTERM");
     }
+    const dirs = builds.map((_, i) => (i === 0 ? dataDir : join(dir, `data-${i}`)));
+    for (const d of dirs) if (!existsSync(d)) execFileSync("cp", ["-a", dataDir, d]);
     const clean = builds.map((): number[] => []);
     const crashed = builds.map((): number[] => []);
     for (let run = 1; run <= RUNS; run++) {

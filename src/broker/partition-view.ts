@@ -32,6 +32,11 @@ export class PartitionSummary implements PartitionView {
     return this.logEndOffset;
   }
 
+  /** Whether `log`, just opened, is what this summary says. */
+  matches(log: PartitionLog): boolean {
+    return log.logStartOffset === this.logStartOffset && log.logEndOffset === this.logEndOffset;
+  }
+
   /** The summary of a log as its clean close left it. */
   static of(log: PartitionLog): PartitionSummary {
     return new PartitionSummary(log.logStartOffset, log.logEndOffset, log.sizeBytes, log.segmentCount);

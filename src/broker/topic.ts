@@ -300,6 +300,14 @@ export class Topic {
       const log = await PartitionLog.open(dir, config, this.#logger.child({ topic: this.name, partition }));
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
+      const summary = this.#summaries[partition];
+      if (summary !== undefined && !summary.matches(log)) {
+        // Only a build that knows no manifest can append after one was written (docs/design.md).
+        this.#logger.warn(
+          { topic: this.name, partition, manifest: summary, logEndOffset: log.logEndOffset },
+          "the clean-stop manifest did not match the partition's log; the log is what counts from now on",
+        );
+      }
       this.#logs[partition] = log;
       this.#summaries[partition] = undefined;
       return log;

@@ -138,3 +138,17 @@ async function readAll(path: string): Promise<Buffer> {
     await file.close();
   }
 }
+
+test("a manifest that disagrees with a log gives way to the log once the partition opens", async (t) => {
+  const dataDir = await tempDataDir(t);
+  await stoppedDir(dataDir);
+  // As if a build that knows no manifest had appended after it was written.
+  const stale = new Map([["t", Array.from({ length: PARTITIONS }, () => new PartitionSummary(0, 1, 10, 1))]]);
+  await writeFile(join(dataDir, CLEAN_STOP_FILE), encodeCleanStop(stale));
+  const broker = await Broker.open({ dataDir }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  assert.equal(broker.partitionView("t", 4).highWatermark, 1);
+  await broker.openPartition("t", 4);
+  assert.equal(broker.partitionView("t", 4).highWatermark, 5);
+  assert.equal(broker.describeTopic("t").partitions[4]!.highWatermark, 5);
+});
