@@ -19,6 +19,7 @@ import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
+import { OPEN_CONCURRENCY } from "./open-slots.js";
 import type { PartitionSummary, PartitionView } from "./partition-view.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
@@ -38,8 +39,8 @@ export interface BrokerOpenOptions {
   openLazily?: boolean;
 }
 
-/** Partitions the background opener opens at a time: every open slot (topic.ts); a request's open still goes first. */
-const BACKGROUND_OPENS = 32;
+/** Partitions the background opener opens at a time: every open slot; a request's open still goes first. */
+const BACKGROUND_OPENS = OPEN_CONCURRENCY;
 
 export interface OffsetLookup {
   found: boolean;

@@ -9,6 +9,7 @@ import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
 import { type LogOptions, PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
+import { openSlot, releaseSlot } from "./open-slots.js";
 import { PartitionSummary, type PartitionView } from "./partition-view.js";
 import {
   describeTopicConfig,
@@ -32,57 +33,6 @@ export interface TopicDescription {
   partitions: PartitionDescription[];
   /** The effective config, every key present. */
   configs: Record<string, string>;
-}
-
-/**
- * Partition logs opened or closed at once across every topic (the broker opens its topics
- * together): each is a few file system calls on the thread pool and may recover segment files or
- * write an index. With a cold page cache those calls wait on the disk, so more in flight than the
- * pool has threads shortens an open of 10,000 logs (8 at a time took 1.7 times as long as 32); but
- * closing 10,000 at once ran out of file descriptors (EMFILE: each close opens its index file
- * while every log still holds its segment).
- */
-const OPEN_CONCURRENCY = 32;
-let opening = 0;
-
-/** Waiters for a slot, first come first served, without shifting the array at every release. */
-class SlotQueue {
-  #items: (() => void)[] = [];
-  #head = 0;
-
-  push(resume: () => void): void {
-    this.#items.push(resume);
-  }
-
-  take(): (() => void) | undefined {
-    if (this.#head === this.#items.length) return undefined;
-    const next = this.#items[this.#head++]!;
-    if (this.#head === this.#items.length) {
-      this.#items = [];
-      this.#head = 0;
-    }
-    return next;
-  }
-}
-
-/** Opens a request waits for go ahead of the background opener's and of whole-topic opens. */
-const urgentQueue = new SlotQueue();
-const openQueue = new SlotQueue();
-
-/** Waits for one of the OPEN_CONCURRENCY slots (ahead of the others when `urgent`). */
-function openSlot(urgent = false): Promise<void> | undefined {
-  if (opening < OPEN_CONCURRENCY) {
-    opening++;
-    return undefined;
-  }
-  return new Promise<void>((resolve) => (urgent ? urgentQueue : openQueue).push(resolve));
-}
-
-/** Hands the slot to the next waiter, or frees it. */
-function releaseSlot(): void {
-  const next = urgentQueue.take() ?? openQueue.take();
-  if (next !== undefined) next();
-  else opening--;
 }
 
 async function closeLog(log: PartitionLog): Promise<void> {
@@ -312,7 +262,8 @@ export class Topic {
       this.#summaries[partition] = undefined;
       return log;
     } catch (err) {
-      this.#logger.error({ err, topic: this.name, partition }, "cannot open a partition log");
+      if (!this.#closed.signal.aborted)
+        this.#logger.error({ err, topic: this.name, partition }, "cannot open a partition log");
       throw err;
     } finally {
       this.#opening[partition] = undefined;
