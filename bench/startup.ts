@@ -5,21 +5,31 @@
 // the process may (root). STARTUP_COMPARE_BIN=<another build's bin/conch.js> starts that build too,
 // in turn with this one on the same data (the order alternating run by run), so that two builds
 // are compared in one sitting. Each start also reports the broker's CPU time up to that point
-// (from /proc). See docs/performance.md, "Scale" and "Start-up, second round".
-import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+// (from /proc). After a clean stop's start, once every log is open (a lazy build's background
+// opener done), one message goes to every partition (so each log has a tail past its checkpoint
+// when the SIGKILL comes) and the broker is left idle for
+// STARTUP_IDLE_S seconds (default 10), its CPU and RSS read. STARTUP_RUNS (default 3);
+// STARTUP_DATA_DIR=<dir> fills <dir>/data once and keeps it, later runs reuse it.
+// See docs/performance.md, "Scale", "Start-up, second round" and "Start-up, third round".
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pino } from "pino";
 import { Broker } from "../src/broker/broker.js";
+import { CLEAN_STOP_FILE } from "../src/broker/clean-stop.js";
 import { BatchBuilder } from "../src/format/batch-builder.js";
 import { createClient } from "../src/index.js";
 import { median } from "./suite/results.js";
 
 const PARTITIONS = Number(process.env.STARTUP_PARTITIONS ?? 10_000);
 const PER_PARTITION = Number(process.env.STARTUP_BYTES_PER_PARTITION ?? 200 * 1024);
-const RUNS = 3;
+const RUNS = Number(process.env.STARTUP_RUNS ?? 3);
+/** A data directory filled by an earlier run (kept, not removed): the fill is skipped. */
+const KEPT_DIR = process.env.STARTUP_DATA_DIR;
+/** Seconds the broker is left idle after the produce to every partition, its CPU and RSS read meanwhile. */
+const IDLE_S = Number(process.env.STARTUP_IDLE_S ?? 10);
 const TOPIC = "startup";
 const BIN = resolve(import.meta.dirname, "../../bin/conch.js");
 const COMPARE_BIN = process.env.STARTUP_COMPARE_BIN;
@@ -63,6 +73,9 @@ function cpuMs(pid: number | undefined): number {
 
 interface Start {
   child: ChildProcess;
+  port: number;
+  /** What the broker wrote to stdout so far. */
+  output: { text: string };
   /** From spawn to the first acknowledged produce, and to the listening line. */
   ms: number;
   listenMs: number;
@@ -86,14 +99,14 @@ async function start(dataDir: string, bin: string): Promise<Start> {
     ]),
     { stdio: ["ignore", "pipe", "inherit"] },
   );
+  const output = { text: "" };
   const port = await new Promise<number>((ok, fail) => {
-    let out = "";
     child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      output.text += d.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(output.text);
       if (m) ok(Number(m[1]));
     });
-    child.once("exit", (code) => fail(new Error(`broker exited with ${code}: ${out}`)));
+    child.once("exit", (code) => fail(new Error(`broker exited with ${code}: ${output.text}`)));
   });
   const listenMs = performance.now() - t0;
   const client = createClient({ brokers: [`127.0.0.1:${port}`] });
@@ -101,7 +114,47 @@ async function start(dataDir: string, bin: string): Promise<Start> {
   const ms = performance.now() - t0;
   const cpu = cpuMs(child.pid);
   await client.close();
-  return { child, ms, listenMs, cpuMs: cpu };
+  return { child, port, output, ms, listenMs, cpuMs: cpu };
+}
+
+/**
+ * Before the SIGKILL: one message to every partition, acknowledged, so every log is open (a build
+ * that opens lazily has opened them all) and holds a tail its last checkpoint does not cover.
+ * Resolves with the ms this took.
+ */
+async function touchAll(b: Start): Promise<number> {
+  const t0 = performance.now();
+  const client = createClient({ brokers: [`127.0.0.1:${b.port}`] });
+  const messages = Array.from({ length: PARTITIONS }, (_, partition) => ({ value: "tail", partition }));
+  await client.producer().sendBatch(TOPIC, messages);
+  await client.close();
+  return performance.now() - t0;
+}
+
+/**
+ * Waits until a broker that opened lazily says its background opener has opened every partition
+ * (at once for one that opened them all before it listened); resolves with the ms waited. Only
+ * then is every partition produced to: one request to 10,000 partitions not open yet waits for
+ * all their opens, longer than the client's request timeout on a loaded machine.
+ */
+async function allOpen(b: Start): Promise<number> {
+  const t0 = performance.now();
+  if (b.output.text.includes('"lazyTopics":1')) {
+    while (!b.output.text.includes("every partition log of the data directory is open")) {
+      await new Promise((ok) => b.child.stdout!.once("data", ok));
+    }
+  }
+  return performance.now() - t0;
+}
+
+/** The broker's CPU over IDLE_S seconds of nothing to do (share of one core), and its RSS after, in MiB. */
+async function idle(b: Start): Promise<{ cpuShare: number; rssMiB: number }> {
+  const before = cpuMs(b.child.pid);
+  await new Promise((ok) => setTimeout(ok, IDLE_S * 1000));
+  const cpuShare = (cpuMs(b.child.pid) - before) / (IDLE_S * 1000);
+  const status = readFileSync(`/proc/${b.child.pid}/status`, "utf8");
+  const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
+  return { cpuShare, rssMiB };
 }
 
 function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -112,16 +165,27 @@ function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "conch-startup-"));
+  const dir = KEPT_DIR ?? (await mkdtemp(join(tmpdir(), "conch-startup-")));
   const dataDir = join(dir, "data");
   try {
-    const t = performance.now();
-    await fill(dataDir);
-    const gib = (PARTITIONS * PER_PARTITION) / 2 ** 30;
-    console.log(
-      `filled ${PARTITIONS} partitions, ${gib.toFixed(2)} GiB, in ${((performance.now() - t) / 1000).toFixed(1)} s`,
-    );
+    if (KEPT_DIR === undefined || !existsSync(dataDir)) {
+      const t = performance.now();
+      await fill(dataDir);
+      const gib = (PARTITIONS * PER_PARTITION) / 2 ** 30;
+      console.log(
+        `filled ${PARTITIONS} partitions, ${gib.toFixed(2)} GiB, in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      );
+    }
     const builds = COMPARE_BIN === undefined ? [BIN] : [BIN, COMPARE_BIN];
+    // A data directory per build, copies of one fill: each start after a clean stop follows a stop
+    // by the same build (a build that writes the clean-stop manifest then finds its own).
+    // Left by a build that writes no manifest, or killed: one unmeasured start and stop by this one.
+    if (!existsSync(join(dataDir, CLEAN_STOP_FILE))) {
+      const b = await start(dataDir, BIN);
+      await stop(b.child, "SIGTERM");
+    }
+    const dirs = builds.map((_, i) => (i === 0 ? dataDir : join(dir, `data-${i}`)));
+    for (const d of dirs) if (!existsSync(d)) execFileSync("cp", ["-a", dataDir, d]);
     const clean = builds.map((): number[] => []);
     const crashed = builds.map((): number[] => []);
     for (let run = 1; run <= RUNS; run++) {
@@ -130,14 +194,20 @@ async function main(): Promise<void> {
         const name = builds.length > 1 ? ` ${builds[i]}` : "";
         // After a clean stop (the fill's, then the previous start's SIGTERM).
         const cold = dropCaches();
-        let b = await start(dataDir, builds[i]!);
+        let b = await start(dirs[i]!, builds[i]!);
         clean[i]!.push(b.ms);
         console.log(
           `run ${run}${name} after a clean stop: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms${cold ? " (page cache dropped)" : ""}`,
         );
+        const opened = b.ms + (await allOpen(b));
+        const touched = await touchAll(b);
+        const quiet = await idle(b);
+        console.log(
+          `run ${run}${name} every log open ${opened.toFixed(0)} ms from spawn; one message to each partition ${touched.toFixed(0)} ms; then idle ${IDLE_S} s: CPU ${(100 * quiet.cpuShare).toFixed(2)}% of a core, RSS ${quiet.rssMiB.toFixed(0)} MiB`,
+        );
         await stop(b.child, "SIGKILL");
         dropCaches();
-        b = await start(dataDir, builds[i]!);
+        b = await start(dirs[i]!, builds[i]!);
         crashed[i]!.push(b.ms);
         console.log(
           `run ${run}${name} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms`,
@@ -151,7 +221,7 @@ async function main(): Promise<void> {
       );
     });
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (KEPT_DIR === undefined) await rm(dir, { recursive: true, force: true });
   }
 }
 

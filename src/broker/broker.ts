@@ -14,19 +14,33 @@ import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
+import { takeCleanStop, writeCleanStop } from "./clean-stop.js";
 import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
 import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
+import { OPEN_CONCURRENCY } from "./open-slots.js";
+import type { PartitionSummary, PartitionView } from "./partition-view.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { Topic, type TopicDescription } from "./topic.js";
 import { type PartitionMove, type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
-import { MAX_PARTITIONS, TopicStore } from "./topic-store.js";
+import { MAX_PARTITIONS, type TopicMeta, TopicStore } from "./topic-store.js";
 
 export type { Acks, OffsetSpec } from "./broker-requests.js";
 export type { FetchRequest } from "./long-poll.js";
+
+export interface BrokerOpenOptions {
+  /**
+   * Serve before opening the partition logs a clean stop left (clean-stop.ts): each opens on first
+   * use or in the background. Ignored in cluster mode, whose replicas need their logs at once.
+   */
+  openLazily?: boolean;
+}
+
+/** Partitions the background opener opens at a time: every open slot; a request's open still goes first. */
+const BACKGROUND_OPENS = OPEN_CONCURRENCY;
 
 export interface OffsetLookup {
   found: boolean;
@@ -56,6 +70,8 @@ export class Broker {
   /** Cluster mode's replica manager; null on a single node. */
   #replication: PartitionReplication | null = null;
   #adminTail: Promise<unknown> = Promise.resolve();
+  /** The background opener of lazily opened topics (partitionsOpened). */
+  #background: Promise<void> = Promise.resolve();
   #closing: Promise<void> | null = null;
 
   #lock: DataDirLock;
@@ -82,29 +98,70 @@ export class Broker {
    * removes leftovers of interrupted creates and deletes, then opens every topic. `config` is
    * validated and completed with defaults.
    */
-  static async open(config: Partial<BrokerConfig> = {}, logger?: Logger): Promise<Broker> {
+  static async open(
+    config: Partial<BrokerConfig> = {},
+    logger?: Logger,
+    options: BrokerOpenOptions = {},
+  ): Promise<Broker> {
     const resolved = resolveBrokerConfig(config);
     const dataDir = resolve(resolved.dataDir);
     const log = (logger ?? pino({ enabled: false })).child({ component: "broker" });
     const lock = await DataDirLock.acquire(dataDir);
     const store = new TopicStore(dataDir, log);
     const broker = new Broker(resolved, dataDir, lock, store, log);
+    const lazy: Topic[] = [];
     try {
       broker.#producerIds = await ProducerIdAllocator.open(dataDir);
+      // Always taken (removed): once any log opens, the manifest no longer describes it.
+      const cleanStop = await takeCleanStop(dataDir, resolved.maxPartitions);
+      const useSummaries = options.openLazily === true && resolved.brokerId === -1 && cleanStop !== null;
+      const summariesOf = (meta: TopicMeta): PartitionSummary[] | undefined =>
+        useSummaries && !isInternalTopicName(meta.name) ? cleanStop.get(meta.name) : undefined;
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
-        (await store.scan()).map((meta) => Topic.open(store, meta, resolved, log)),
+        (await store.scan()).map((meta) =>
+          Topic.open(store, meta, resolved, log, {
+            summaries: summariesOf(meta),
+            pagesKept: lock.crashedThisBoot,
+          }),
+        ),
       );
       for (const r of opened) if (r.status === "fulfilled") broker.#topics.set(r.value.name, r.value);
       const failed = opened.find((r) => r.status === "rejected");
       if (failed !== undefined) throw failed.reason;
       await broker.groups.load();
+      // Every log this open recovered is open (a lazy one was closed cleanly: nothing to recover).
+      await lock.opened();
+      for (const topic of broker.#topics.values()) if (topic.hasClosedPartitions) lazy.push(topic);
     } catch (err) {
       await broker.close().catch(() => {});
       throw err;
     }
-    log.info({ dataDir, topics: broker.#topics.size }, "broker opened");
+    log.info(
+      {
+        dataDir,
+        topics: broker.#topics.size,
+        lazyTopics: lazy.length,
+        crashedThisBoot: lock.crashedThisBoot,
+      },
+      "broker opened",
+    );
+    if (lazy.length > 0) broker.#background = broker.#openRest(lazy);
     return broker;
+  }
+
+  /** Opens the partitions of lazily opened topics in the background, one topic after another. */
+  async #openRest(topics: Topic[]): Promise<void> {
+    const started = performance.now();
+    for (const topic of topics) await topic.openRest(BACKGROUND_OPENS);
+    if (this.#closing !== null) return;
+    const ms = Math.round(performance.now() - started);
+    this.#logger.info({ topics: topics.length, ms }, "every partition log of the data directory is open");
+  }
+
+  /** Resolves once the background opener is done (every partition is open, or the broker closed). */
+  async partitionsOpened(): Promise<void> {
+    await this.#background;
   }
 
   /**
@@ -249,11 +306,17 @@ export class Broker {
     return [...this.#topics.keys()].sort();
   }
 
-  /** Calls `fn` for every partition log of every topic, internal ones included (metrics scrapes). */
+  /**
+   * Calls `fn` for every open partition log of every topic, internal ones included (metrics
+   * scrapes). A partition not opened since a clean stop has no log yet, and no traffic.
+   */
   forEachPartition(fn: (topic: string, partition: number, log: PartitionLog) => void): void {
     for (const [name, topic] of this.#topics) {
       const n = topic.partitionCount;
-      for (let p = 0; p < n; p++) fn(name, p, topic.partition(p));
+      for (let p = 0; p < n; p++) {
+        const log = topic.openedPartition(p);
+        if (log !== undefined) fn(name, p, log);
+      }
     }
   }
 
@@ -262,10 +325,26 @@ export class Broker {
     return this.#existing(name).describe();
   }
 
-  /** The log of one partition: UNKNOWN_TOPIC or UNKNOWN_PARTITION if there is none. */
+  /**
+   * The log of one partition: UNKNOWN_TOPIC or UNKNOWN_PARTITION if there is none. Only for
+   * partitions known to be open (internal topics, cluster mode, a broker opened whole); others
+   * are reached through `openPartition`, or read through `partitionView`.
+   */
   partition(topic: string, partition: number): PartitionLog {
     this.#checkOpen();
     return this.#existing(topic).partition(partition);
+  }
+
+  /** The log of one partition, opened first if a lazy open has not reached it yet. */
+  async openPartition(topic: string, partition: number): Promise<PartitionLog> {
+    this.#checkOpen();
+    return this.#existing(topic).openPartition(partition);
+  }
+
+  /** A partition's offsets and size without opening it: UNKNOWN_TOPIC or UNKNOWN_PARTITION if there is none. */
+  partitionView(topic: string, partition: number): PartitionView {
+    this.#checkOpen();
+    return this.#existing(topic).view(partition);
   }
 
   /**
@@ -425,7 +504,20 @@ export class Broker {
     listener: AppendListener,
     timeoutMs: number,
   ): void {
-    const log = t.partition(partition);
+    const log = t.openedPartition(partition);
+    if (log === undefined) {
+      t.checkPartition(partition);
+      // Not opened since a clean stop: this produce opens it. The records are copied (the caller
+      // may reuse them), and produces waiting on one open append in the order they came.
+      const kept = Buffer.from(records);
+      t.openPartition(partition)
+        .then(() => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs))
+        .catch((err: unknown) => {
+          this.errors.count(err);
+          listener.appendFailed(asError(err));
+        });
+      return;
+    }
     const replication = this.#replication;
     if (replication === null) {
       log.appendTo(records, acks === "durable", listener);
@@ -466,7 +558,11 @@ export class Broker {
       checkCount("minBytes", request.minBytes);
       const t = this.#topics.get(topic);
       if (t !== undefined) {
-        const log = t.partition(partition);
+        const log = t.openedPartition(partition);
+        if (log === undefined) {
+          this.#fetchOpening(t, request, listener);
+          return;
+        }
         this.#replication?.checkLeader(topic, partition);
         fetchWithWait(log, request, t.closedSignal, listener);
         return;
@@ -486,16 +582,32 @@ export class Broker {
       });
   }
 
+  /** A fetch from a partition not opened since a clean stop: it waits for the open. */
+  #fetchOpening(t: Topic, request: FetchRequest, listener: FetchListener): void {
+    t.openPartition(request.partition)
+      .then((log) => {
+        this.#replication?.checkLeader(t.name, request.partition);
+        fetchWithWait(log, request, t.closedSignal, listener);
+      })
+      .catch((err: unknown) => {
+        this.errors.count(err);
+        listener.fetchFailed(err);
+      });
+  }
+
   async listOffsets(topic: string, partition: number, spec: OffsetSpec): Promise<OffsetLookup> {
     this.#checkOpen();
-    const log = this.#existing(topic).partition(partition);
+    const t = this.#existing(topic);
+    // Earliest and latest are known without opening the log (a clean stop's summary).
     switch (spec.kind) {
       case "earliest":
-        return { found: true, offset: log.logStartOffset };
+        return { found: true, offset: t.view(partition).logStartOffset };
       case "latest":
-        return { found: true, offset: log.highWatermark };
+        return { found: true, offset: t.view(partition).highWatermark };
       case "timestamp": {
+        t.checkPartition(partition);
         checkCount("timestampMs", spec.timestampMs);
+        const log = await t.openPartition(partition);
         const offset = await log.offsetForTimestamp(spec.timestampMs);
         const hw = log.highWatermark;
         // An offset at or past the high watermark is not visible to readers yet.
@@ -527,17 +639,34 @@ export class Broker {
     const topics = [...this.#topics.values()];
     this.#topics.clear();
     const results = await Promise.allSettled(topics.map((t) => t.close(reason)));
+    await this.#background;
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) {
       // The lock stays: files may still be open, and the process is expected to exit.
       this.#logger.error({ err: failed.reason }, "error closing partition logs");
       throw failed.reason;
     }
+    if (this.config.brokerId === -1) await this.#writeCleanStop(topics);
     await this.#lock.release();
     this.#logger.info("broker closed");
   }
 
   // ---- internals -----------------------------------------------------------------------------
+
+  /**
+   * Leaves the clean-stop manifest for the topics whose logs all closed cleanly, so the next start
+   * can serve before opening them (clean-stop.ts). A failure costs only a slower next start.
+   */
+  async #writeCleanStop(topics: Topic[]): Promise<void> {
+    const clean = new Map<string, PartitionSummary[]>();
+    for (const topic of topics) {
+      const summaries = topic.internal ? null : topic.cleanSummaries();
+      if (summaries !== null) clean.set(topic.name, summaries);
+    }
+    await writeCleanStop(this.dataDir, clean).catch((err: unknown) =>
+      this.#logger.warn({ err }, "cannot write the clean-stop manifest; the next start opens every log"),
+    );
+  }
 
   #checkOpen(): void {
     if (this.#closing !== null) {

@@ -23,6 +23,7 @@ import { OffsetsLeadership } from "./group-leadership.js";
 import type { JoinResult } from "./group-member.js";
 import type { GroupPlacement } from "./group-placement.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
+import type { PartitionView } from "./partition-view.js";
 import { unknownMember } from "./rebalancing-group.js";
 import type { TopicDescription } from "./topic.js";
 
@@ -44,6 +45,8 @@ export interface GroupHost extends OffsetLogHost {
   describeTopic(name: string): TopicDescription;
   /** Cluster mode: the cluster's topics, which a coordinator need not hold a replica of. */
   readonly cluster: ClusterMetadata | null;
+  /** Throws UNKNOWN_TOPIC or UNKNOWN_PARTITION for a partition the broker does not have. */
+  partitionView(topic: string, partition: number): PartitionView;
   listOffsets(
     topic: string,
     partition: number,
@@ -509,7 +512,7 @@ export class GroupCoordinator {
   #checkPartition(topic: string, partition: number): void {
     const inCluster = this.#host.cluster?.partitions(topic);
     if (inCluster === undefined) {
-      this.#host.partition(topic, partition);
+      this.#host.partitionView(topic, partition);
       return;
     }
     if (!Number.isInteger(partition) || partition < 0 || partition >= inCluster.length) {

@@ -7,8 +7,10 @@ import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
-import { PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
+import { type LogOptions, PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
+import { openSlot, releaseSlot } from "./open-slots.js";
+import { PartitionSummary, type PartitionView } from "./partition-view.js";
 import {
   describeTopicConfig,
   effectiveTopicConfig,
@@ -32,45 +34,6 @@ export interface TopicDescription {
   /** The effective config, every key present. */
   configs: Record<string, string>;
 }
-
-/**
- * Partition logs opened or closed at once across every topic (the broker opens its topics
- * together): each is a few file system calls on the thread pool and may recover segment files or
- * write an index. With a cold page cache those calls wait on the disk, so more in flight than the
- * pool has threads shortens an open of 10,000 logs (8 at a time took 1.7 times as long as 32); but
- * closing 10,000 at once ran out of file descriptors (EMFILE: each close opens its index file
- * while every log still holds its segment).
- */
-const OPEN_CONCURRENCY = 32;
-let opening = 0;
-const openQueue: (() => void)[] = [];
-let openHead = 0;
-
-/** Waits for one of the OPEN_CONCURRENCY slots. */
-function openSlot(): Promise<void> | undefined {
-  if (opening < OPEN_CONCURRENCY) {
-    opening++;
-    return undefined;
-  }
-  return new Promise<void>((resolve) => openQueue.push(resolve));
-}
-
-/** Hands the slot to the next waiter, or frees it. */
-function releaseSlot(): void {
-  if (openHead < openQueue.length) {
-    const next = openQueue[openHead]!;
-    openQueue[openHead++] = noop;
-    if (openHead === openQueue.length) {
-      openQueue.length = 0;
-      openHead = 0;
-    }
-    next();
-  } else {
-    opening--;
-  }
-}
-
-function noop(): void {}
 
 async function closeLog(log: PartitionLog): Promise<void> {
   await openSlot();
@@ -104,32 +67,75 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
   };
 }
 
+/** How Topic.open opens a topic's logs. */
+export interface TopicOpening {
+  /** What a clean stop left of every partition: open none now (clean-stop.ts). */
+  summaries?: readonly PartitionSummary[] | undefined;
+  /** The last broker crashed without the machine (LogOptions.pagesKept). */
+  pagesKept?: boolean;
+}
+
 export class Topic {
   readonly name: string;
   readonly internal: boolean;
-  #logs: PartitionLog[];
+  /** The open log of each partition; undefined while a lazy partition is not open yet. */
+  #logs: (PartitionLog | undefined)[];
+  /** What a clean stop left of each partition not open yet (clean-stop.ts); undefined once open. */
+  #summaries: (PartitionSummary | undefined)[];
+  /** Opens under way, so everyone asking for one partition waits on the same open. */
+  #opening: (Promise<PartitionLog> | undefined)[];
   #overrides: TopicOverrides;
   #config: TopicConfig;
+  #logConfig: LogConfig;
+  readonly #store: TopicStore;
+  readonly #logger: Logger;
   #closed = new AbortController();
 
-  private constructor(name: string, logs: PartitionLog[], overrides: TopicOverrides, config: TopicConfig) {
+  private constructor(
+    name: string,
+    logs: (PartitionLog | undefined)[],
+    summaries: (PartitionSummary | undefined)[],
+    overrides: TopicOverrides,
+    config: TopicConfig,
+    logConfig: LogConfig,
+    store: TopicStore,
+    logger: Logger,
+  ) {
     this.name = name;
     this.internal = isInternalTopicName(name);
     this.#logs = logs;
+    this.#summaries = summaries;
+    this.#opening = new Array(logs.length);
     this.#overrides = overrides;
     this.#config = config;
+    this.#logConfig = logConfig;
+    this.#store = store;
+    this.#logger = logger;
   }
 
-  /** Opens every partition log of a topic whose metadata is on disk. */
+  /**
+   * Opens a topic whose metadata is on disk. With `how.summaries` (what a clean stop left of every
+   * partition, clean-stop.ts) no log is opened: each opens on first use (`openPartition`) or when
+   * `openRest` reaches it, and until then `view` answers from its summary. Without, every log is
+   * opened before this returns.
+   */
   static async open(
     store: TopicStore,
     meta: TopicMeta,
     broker: BrokerConfig,
     logger: Logger,
+    how: TopicOpening = {},
   ): Promise<Topic> {
     const config = effectiveTopicConfig(meta.configs, broker);
-    const logs = await openLogs(store, meta.name, 0, meta.partitions, logConfigFor(config, broker), logger);
-    return new Topic(meta.name, logs, meta.configs, config);
+    const logConfig = logConfigFor(config, broker);
+    const summaries = how.summaries;
+    const lazy = summaries !== undefined && summaries.length === meta.partitions;
+    const options = { pagesKept: how.pagesKept === true };
+    const logs = lazy
+      ? new Array<PartitionLog | undefined>(meta.partitions)
+      : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
+    const kept = lazy ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
+    return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger);
   }
 
   get partitionCount(): number {
@@ -153,37 +159,145 @@ export class Topic {
     return { name: this.name, partitions: this.#logs.length, configs: { ...this.#overrides } };
   }
 
-  partition(partition: number): PartitionLog {
-    const log = Number.isInteger(partition) ? this.#logs[partition] : undefined;
-    if (log === undefined) {
+  /** Whether some partition has no open log yet (a lazy open not done). */
+  get hasClosedPartitions(): boolean {
+    for (const log of this.#logs) if (log === undefined) return true;
+    return false;
+  }
+
+  /** Throws UNKNOWN_PARTITION unless the topic has `partition`. */
+  checkPartition(partition: number): void {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.#logs.length) {
       throw new ConchError(
         ErrorCode.UNKNOWN_PARTITION,
         `topic "${this.name}" has ${this.#logs.length} partition(s); there is no partition ${partition}`,
       );
     }
-    return log;
+  }
+
+  /**
+   * The open log of `partition`. Only for topics opened whole (internal topics, cluster mode):
+   * a partition of a lazily opened topic may not be open yet, see `openPartition`.
+   */
+  partition(partition: number): PartitionLog {
+    const log = this.openedPartition(partition);
+    if (log !== undefined) return log;
+    this.checkPartition(partition);
+    throw new ConchError(
+      ErrorCode.INTERNAL,
+      `partition ${partition} of topic "${this.name}" is not open yet`,
+    );
+  }
+
+  /** The log of `partition` if it is open (undefined for a partition the topic does not have). */
+  openedPartition(partition: number): PartitionLog | undefined {
+    return this.#logs[partition];
+  }
+
+  /** The partition's offsets and size: from its log, or from the summary while it is not open. */
+  view(partition: number): PartitionView {
+    const log = this.openedPartition(partition);
+    if (log !== undefined) return log;
+    this.checkPartition(partition);
+    return this.#summaries[partition]!;
+  }
+
+  /**
+   * The log of `partition`, opened now if it is not open yet (ahead of the background opener).
+   * Callers waiting on one open resume in the order they asked, so their appends keep that order.
+   */
+  openPartition(partition: number): Promise<PartitionLog> {
+    const log = this.openedPartition(partition);
+    if (log !== undefined) return Promise.resolve(log);
+    try {
+      this.checkPartition(partition);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    let opening = this.#opening[partition];
+    if (opening === undefined) {
+      opening = this.#open(partition, true);
+      this.#opening[partition] = opening;
+    }
+    return opening;
+  }
+
+  /** Opens every partition not open yet, `workers` at a time, until all are or the topic closes. */
+  async openRest(workers: number): Promise<void> {
+    let next = 0;
+    const work = async (): Promise<void> => {
+      while (!this.#closed.signal.aborted && next < this.#logs.length) {
+        const p = next++;
+        if (this.#logs[p] !== undefined) continue;
+        let opening = this.#opening[p];
+        if (opening === undefined) {
+          opening = this.#open(p, false);
+          this.#opening[p] = opening;
+        }
+        // A failure is the next user's to see (each use tries the open again).
+        await opening.catch(() => {});
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, work));
+  }
+
+  async #open(partition: number, urgent: boolean): Promise<PartitionLog> {
+    await openSlot(urgent);
+    try {
+      if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
+      const dir = this.#store.partitionDir(this.name, partition);
+      const config = this.#logConfig;
+      const log = await PartitionLog.open(dir, config, this.#logger.child({ topic: this.name, partition }));
+      // Reconfigured while it opened: it runs with the topic's config as it is now.
+      if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
+      const summary = this.#summaries[partition];
+      if (summary !== undefined && !summary.matches(log)) {
+        // Only a build that knows no manifest can append after one was written (docs/design.md).
+        this.#logger.warn(
+          { topic: this.name, partition, manifest: summary, logEndOffset: log.logEndOffset },
+          "the clean-stop manifest did not match the partition's log; the log is what counts from now on",
+        );
+      }
+      this.#logs[partition] = log;
+      this.#summaries[partition] = undefined;
+      return log;
+    } catch (err) {
+      if (!this.#closed.signal.aborted)
+        this.#logger.error({ err, topic: this.name, partition }, "cannot open a partition log");
+      throw err;
+    } finally {
+      this.#opening[partition] = undefined;
+      releaseSlot();
+    }
   }
 
   describe(): TopicDescription {
+    const partitions: PartitionDescription[] = new Array(this.#logs.length);
+    for (let partition = 0; partition < partitions.length; partition++) {
+      const log = this.#logs[partition];
+      const view = log ?? this.#summaries[partition]!;
+      partitions[partition] = {
+        partition,
+        logStartOffset: view.logStartOffset,
+        highWatermark: view.highWatermark,
+        // A summary is written only for a log that closed without quarantined data.
+        quarantined: log === undefined ? [] : log.quarantined(),
+      };
+    }
     return {
       name: this.name,
       internal: this.internal,
-      partitions: this.#logs.map((log, partition) => ({
-        partition,
-        logStartOffset: log.logStartOffset,
-        highWatermark: log.highWatermark,
-        quarantined: log.quarantined(),
-      })),
+      partitions,
       configs: describeTopicConfig(this.#config),
     };
   }
 
-  /** Takes new overrides (already stored) and hands the resulting log config to every partition. */
+  /** Takes new overrides (already stored) and hands the resulting log config to every open partition. */
   reconfigure(overrides: TopicOverrides, broker: BrokerConfig): void {
     this.#overrides = overrides;
     this.#config = effectiveTopicConfig(overrides, broker);
-    const logConfig = logConfigFor(this.#config, broker);
-    for (const log of this.#logs) log.updateConfig(logConfig);
+    this.#logConfig = logConfigFor(this.#config, broker);
+    for (const log of this.#logs) log?.updateConfig(this.#logConfig);
   }
 
   /** Opens partitions [partitionCount, count) (their count is already stored). */
@@ -191,6 +305,8 @@ export class Topic {
     const from = this.#logs.length;
     const added = await openLogs(store, this.name, from, count, logConfigFor(this.#config, broker), logger);
     this.#logs.push(...added);
+    this.#summaries.length = count;
+    this.#opening.length = count;
   }
 
   /** Deletes partition `partition`'s data and opens an empty log in its place. */
@@ -213,14 +329,35 @@ export class Topic {
   }
 
   /**
-   * Wakes everything waiting on the topic with `reason`, then flushes and closes every log. All logs
-   * are closed even if one fails; the first failure is rethrown afterwards.
+   * Wakes everything waiting on the topic with `reason`, then flushes and closes every open log
+   * (opens under way end first; no more start). All logs are closed even if one fails; the first
+   * failure is rethrown afterwards.
    */
   async close(reason: ConchError): Promise<void> {
     this.#closed.abort(reason);
-    const results = await Promise.allSettled(this.#logs.map((log) => closeLog(log)));
+    await Promise.allSettled(this.#opening.filter((o) => o !== undefined));
+    const open = this.#logs.filter((log) => log !== undefined);
+    const results = await Promise.allSettled(open.map((log) => closeLog(log)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) throw failed.reason;
+  }
+
+  /**
+   * After close: what each partition is on disk, for the clean-stop manifest; null when a log did
+   * not close cleanly (or holds quarantined data), so the next open opens the topic whole.
+   */
+  cleanSummaries(): PartitionSummary[] | null {
+    const out: PartitionSummary[] = new Array(this.#logs.length);
+    for (let p = 0; p < out.length; p++) {
+      const log = this.#logs[p];
+      if (log === undefined) {
+        const summary = this.#summaries[p];
+        if (summary === undefined) return null;
+        out[p] = summary;
+      } else if (!log.closedCleanly || log.quarantined().length > 0) return null;
+      else out[p] = PartitionSummary.of(log);
+    }
+    return out;
   }
 }
 
@@ -231,6 +368,7 @@ async function openLogs(
   to: number,
   config: LogConfig,
   logger: Logger,
+  options: LogOptions = {},
 ): Promise<PartitionLog[]> {
   const logs: PartitionLog[] = new Array(to - from);
   let failure: unknown = null;
@@ -240,7 +378,12 @@ async function openLogs(
       if (failure !== null) return;
       // PartitionLog.open creates the directory when it is missing.
       const dir = store.partitionDir(name, partition);
-      logs[partition - from] = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }));
+      logs[partition - from] = await PartitionLog.open(
+        dir,
+        config,
+        logger.child({ topic: name, partition }),
+        options,
+      );
     } catch (err) {
       failure ??= err;
     } finally {

@@ -121,7 +121,7 @@ async function serve(config: BrokerConfig, logger: pino.Logger): Promise<void> {
   }
   let broker: Broker;
   try {
-    broker = await Broker.open(config, logger);
+    broker = await Broker.open(config, logger, { openLazily: true });
   } catch (err) {
     await http?.close();
     throw err;

@@ -67,7 +67,7 @@ export async function browse(
   limit: number,
   key: string | null = null,
 ): Promise<BrowseResult> {
-  const log = broker.partition(topic, partition);
+  const log = await broker.openPartition(topic, partition);
   const wanted = key === null ? null : Buffer.from(key, "utf8");
   const maxRead = wanted === null ? MAX_READ_BYTES : MAX_KEY_SCAN_BYTES;
   const messages: BrowsedMessage[] = [];

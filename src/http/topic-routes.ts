@@ -24,7 +24,7 @@ const MAX_KEY_BYTES = 4096;
 function partitionRows(broker: Broker, name: string) {
   const description = broker.describeTopic(name);
   return description.partitions.map((p) => {
-    const log = broker.partition(name, p.partition);
+    const log = broker.partitionView(name, p.partition);
     return {
       partition: p.partition,
       logStartOffset: p.logStartOffset,
@@ -42,8 +42,7 @@ function topicSummary(broker: Broker, name: string) {
   let sizeBytes = 0;
   let messages = 0;
   for (const p of d.partitions) {
-    const log = broker.partition(name, p.partition);
-    sizeBytes += log.sizeBytes;
+    sizeBytes += broker.partitionView(name, p.partition).sizeBytes;
     messages += p.highWatermark - p.logStartOffset;
   }
   return {
@@ -167,7 +166,7 @@ export function topicRoutes(context: HttpContext): Route[] {
           const ts = integerParam("timestamp", timestamp, 0, MAX_OFFSET);
           from = (await broker.listOffsets(topic, partition, { kind: "timestamp", timestampMs: ts })).offset;
         } else {
-          broker.partition(topic, partition);
+          broker.partitionView(topic, partition);
           from = integerParam("offset", query.get("offset"), 0, MAX_OFFSET, 0);
         }
         return { status: 200, body: await browse(broker, topic, partition, from, limit, key) };

@@ -69,6 +69,12 @@ export interface LogOptions {
   compactionMaxKeys?: number;
   /** Runs the log's timed work (default: the storage ticker every log in the process shares). */
   ticker?: Ticker;
+  /**
+   * The last process to write the log crashed without the machine going down (the data directory
+   * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
+   * the file's allocated blocks (recovery.ts, searchLimit).
+   */
+  pagesKept?: boolean;
 }
 
 const DURABLE_DEFAULT = { durable: false };
@@ -130,6 +136,7 @@ export class PartitionLog {
   #idleTicks = 0;
   #retention: Promise<number> | null = null;
   #closing: Promise<void> | null = null;
+  #closedCleanly = false;
   readonly #cleaner: LogCleaner;
   /** Whether appends must give every record a key (the log is compacted). */
   #requireKeys: boolean;
@@ -244,6 +251,7 @@ export class PartitionLog {
         now,
         cleanedEnd,
         swap.names,
+        options.pagesKept === true,
       ));
     } catch (err) {
       throw storageError(`cannot open the log in ${dir}`, err);
@@ -767,6 +775,12 @@ export class PartitionLog {
     await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
     if (failure !== null)
       this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
+    else this.#closedCleanly = this.#writer.failure === null && active.damaged.length === 0;
+  }
+
+  /** Set once close() ended with every byte flushed and the active segment's index written. */
+  get closedCleanly(): boolean {
+    return this.#closedCleanly;
   }
 
   #advance(offset: number): void {

@@ -37,6 +37,7 @@ export async function recoverSegments(
   nowMs: number,
   cleanedEnd: number,
   names: readonly string[],
+  pagesKept = false,
 ): Promise<RecoveredSegments> {
   const wals: number[] = [];
   const indexes = new Set<number>();
@@ -104,6 +105,7 @@ export async function recoverSegments(
         allowGaps: base < cleanedEnd,
         dropped,
         checkpoint: isLast && checkpoints.includes(base),
+        pagesKept,
         indexed: false,
       };
       segments.push(await recoverSegment(dir, base, file, recovery));
@@ -153,6 +155,8 @@ interface SegmentRecovery {
   dropped: readonly OffsetRange[];
   /** The last segment has a checkpoint of its index (index-checkpoint.ts). */
   checkpoint: boolean;
+  /** The page cache outlived the crash (LogOptions.pagesKept): no written page can be missing. */
+  pagesKept: boolean;
   /** Set by recoverSegment: the segment was taken from its index, not scanned. */
   indexed: boolean;
 }
@@ -184,7 +188,7 @@ async function recoverSegment(
     // in a crash); only what no good batch follows is the torn tail cut below.
     quarantine: true,
   };
-  const limit = isLast ? searchLimit(st, fileSize) : fileSize;
+  const limit = isLast ? searchLimit(st, fileSize, r.pagesKept) : fileSize;
   let seg = new Segment(dir, base, r.nowMs);
   let result: ScanResult | null = null;
   if (r.checkpoint && (await readIndex(seg, checkpointPath(seg), fileSize))) {
@@ -241,10 +245,18 @@ async function recoverSegment(
  * blocks, written from the start and reserved ahead (block-reserve.ts), so it cannot lie much past
  * as many bytes as are allocated; twice that, plus 1 MiB, leaves room for pages a crash lost as
  * holes before data that survived. What lies past the limit is holes, cut with the torn tail.
+ * When only the process crashed (`pagesKept`: the same boot, so the page cache kept every page it
+ * wrote) no page can be lost and data lies within the allocated blocks (which count pages not yet
+ * written back): the search stops there, and a few KiB of zeros are read instead of about 1 MiB.
  */
-export function searchLimit(st: { blocks: number; size: number }, fileSize: number): number {
+export function searchLimit(
+  st: { blocks: number; size: number },
+  fileSize: number,
+  pagesKept = false,
+): number {
   // A platform that does not report blocks: search everything, as before.
   if (!Number.isFinite(st.blocks)) return fileSize;
+  if (pagesKept) return Math.min(fileSize, st.blocks * 512);
   return Math.min(fileSize, 2 * st.blocks * 512 + 1024 * 1024);
 }
 

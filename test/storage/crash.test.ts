@@ -26,7 +26,11 @@ async function runWriter(dir: string, killAfterMs: number, early: boolean): Prom
   return { acks, stderr };
 }
 
-test("SIGKILL at random moments never loses or damages an acknowledged append (flush=sync)", async () => {
+/**
+ * Rounds of the writer killed at random moments, the log opened after each: every acknowledged
+ * append is there, whole. `pagesKept` opens as a broker does after a crash in the same boot.
+ */
+async function killRounds(pagesKept: boolean): Promise<void> {
   await withTempDir(async (dir) => {
     const started = Date.now();
     let seed = 12345;
@@ -44,6 +48,8 @@ test("SIGKILL at random moments never loses or damages an acknowledged append (f
       const log = await PartitionLog.open(
         dir,
         testConfig({ segmentBytes: 16 * 1024, indexIntervalBytes: 1024 }),
+        undefined,
+        { pagesKept },
       );
       try {
         for (const [base, last] of acks) {
@@ -65,4 +71,10 @@ test("SIGKILL at random moments never loses or damages an acknowledged append (f
     assert.ok(rounds >= 5, `only ${rounds} rounds fit in the time budget`);
     assert.ok(totalAcks > 0, "the writer got appends acknowledged");
   });
-});
+}
+
+test("SIGKILL at random moments never loses or damages an acknowledged append (flush=sync)", () =>
+  killRounds(false));
+
+test("after SIGKILL in the same boot, recovery that trusts the page cache loses no acknowledged append", () =>
+  killRounds(true));

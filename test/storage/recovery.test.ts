@@ -343,3 +343,12 @@ test("after a crash the search past zeros stops near the allocated blocks, not a
   );
   assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB), 4 * MiB, "blocks unknown");
 });
+
+test("after a crash of the process alone the search past zeros stops at the allocated blocks", () => {
+  const MiB = 1024 * 1024;
+  // The page cache kept every page written: 1 MiB of zeros per partition was read for nothing.
+  assert.equal(searchLimit({ blocks: 128, size: 128 * MiB }, 128 * MiB, true), 128 * 512);
+  assert.equal(searchLimit({ blocks: 0, size: 128 * MiB }, 128 * MiB, true), 0, "an empty segment");
+  assert.equal(searchLimit({ blocks: 300_000, size: 128 * MiB }, 128 * MiB, true), 128 * MiB);
+  assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB, true), 4 * MiB);
+});

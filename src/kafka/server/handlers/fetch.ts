@@ -140,8 +140,8 @@ function emptyAnswer(partitionIndex: number): FetchPartitionResponse {
 /** A partition past max_bytes: its offsets, from the log, with nothing read. */
 function offsetsOnly(ctx: KafkaContext, r: PartitionRead): void {
   try {
-    const log = ctx.broker.partition(r.topic, r.asked.partition);
-    setOffsets(r.answer, log.highWatermark, log.logStartOffset);
+    const view = ctx.broker.partitionView(r.topic, r.asked.partition);
+    setOffsets(r.answer, view.highWatermark, view.logStartOffset);
   } catch (err) {
     r.answer.errorCode = kafkaErrorCode(err);
   }
