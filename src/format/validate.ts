@@ -68,6 +68,12 @@ export const BatchStatus = {
   BAD_TIMESTAMP: -9,
   /** The base offset, or the last offset (base + count - 1), is past 2^53 - 1. */
   BAD_OFFSET: -10,
+  /**
+   * A stored Kafka batch (rule K6) whose records are all at or after 1970 but whose envelope
+   * timestamp (its header's max_timestamp) is not their largest: apart from BAD_TIMESTAMP because
+   * the Kafka listener can set the header right and store the batch (storing-batches.ts).
+   */
+  KAFKA_MAX_TIMESTAMP: -11,
 } as const;
 
 const statusMessages: Record<number, string> = {
@@ -82,6 +88,7 @@ const statusMessages: Record<number, string> = {
   [BatchStatus.TOO_LARGE]: "batch is larger than the maximum batch size",
   [BatchStatus.BAD_TIMESTAMP]: "batch timestamp is not the largest record timestamp",
   [BatchStatus.BAD_OFFSET]: "batch base offset is out of range",
+  [BatchStatus.KAFKA_MAX_TIMESTAMP]: "Kafka batch max_timestamp is not its largest record timestamp",
 };
 
 /** A one-line description of a negative `checkBatch` result. */
@@ -223,8 +230,9 @@ function checkKafkaPayload(
   if (readU32(buf, at + CRC_AT) !== kafkaEnvelopeCrc(buf, at)) return BatchStatus.BAD_CRC;
   // K6: the envelope's timestamp is the largest record timestamp, none before 1970. It is what the
   // listener took from the header's max_timestamp without walking the records; this is the walk.
-  if (uncompressed && (minTs < 0 || maxTs !== readTimestampMs(buf, at + TIMESTAMP_AT))) {
-    return BatchStatus.BAD_TIMESTAMP;
+  if (uncompressed) {
+    if (minTs < 0) return BatchStatus.BAD_TIMESTAMP;
+    if (maxTs !== readTimestampMs(buf, at + TIMESTAMP_AT)) return BatchStatus.KAFKA_MAX_TIMESTAMP;
   }
   return size;
 }
@@ -308,8 +316,21 @@ function checkCompressedRecords(
   if (status < 0) throw batchError(status, batchIndex);
 }
 
+/**
+ * The error for BatchStatus.KAFKA_MAX_TIMESTAMP: INVALID_BATCH on the wire, like any bad batch, but
+ * a class of its own so that the Kafka listener can tell it from corruption and store the batch
+ * with its header's max_timestamp set right.
+ */
+export class KafkaMaxTimestampError extends ConchError {}
+
 /** The typed error for a negative `checkBatch` status. */
 export function batchError(status: number, batchIndex: number): ConchError {
+  if (status === BatchStatus.KAFKA_MAX_TIMESTAMP) {
+    return new KafkaMaxTimestampError(
+      ErrorCode.INVALID_BATCH,
+      `batch ${batchIndex}: ${batchStatusMessage(status)}`,
+    );
+  }
   const code =
     status === BatchStatus.BAD_CRC
       ? ErrorCode.CORRUPT_BATCH

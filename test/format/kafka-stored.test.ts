@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { stampBaseOffset } from "../../src/format/batch-header.js";
+import { ConchError, ErrorCode } from "../../src/format/errors.js";
 import { envelopedSize, envelopeKafkaBatch } from "../../src/format/kafka/kafka-envelope.js";
 import {
   ATTRIBUTES_AT,
@@ -21,7 +22,12 @@ import { RecordBatchCursor } from "../../src/format/kafka/record-batch-cursor.js
 import { StoredKafkaToConch } from "../../src/format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { readHeaders } from "../../src/format/record-headers.js";
-import { BatchStatus, checkBatch } from "../../src/format/validate.js";
+import {
+  BatchStatus,
+  checkBatch,
+  KafkaMaxTimestampError,
+  validateBatches,
+} from "../../src/format/validate.js";
 import { RecordBatchBuilder } from "../../src/kafka/protocol/record-batch-builder.js";
 
 const TS = 1_700_000_000_000;
@@ -137,10 +143,19 @@ test("stored Kafka batches: rule K6, an uncompressed batch's envelope timestamp 
   const good = enveloped(kafka, TS + 9, 3);
   assert.equal(checkBatch(good, 0, good.length, 1 << 20), good.length);
   // The listener takes the envelope's timestamp from the header's max_timestamp unwalked: a header
-  // that says more or less than the records is caught by the log's one walk.
+  // that says more or less than the records is caught by the log's one walk, with a status (and an
+  // error class) of its own, so that the listener can set it right and store the batch.
   for (const ts of [TS + 10, TS + 8, TS, 0]) {
     const wrong = enveloped(kafka, ts, 3);
-    assert.equal(checkBatch(wrong, 0, wrong.length, 1 << 20), BatchStatus.BAD_TIMESTAMP, `envelope ${ts}`);
+    assert.equal(
+      checkBatch(wrong, 0, wrong.length, 1 << 20),
+      BatchStatus.KAFKA_MAX_TIMESTAMP,
+      `envelope ${ts}`,
+    );
+    assert.throws(
+      () => validateBatches(wrong, 1 << 20),
+      (err) => err instanceof KafkaMaxTimestampError && err.code === ErrorCode.INVALID_BATCH,
+    );
   }
   // A record before 1970: base_timestamp 3, deltas 0, 9 and -10 for 5 (CRC32C recomputed).
   const early = Buffer.from(kafka);
@@ -152,6 +167,10 @@ test("stored Kafka batches: rule K6, an uncompressed batch's envelope timestamp 
   early.writeUInt32BE(recordBatchCrc(early, 0, early.length), CRC_AT);
   const stored = enveloped(early, 12, 3);
   assert.equal(checkBatch(stored, 0, stored.length, 1 << 20), BatchStatus.BAD_TIMESTAMP);
+  assert.throws(
+    () => validateBatches(stored, 1 << 20),
+    (err) => err instanceof ConchError && !(err instanceof KafkaMaxTimestampError),
+  );
   // A compressed batch's records are opaque here: checked by the listener when it was stored.
   const gz = enveloped(kafkaBatch(records, true), TS + 9, 3);
   assert.equal(checkBatch(gz, 0, gz.length, 1 << 20), gz.length);

@@ -9,6 +9,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
+import { Kafka, logLevel } from "kafkajs";
 import { BatchBuilder } from "../../../src/format/batch-builder.js";
 import {
   ATTRIBUTES_AT,
@@ -17,7 +18,7 @@ import {
   RECORDS_AT,
   recordBatchCrc,
 } from "../../../src/format/kafka/record-batch.js";
-import { KAFKA_RECORD_BATCH_PAYLOAD, TIMESTAMP_AT } from "../../../src/format/layout.js";
+import { BATCH_RECORDS_AT, KAFKA_RECORD_BATCH_PAYLOAD, TIMESTAMP_AT } from "../../../src/format/layout.js";
 import { readTimestampMs } from "../../../src/format/timestamp.js";
 import { checkBatch } from "../../../src/format/validate.js";
 import { createClient } from "../../../src/index.js";
@@ -209,25 +210,92 @@ test("kafka produce: records without a timestamp (-1) are converted, taking the 
   assert.ok(ts >= before && ts <= Date.now(), `timestamp ${ts}`);
 });
 
-test("kafka produce: a batch whose max_timestamp is not its largest record timestamp is refused whole, nothing stored", async (t) => {
+test("kafka produce: a batch whose max_timestamp is not its largest record timestamp is stored with the corrected max_timestamp", async (t) => {
   const f = await startKafka(t, { flush: "sync" });
   await f.broker.createTopic("max-ts", 1);
   const c = await f.client();
-  // max_timestamp is taken as the envelope's timestamp unwalked; the log's walk finds it wrong.
-  for (const [i, maxTs] of [TS + 5, TS + 1, TS - 1].entries()) {
+  // As Kafka's broker does (LogValidator's setMaxTimestamp): the header is set to the records'
+  // largest (TS + 2) and the batch's CRC32C recomputed. Above, below, and in one request with a
+  // right one after it (the partition's batches are stored together).
+  const wrong = [TS + 5, TS + 1, TS - 1].map((maxTs, i) => {
     const batch = kafkaBatch(3, `m${i}`);
     batch.writeBigInt64BE(BigInt(maxTs), MAX_TIMESTAMP_AT);
     batch.writeUInt32BE(recordBatchCrc(batch, 0, batch.length), CRC_AT);
-    c.send(produceRequest(1, "max-ts", 0, batch));
-    assert.deepEqual(readProduceResponse(await c.next()), [
-      ["max-ts", 0, KafkaErrorCode.CORRUPT_MESSAGE, -1],
-    ]);
-  }
-  assert.equal(f.broker.partition("max-ts", 0).highWatermark, 0);
-  // The same records with their true largest (TS + 2) are stored, stamped with it.
-  c.send(produceRequest(1, "max-ts", 0, kafkaBatch(3, "ok")));
+    return batch;
+  });
+  c.send(produceRequest(1, "max-ts", 0, wrong[0]!));
   assert.deepEqual(readProduceResponse(await c.next()), [["max-ts", 0, 0, 0]]);
+  c.send(produceRequest(2, "max-ts", 0, wrong[1]!));
+  assert.deepEqual(readProduceResponse(await c.next()), [["max-ts", 0, 0, 3]]);
+  c.send(produceRequest(3, "max-ts", 0, Buffer.concat([wrong[2]!, kafkaBatch(3, "ok")])));
+  assert.deepEqual(readProduceResponse(await c.next()), [["max-ts", 0, 0, 6]]);
+  assert.equal(f.broker.partition("max-ts", 0).highWatermark, 12);
   await f.broker.partition("max-ts", 0).flush();
   const wal = await segmentBytes(f.broker.config.dataDir, "max-ts");
-  assert.equal(readTimestampMs(wal, TIMESTAMP_AT), TS + 2);
+  for (let at = 0, batch = 0; batch < 4; batch++) {
+    const size = checkBatch(wal, at, wal.length, 1 << 20);
+    assert.ok(size > 0, `stored batch ${batch} passes the log's checks (status ${size})`);
+    const k = at + BATCH_RECORDS_AT;
+    assert.equal(readTimestampMs(wal, at + TIMESTAMP_AT), TS + 2);
+    assert.equal(wal.readBigInt64BE(k + MAX_TIMESTAMP_AT), BigInt(TS + 2));
+    assert.equal(wal.readUInt32BE(k + CRC_AT), recordBatchCrc(wal, k, at + size), "the Kafka CRC32C");
+    at += size;
+  }
+  // librdkafka checks each fetched batch's CRC32C (check.crcs) and reads every record's time.
+  if (!hasTool(t, "kcat", ["-V"], "apt-get install -y kcat")) return;
+  const r = await runTool("kcat", [
+    ...["-b", f.bootstrap, "-X", "check.crcs=true", "-C", "-t", "max-ts", "-o", "beginning", "-e"],
+    ...["-f", "%o %k %T\n"],
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const tags = ["m0", "m1", "m2", "ok"];
+  assert.deepEqual(
+    r.stdout.toString().trim().split("\n"),
+    tags.flatMap((tag, b) => [0, 1, 2].map((i) => `${b * 3 + i} ${tag}-k${i} ${TS + i}`)),
+  );
+});
+
+test("kafka produce: a batch with a record before 1970 is refused whole, nothing stored", async (t) => {
+  const f = await startKafka(t, { flush: "sync" });
+  await f.broker.createTopic("neg-ts", 1);
+  const c = await f.client();
+  const b = new RecordBatchBuilder();
+  b.add(TS, Buffer.from("k0"), Buffer.from("v0"), []);
+  b.add(-5, Buffer.from("k1"), Buffer.from("v1"), []);
+  const batch = b.finish({ baseOffset: 0 });
+  c.send(produceRequest(1, "neg-ts", 0, batch));
+  const [[, , code]] = readProduceResponse(await c.next()) as [[string, number, number, number]];
+  assert.notEqual(code, KafkaErrorCode.NONE);
+  assert.equal(f.broker.partition("neg-ts", 0).highWatermark, 0);
+});
+
+test("kafkajs: one batch of messages with and without a timestamp is stored whole, each keeping its time", async (t) => {
+  const f = await startKafka(t, { flush: "sync" });
+  await f.broker.createTopic("js-ts", 1);
+  const kafka = new Kafka({ clientId: "conch-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer();
+  await producer.connect();
+  t.after(() => producer.disconnect());
+  // kafkajs takes max_timestamp from the messages that carry a timestamp (the last of them) and
+  // gives the others Date.now(): this batch's header says TS, its second record is later.
+  const before = Date.now();
+  const [r] = await producer.send({
+    topic: "js-ts",
+    messages: [
+      { key: "k0", value: "with", timestamp: String(TS), partition: 0 },
+      { key: "k1", value: "without", partition: 0 },
+      { key: "k2", value: "with too", timestamp: String(TS + 1), partition: 0 },
+    ],
+  });
+  assert.equal(r!.errorCode, 0);
+  const after = Date.now();
+  const got = await nativeRecords(f.native, "js-ts", 3);
+  assert.deepEqual(
+    got.map((line) => line.split(" ").slice(0, 2).join(" ")),
+    ["0 k0", "1 k1", "2 k2"],
+  );
+  const times = got.map((line) => Number(line.split(" ").at(-2)));
+  assert.equal(times[0], TS);
+  assert.ok(times[1]! >= before && times[1]! <= after, `timestamp ${times[1]}`);
+  assert.equal(times[2], TS + 1);
 });
