@@ -14,6 +14,7 @@ export const KAFKA_CPU_RATIO_TARGET = 1.5;
 export const NATIVE_TWIN: Partial<Record<WorkloadId, WorkloadId>> = {
   "kafka-produce": "produce",
   "kafka-consume": "consume",
+  "kafka-consume-2": "consume",
 };
 
 export interface KafkaTarget {
@@ -44,6 +45,7 @@ export function kafkaTargets(summaries: readonly Summary[], workloads: readonly 
   const rates: Array<[WorkloadId, number, string]> = [
     ["kafka-produce", KAFKA_PRODUCE_TARGET, "produced"],
     ["kafka-consume", KAFKA_CONSUME_TARGET, "consumed"],
+    ["kafka-consume-2", KAFKA_CONSUME_TARGET, "consumed by two clients"],
   ];
   for (const [id, target, verb] of rates) {
     if (!workloads.includes(id)) continue;

@@ -1,7 +1,5 @@
 import { spawn } from "node:child_process";
-import { performance } from "node:perf_hooks";
-import type { Span } from "./clock.js";
-import { reapedChildrenCpuSeconds } from "./proc-cpu.js";
+import { type Span, startClockWithChildren } from "./clock.js";
 
 // The Kafka workloads drive the broker's Kafka listener with kcat (Debian's package, on librdkafka):
 // a C client that reads messages from a pipe and prints what it consumes costs a fraction of the
@@ -34,9 +32,7 @@ export function runKcat(
   onStdout: ((chunk: Buffer) => void) | null,
 ): Promise<KcatRun> {
   return new Promise((resolve, reject) => {
-    const wall = performance.now();
-    const cpu = process.cpuUsage();
-    const children = reapedChildrenCpuSeconds() ?? 0;
+    const clock = startClockWithChildren();
     const child = spawn(KCAT, args, {
       stdio: [input ? "pipe" : "ignore", onStdout ? "pipe" : "ignore", "pipe"],
     });
@@ -51,12 +47,7 @@ export function runKcat(
       reject(new Error(`${KCAT} did not start (${err.message}); on Debian: apt-get install kcat`)),
     );
     child.once("close", (code, signal) => {
-      const used = process.cpuUsage(cpu);
-      const span: KcatRun = {
-        seconds: (performance.now() - wall) / 1000,
-        cpuSeconds: (used.user + used.system) / 1e6 + ((reapedChildrenCpuSeconds() ?? 0) - children),
-        stderr: stderr.trim(),
-      };
+      const span: KcatRun = { ...clock(), stderr: stderr.trim() };
       if (code === 0) resolve(span);
       else reject(new Error(`kcat exited (${signal ?? code}): ${lastLine(span.stderr)}`));
     });

@@ -22,6 +22,7 @@ const WORKLOAD_IDS: WorkloadId[] = [
   "consume",
   "kafka-produce",
   "kafka-consume",
+  "kafka-consume-2",
   "latency",
   "durable",
   "durable-wait",

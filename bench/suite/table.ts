@@ -124,6 +124,7 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         : "–";
     case "consume":
     case "kafka-consume":
+    case "kafka-consume-2":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
     case "durable-wait":

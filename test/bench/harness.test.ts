@@ -17,7 +17,7 @@ test("consume shares produce's server; every other workload gets its own", () =>
   const ids = sessions(WORKLOADS).map((s) => s.map((w) => w.id));
   assert.deepEqual(ids, [
     ["produce", "consume"],
-    ["kafka-produce", "kafka-consume"],
+    ["kafka-produce", "kafka-consume", "kafka-consume-2"],
     ["latency"],
     ["durable"],
     ["durable-wait"],

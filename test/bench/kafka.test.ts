@@ -11,7 +11,7 @@ import { type Measurement, summarize } from "../../bench/suite/results.js";
 import { renderTable } from "../../bench/suite/table.js";
 import type { ServerSpec } from "../../bench/suite/types.js";
 import { WORKLOADS } from "../../bench/suite/workloads/index.js";
-import { kafkaConsume, kafkaProduce, kcatInput } from "../../bench/suite/workloads/kafka.js";
+import { kafkaConsume, kafkaConsumeTwo, kafkaProduce, kcatInput } from "../../bench/suite/workloads/kafka.js";
 import { totalMessages, type WorkloadId } from "../../bench/suite/workloads/workload.js";
 import { ok } from "./measurements.js";
 
@@ -70,7 +70,7 @@ test("the Kafka pair shares a server after the native pair, with workload 1's nu
   const ids = sessions(WORKLOADS).map((s) => s.map((w) => w.id));
   assert.deepEqual(ids.slice(0, 2), [
     ["produce", "consume"],
-    ["kafka-produce", "kafka-consume"],
+    ["kafka-produce", "kafka-consume", "kafka-consume-2"],
   ]);
   const native = WORKLOADS.find((w) => w.id === "produce")!.params(1);
   const kafka = kafkaProduce.params(1);
@@ -78,6 +78,7 @@ test("the Kafka pair shares a server after the native pair, with workload 1's nu
   assert.equal(kafka.payloadBytes, 100);
   assert.equal(kafka.batch, 1_000);
   assert.deepEqual(kafkaConsume.params(0.3), kafkaProduce.params(0.3));
+  assert.deepEqual(kafkaConsumeTwo.params(0.3), kafkaProduce.params(0.3));
   assert.notEqual(kafka.stream, native.stream);
   const o = parseOptions(["--workloads", "kafka-consume,kafka-produce"]);
   assert.deepEqual(o.workloads, ["kafka-produce", "kafka-consume"]);
@@ -103,6 +104,7 @@ test("a system without a Kafka listener gets 'not run: no Kafka protocol' and is
     [
       ["kafka-produce", "skipped", NO_KAFKA],
       ["kafka-consume", "skipped", NO_KAFKA],
+      ["kafka-consume-2", "skipped", NO_KAFKA],
     ],
   );
 });
@@ -137,6 +139,23 @@ test("the targets compare the Kafka rates and the broker's CPU per message with 
     [true, null],
   );
   assert.equal(renderKafkaTargets(kafkaTargets(summarize(measured), ["produce"])), "");
+});
+
+test("two clients' consume rate is held to the consume target, its CPU to the native consume's", () => {
+  const both = [
+    ...measured,
+    ok("conch", "kafka-consume-2", 1, 1_800_000, { brokerCpuSeconds: 1.2, brokerGcShare: 0.01 }),
+  ] satisfies Measurement[];
+  const targets = kafkaTargets(summarize(both), ["consume", "kafka-consume", "kafka-consume-2"]);
+  assert.deepEqual(
+    targets.map((t) => [t.what, t.value, t.met]),
+    [
+      ["msg/s consumed through the Kafka listener (kafka-consume)", 1_000_000, false],
+      ["broker CPU per message, kafka-consume / consume", 2, false],
+      ["msg/s consumed by two clients through the Kafka listener (kafka-consume-2)", 1_800_000, true],
+      ["broker CPU per message, kafka-consume-2 / consume", 1.2, true],
+    ],
+  );
 });
 
 test("the table's Kafka rows carry the CPU ratio and GC share, and peers say why they did not run", () => {

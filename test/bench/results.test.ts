@@ -13,6 +13,7 @@ const TITLES: Record<WorkloadId, string> = {
   consume: "2. consume",
   "kafka-produce": "K1. Kafka produce",
   "kafka-consume": "K2. Kafka consume",
+  "kafka-consume-2": "K2b. Kafka consume, two clients",
   latency: "3. latency",
   durable: "4. durable",
   "durable-wait": "4b. durable, stop-and-wait",

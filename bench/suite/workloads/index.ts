@@ -3,7 +3,7 @@ import { connections1k } from "./connections.js";
 import { consume } from "./consume.js";
 import { durable, durableWait } from "./durable.js";
 import { hermit, hermitPipelined } from "./hermit.js";
-import { kafkaConsume, kafkaProduce } from "./kafka.js";
+import { kafkaConsume, kafkaConsumeTwo, kafkaProduce } from "./kafka.js";
 import { latency } from "./latency.js";
 import { partitions1, partitions10k } from "./partitions.js";
 import { produce } from "./produce.js";
@@ -18,6 +18,7 @@ export const WORKLOADS: readonly Workload[] = [
   consume,
   kafkaProduce,
   kafkaConsume,
+  kafkaConsumeTwo,
   latency,
   durable,
   durableWait,

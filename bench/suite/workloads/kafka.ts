@@ -1,4 +1,5 @@
-import { type KcatInput, runKcat } from "../kcat.js";
+import { startClockWithChildren } from "../clock.js";
+import { type KcatInput, type KcatRun, runKcat } from "../kcat.js";
 import { KCAT_LENGTH_FORMAT, LengthLineCounter } from "../kcat-output.js";
 import type { Endpoint } from "../types.js";
 import { produce } from "./produce.js";
@@ -81,6 +82,51 @@ export const kafkaProduce: Workload = {
   },
 };
 
+/** kcat -C's arguments for `count` messages of partition 0 from `offset`, printing their lengths. */
+function consumeArgs(
+  bootstrap: string,
+  stream: string,
+  offset: number | "beginning",
+  count: number,
+): string[] {
+  return [
+    "-b",
+    bootstrap,
+    "-t",
+    stream,
+    "-p",
+    "0",
+    "-C",
+    "-o",
+    String(offset),
+    "-c",
+    String(count),
+    // Stop at the end of the partition rather than wait for messages that will not come.
+    "-e",
+    "-q",
+    "-f",
+    KCAT_LENGTH_FORMAT,
+    ...settings(KAFKA_CONSUMER_SETTINGS),
+  ];
+}
+
+/** One kcat -C over `count` messages from `offset`, every message counted and its size checked. */
+async function consumeRange(
+  bootstrap: string,
+  p: WorkloadParams,
+  offset: number | "beginning",
+  count: number,
+): Promise<KcatRun> {
+  const counter = new LengthLineCounter(p.payloadBytes);
+  const span = await runKcat(consumeArgs(bootstrap, p.stream, offset, count), null, (chunk) =>
+    counter.push(chunk),
+  );
+  if (counter.messages !== count || counter.wrongSize > 0 || counter.partial) {
+    throw new Error(`read ${counter.messages} of ${count} messages, ${counter.wrongSize} of the wrong size`);
+  }
+  return span;
+}
+
 /** K2. What K1 wrote, read from the first message through the Kafka listener by kcat -C. */
 export const kafkaConsume: Workload = {
   id: "kafka-consume",
@@ -93,34 +139,45 @@ export const kafkaConsume: Workload = {
   needsKafka: true,
   params,
   async run(_driver, p, env) {
+    const expected = totalMessages(p);
+    const span = await consumeRange(needKafka(env.kafka), p, "beginning", expected);
+    return {
+      messages: expected,
+      payloadBytes: expected * p.payloadBytes,
+      seconds: span.seconds,
+      clientCpuSeconds: span.cpuSeconds,
+    };
+  },
+};
+
+/**
+ * K2b. The same messages read by two kcat -C at once, each over one half of the partition: one
+ * librdkafka consumer spends about a core of its own on this machine parsing and printing what it
+ * reads, so one client bounds K2 before the listener does; two show what the listener serves.
+ */
+export const kafkaConsumeTwo: Workload = {
+  id: "kafka-consume-2",
+  title: "K2b. Kafka consume, two clients",
+  method:
+    "two kcat -C (librdkafka) at once on the Kafka listener, one reading the first half of K1's 5,000,000 " +
+    "messages from offset 0, the other the second half from its first offset, 1 MiB per partition per " +
+    "fetch, printing only each payload's length; timed from the first start to the last exit",
+  durability: "interval",
+  after: "kafka-produce",
+  needsKafka: true,
+  params,
+  async run(_driver, p, env) {
     const bootstrap = needKafka(env.kafka);
     const expected = totalMessages(p);
-    const counter = new LengthLineCounter(p.payloadBytes);
-    const args = [
-      "-b",
-      bootstrap,
-      "-t",
-      p.stream,
-      "-p",
-      "0",
-      "-C",
-      "-o",
-      "beginning",
-      "-c",
-      String(expected),
-      // Stop at the end of the partition rather than wait for messages that will not come.
-      "-e",
-      "-q",
-      "-f",
-      KCAT_LENGTH_FORMAT,
-      ...settings(KAFKA_CONSUMER_SETTINGS),
-    ];
-    const span = await runKcat(args, null, (chunk) => counter.push(chunk));
-    if (counter.messages !== expected || counter.wrongSize > 0 || counter.partial) {
-      throw new Error(
-        `read ${counter.messages} of ${expected} messages, ${counter.wrongSize} of the wrong size`,
-      );
-    }
+    const half = Math.floor(expected / 2);
+    const clock = startClockWithChildren();
+    await Promise.all([
+      consumeRange(bootstrap, p, "beginning", half),
+      consumeRange(bootstrap, p, half, expected - half),
+    ]);
+    // The two spans overlap, so the client's CPU is counted once over both: this process and both
+    // kcat processes, reaped by now.
+    const span = clock();
     return {
       messages: expected,
       payloadBytes: expected * p.payloadBytes,

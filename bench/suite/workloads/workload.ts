@@ -6,6 +6,7 @@ export type WorkloadId =
   | "consume"
   | "kafka-produce"
   | "kafka-consume"
+  | "kafka-consume-2"
   | "latency"
   | "durable"
   | "durable-wait"
