@@ -4,7 +4,6 @@
  * as a follower before the next round pauses the next leader; this hung at the second or third
  * round when a woken broker's registration never finished (docs/cluster.md, "Fault tests").
  */
-import assert from "node:assert/strict";
 import { test } from "node:test";
 import { skipWithoutEtcd } from "./etcd-harness.js";
 import { assertVerified } from "./fault-checks.js";
