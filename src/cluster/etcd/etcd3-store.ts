@@ -2,11 +2,12 @@
  * The MetaStore over the npm `etcd3` client. The client (and gRPC under it) is loaded by dynamic
  * import() when a broker starts in cluster mode, so single-node brokers never load it. Reads,
  * writes and transactions go through the client's raw KV calls, which return the revisions the
- * cache needs; the lease uses the client's keepalive loop, whose 'keepaliveFired' and
- * 'keepaliveSucceeded' events give the self-fencing deadline (docs/cluster.md).
+ * cache needs; the lease keeps itself alive with a loop of ours (etcd3-lease.ts) whose answers
+ * give the self-fencing deadline (docs/cluster.md).
  */
-import type { Etcd3, IKeyValue, IRequestOp, Lease } from "etcd3";
+import type { Etcd3, IKeyValue, IRequestOp } from "etcd3";
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { Etcd3Lease } from "./etcd3-lease.js";
 import type {
   MetaCompare,
   MetaEntry,
@@ -66,9 +67,8 @@ class Etcd3Store implements MetaStore {
 
   async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
     const sentAt = performance.now();
-    const lease = this.#client.lease(ttlSeconds, { autoKeepAlive: true });
-    const leaseId = await lease.grant();
-    return new Etcd3Session(lease, leaseId, ttlSeconds, sentAt, listener);
+    const { ID } = await this.#client.leaseClient.leaseGrant({ TTL: ttlSeconds });
+    return new Etcd3Lease(this.#client, ID, ttlSeconds, sentAt, listener);
   }
 
   async getPrefix(prefix: string): Promise<MetaSnapshot> {
@@ -142,46 +142,4 @@ function toRequestOp(op: MetaOp): IRequestOp {
       ...(op.prefix === true ? { range_end: rangeEnd(op.key) } : {}),
     },
   };
-}
-
-class Etcd3Session implements MetaSession {
-  readonly leaseId: string;
-  readonly ttlSeconds: number;
-  readonly #lease: Lease;
-  /** Send times of keepalives not yet answered, oldest first (answers come in order). */
-  readonly #fired: number[] = [];
-
-  constructor(
-    lease: Lease,
-    leaseId: string,
-    ttlSeconds: number,
-    grantSentAt: number,
-    listener: SessionListener,
-  ) {
-    this.#lease = lease;
-    this.leaseId = leaseId;
-    this.ttlSeconds = ttlSeconds;
-    const ttlMs = ttlSeconds * 1000;
-    listener.renewed(grantSentAt + ttlMs);
-    lease.on("keepaliveFired", () => {
-      this.#fired.push(performance.now());
-    });
-    lease.on("keepaliveSucceeded", () => {
-      const sentAt = this.#fired.shift();
-      if (sentAt !== undefined) listener.renewed(sentAt + ttlMs);
-    });
-    // A broken stream loses its unanswered keepalives; the client opens a new one.
-    lease.on("keepaliveFailed", () => {
-      this.#fired.length = 0;
-    });
-    lease.on("lost", (err) => listener.lost(err));
-  }
-
-  revoke(): Promise<void> {
-    return this.#lease.revoke();
-  }
-
-  release(): void {
-    this.#lease.release();
-  }
 }
