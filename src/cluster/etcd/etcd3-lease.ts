@@ -19,6 +19,8 @@ export class Etcd3Lease implements MetaSession {
   readonly leaseId: string;
   readonly ttlSeconds: number;
   readonly #client: Etcd3;
+  /** The client LeaseTimeToLive goes through (no retries, no circuit breaker: etcd3-store.ts). */
+  readonly #questions: Etcd3;
   readonly #listener: SessionListener;
   readonly #ttlMs: number;
   readonly #interval: NodeJS.Timeout;
@@ -29,12 +31,14 @@ export class Etcd3Lease implements MetaSession {
 
   constructor(
     client: Etcd3,
+    questions: Etcd3,
     leaseId: string,
     ttlSeconds: number,
     grantSentAt: number,
     listener: SessionListener,
   ) {
     this.#client = client;
+    this.#questions = questions;
     this.leaseId = leaseId;
     this.ttlSeconds = ttlSeconds;
     this.#listener = listener;
@@ -47,7 +51,7 @@ export class Etcd3Lease implements MetaSession {
   }
 
   timeToLive(timeoutMs: number): Promise<number> {
-    return this.#client.leaseClient
+    return this.#questions.leaseClient
       .leaseTimeToLive({ ID: this.leaseId }, { deadline: Date.now() + timeoutMs })
       .then((res) => Number(res.TTL));
   }

@@ -5,7 +5,7 @@
  * cache needs; the lease keeps itself alive with a loop of ours (etcd3-lease.ts) whose answers
  * give the self-fencing deadline (docs/cluster.md).
  */
-import type { Etcd3, IKeyValue, IRequestOp } from "etcd3";
+import type { Etcd3, IKeyValue, IOptions, IRequestOp } from "etcd3";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { Etcd3Lease } from "./etcd3-lease.js";
 import type {
@@ -33,12 +33,30 @@ export async function openEtcdStore(endpoints: readonly string[], dialTimeoutMs 
       `cluster mode needs the optional package etcd3, which could not be loaded (${(err as Error).message}): npm install etcd3`,
     );
   }
-  const client = new mod.Etcd3({
-    hosts: endpoints.map((e) => `http://${e}`),
+  const hosts = endpoints.map((e) => `http://${e}`);
+  const client = new mod.Etcd3({ hosts, dialTimeout: dialTimeoutMs });
+  // The questions about a lease (LeaseTimeToLive) go over connections of their own, without the
+  // client's retries and per-member circuit breaker: a question unanswered by its deadline (etcd
+  // electing a leader) would otherwise be retried past that deadline and count three failures
+  // against the member, whose breaker then refuses every call for 5 s, keepalives included, long
+  // enough for the lease that etcd's new leader extended to run out. The broker asks again itself.
+  const questions = new mod.Etcd3({
+    hosts,
     dialTimeout: dialTimeoutMs,
+    faultHandling: { host: () => RUN_ONCE, global: RUN_ONCE },
   });
-  return new Etcd3Store(client);
+  return new Etcd3Store(client, questions);
 }
+
+type FaultPolicy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;
+
+/** A fault-handling policy that runs the call once and keeps no count. */
+const RUN_ONCE: FaultPolicy = {
+  _altReturn: undefined as never,
+  onSuccess: () => ({ dispose: () => {} }),
+  onFailure: () => ({ dispose: () => {} }),
+  execute: async (fn, signal) => fn({ signal: signal ?? new AbortController().signal }),
+};
 
 function rangeEnd(prefix: string): Buffer {
   const end = Buffer.from(prefix);
@@ -61,14 +79,18 @@ class Etcd3Store implements MetaStore {
   /** Open watches: the client retries a broken one forever, which would hold the process open. */
   readonly #watches = new Set<MetaWatch>();
 
-  constructor(client: Etcd3) {
+  /** For LeaseTimeToLive only (openEtcdStore says why). */
+  readonly #questions: Etcd3;
+
+  constructor(client: Etcd3, questions: Etcd3) {
     this.#client = client;
+    this.#questions = questions;
   }
 
   async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
     const sentAt = performance.now();
     const { ID } = await this.#client.leaseClient.leaseGrant({ TTL: ttlSeconds });
-    return new Etcd3Lease(this.#client, ID, ttlSeconds, sentAt, listener);
+    return new Etcd3Lease(this.#client, this.#questions, ID, ttlSeconds, sentAt, listener);
   }
 
   async getPrefix(prefix: string): Promise<MetaSnapshot> {
@@ -122,6 +144,7 @@ class Etcd3Store implements MetaStore {
   close(): void {
     for (const w of this.#watches) void w.cancel().catch(() => {});
     this.#client.close();
+    this.#questions.close();
   }
 }
 
