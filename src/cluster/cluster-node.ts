@@ -6,12 +6,16 @@
  *
  * Self-fencing: the lease is good until the send time of the last answered keepalive plus the
  * TTL (etcd counts from its receipt, which is later). When that passes without a renewal the
- * broker fences itself at once (ReplicaControl.fence) rather than waiting for the client's 'lost'
- * event, which comes late or not at all after a pause (docs/cluster.md). Epochs do the rest.
+ * broker fences itself at once (ReplicaControl.fence) rather than waiting for a 'lost' event,
+ * which comes late or not at all after a pause (docs/cluster.md). Epochs do the rest. Keepalive
+ * answers overdue, it asks etcd how long the lease has left (lease-deadline.ts): an etcd leader
+ * election delays every answer, and the lease outlives it.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { Controller, type ControllerLog } from "./controller.js";
 import type { MetaSession, MetaStore, MetaWatch } from "./etcd/meta-store.js";
+import { LeaseDeadline } from "./lease-deadline.js";
+import { LeaseQuestions } from "./lease-questions.js";
 import { type ControllerInfo, MetadataCache, type MetadataListener } from "./metadata-cache.js";
 import { MetadataKeys } from "./metadata-keys.js";
 import {
@@ -59,9 +63,13 @@ export class ClusterNode implements ClusterView, MetadataListener {
   #started = false;
   /** Bumped for each lease: events of an older lease are ignored. */
   #generation = 0;
-  #validUntil = 0;
+  #deadline: LeaseDeadline;
   #deadlineTimer: NodeJS.Timeout | null = null;
+  /** Whether the lease lives, asked of etcd when keepalive answers are overdue. */
+  #questions: LeaseQuestions | null = null;
   #fenced = true;
+  /** Why the broker last fenced itself, until the fence lifts (for the log). */
+  #fencedWhy: string | null = null;
   #closed = false;
   /** Partitions this broker holds a replica of ("topic/p"). */
   readonly #hosted = new Set<string>();
@@ -72,6 +80,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#o = options;
     this.store = options.store;
     this.brokerId = options.self.id;
+    this.#deadline = new LeaseDeadline(options.leaseTtlSeconds);
     this.keys = new MetadataKeys(options.clusterId);
     this.cache = new MetadataCache(this.keys, (msg) => options.log.warn(msg));
     this.cache.addListener(this);
@@ -108,7 +117,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
    */
   leaseHeld(): boolean {
     if (this.#fenced) return false;
-    if (performance.now() < this.#validUntil) return true;
+    if (this.#deadline.held(performance.now())) return true;
     this.#deadlinePassed();
     return false;
   }
@@ -194,6 +203,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
   /** Revokes the lease (this broker's keys go at once) and stops watching. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#questions?.stop();
     this.#fence("closing");
     await this.#controller?.stop();
     await this.#watch?.cancel().catch(() => {});
@@ -246,6 +256,7 @@ export class ClusterNode implements ClusterView, MetadataListener {
 
   async #register(): Promise<void> {
     const generation = ++this.#generation;
+    this.#deadline = new LeaseDeadline(this.#o.leaseTtlSeconds);
     const session = await this.store.openSession(this.#o.leaseTtlSeconds, {
       renewed: (validUntil) => this.#renewed(generation, validUntil),
       lost: (err) => this.#lost(generation, err),
@@ -280,16 +291,26 @@ export class ClusterNode implements ClusterView, MetadataListener {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     this.#session = session;
-    if (performance.now() < this.#validUntil) this.#unfence();
+    this.#questions = new LeaseQuestions(session, this.#deadline, (answer) => {
+      if (answer === "expired") this.#lost(generation, new Error("etcd says the lease has expired"));
+      else this.#deadlineMoved();
+    });
+    if (this.#deadline.held(performance.now())) this.#unfence();
+    this.#questions.arm();
   }
 
   #renewed(generation: number, validUntil: number): void {
     if (generation !== this.#generation || this.#closed) return;
-    this.#validUntil = validUntil;
+    this.#deadline.renewed(validUntil);
     // Before registration completes the renewal only moves the deadline (from the grant).
     if (this.#session === null) return;
+    this.#deadlineMoved();
+  }
+
+  #deadlineMoved(): void {
     this.#armDeadline();
-    if (this.#fenced && performance.now() < validUntil) this.#unfence();
+    if (this.#fenced && this.#deadline.held(performance.now())) this.#unfence();
+    this.#questions?.arm();
   }
 
   #lost(generation: number, err: Error): void {
@@ -297,6 +318,10 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#generation++;
     this.#o.log.warn(`lease lost: ${err.message}`);
     this.#fence("lease lost");
+    // Lifted by a new lease, not by a renewal of this one.
+    this.#fencedWhy = null;
+    this.#questions?.stop();
+    this.#questions = null;
     this.#session?.release();
     this.#session = null;
     this.#rejoin();
@@ -325,11 +350,11 @@ export class ClusterNode implements ClusterView, MetadataListener {
 
   #armDeadline(): void {
     if (this.#deadlineTimer !== null) clearTimeout(this.#deadlineTimer);
-    const wait = Math.max(0, this.#validUntil - performance.now());
+    const wait = Math.max(0, this.#deadline.validUntil - performance.now());
     this.#deadlineTimer = setTimeout(() => {
       this.#deadlineTimer = null;
       // Timers may fire a little early by performance.now(): then wait out the rest.
-      if (performance.now() < this.#validUntil) {
+      if (this.#deadline.held(performance.now())) {
         this.#armDeadline();
         return;
       }
@@ -338,26 +363,14 @@ export class ClusterNode implements ClusterView, MetadataListener {
     this.#deadlineTimer.unref();
   }
 
+  /**
+   * Fenced, the broker leads nothing until etcd answers: a keepalive or LeaseTimeToLive saying the
+   * lease lives lifts the fence, and only etcd saying it does not makes the broker join again under
+   * a new lease (lease-deadline.ts). The questions go on meanwhile.
+   */
   #deadlinePassed(): void {
     this.#fence("lease deadline passed");
-    this.#awaitExpiry(this.#generation);
-  }
-
-  /**
-   * After the deadline, a whole TTL more without an answer means etcd has expired the lease,
-   * whether or not the client ever says so (its 'lost' event can be missing on a silent stream):
-   * then join again under a new lease.
-   */
-  #awaitExpiry(generation: number): void {
-    const timer = setTimeout(
-      () => {
-        if (generation === this.#generation && this.#fenced && !this.#closed) {
-          this.#lost(generation, new Error("no keepalive answer for a TTL past the lease deadline"));
-        }
-      },
-      this.#o.leaseTtlSeconds * 1000 + 500,
-    );
-    timer.unref();
+    this.#questions?.arm();
   }
 
   #fence(why: string): void {
@@ -366,7 +379,10 @@ export class ClusterNode implements ClusterView, MetadataListener {
     if (this.#fenced) return;
     this.#fenced = true;
     this.#o.replicas.fence();
-    if (!this.#closed) this.#o.log.warn(`fenced: ${why}; leading nothing until the lease is renewed`);
+    if (!this.#closed) {
+      this.#fencedWhy = why;
+      this.#o.log.warn(`fenced: ${why}; leading nothing until etcd says the lease lives`);
+    }
     const c = this.#controller;
     this.#controller = null;
     void c?.stop();
@@ -374,6 +390,10 @@ export class ClusterNode implements ClusterView, MetadataListener {
 
   #unfence(): void {
     this.#fenced = false;
+    if (this.#fencedWhy !== null) {
+      this.#o.log.info(`fence lifted: the lease lives (it was: ${this.#fencedWhy})`);
+      this.#fencedWhy = null;
+    }
     this.#o.replicas.unfence?.();
     this.#armDeadline();
     // Roles were held back while fenced (as leader) or before the first load: apply them now.

@@ -322,6 +322,22 @@ describe("ClusterNode and the controller against a real etcd", { skip: skipWitho
     assert.ok(await b.node.cache.waitFor(() => b.node.cache.partitions.get("after-fence")?.size === 2, 5000));
   });
 
+  test("a broker whose keepalive answers stop while etcd keeps its lease asks etcd and leads on: no fence, no new lease", async () => {
+    const [a] = await startCluster(1);
+    assert.ok(a);
+    const first = await controllerOf(a);
+    const before = await suite.store.get(a.node.keys.broker(1));
+    a.store.muteKeepalives(true);
+    // Three TTLs: without asking etcd the broker fenced itself at its deadline, a TTL after the
+    // last answer, and counted the lease lost a TTL later (a new lease: a broker death to the controller).
+    const fenced = await waitUntil(() => a.node.fenced, 3 * TTL * 1000);
+    a.store.muteKeepalives(false);
+    assert.equal(fenced, false, "fenced itself while etcd said its lease lived");
+    assert.equal(a.node.controller?.epoch, first.epoch, "the same controller epoch");
+    const after = await suite.store.get(a.node.keys.broker(1));
+    assert.equal(after?.createRevision, before?.createRevision, "the same registration");
+  });
+
   test("a broker whose lease expired without a 'lost' event joins again under a new lease", async () => {
     const [a] = await startCluster(1);
     assert.ok(a);

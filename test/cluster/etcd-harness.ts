@@ -123,6 +123,11 @@ export class EtcdCluster {
     this.#members[i]?.process?.kill("SIGKILL");
   }
 
+  /** SIGSTOP (paused) or SIGCONT (resumed) to one member: a paused member answers nothing and votes for no one. */
+  pause(i: number, paused: boolean): void {
+    this.#members[i]?.process?.kill(paused ? "SIGSTOP" : "SIGCONT");
+  }
+
   async stop(): Promise<void> {
     await Promise.all(
       this.#members.map(async (m) => {

@@ -46,6 +46,7 @@ export class ControlledStore implements MetaStore {
   readonly #inner: MetaStore;
   readonly #sessions: MetaSession[] = [];
   #silent = false;
+  #keepalivesMuted = false;
   #dead = false;
   #opened = 0;
   #mutedBelow = 0;
@@ -58,6 +59,14 @@ export class ControlledStore implements MetaStore {
   /** Renewals stop reaching the node; etcd still has the lease. */
   silence(on: boolean): void {
     this.#silent = on;
+  }
+
+  /**
+   * Keepalive answers stop reaching the node while etcd keeps the lease and answers questions
+   * about it (an etcd leader election, as the broker sees it).
+   */
+  muteKeepalives(on: boolean): void {
+    this.#keepalivesMuted = on;
   }
 
   /** Like SIGKILL as etcd sees it: keepalives, watch events and writes stop; the leases expire after their TTL. */
@@ -87,7 +96,7 @@ export class ControlledStore implements MetaStore {
       throw new Error("etcd did not answer the lease grant in time");
     }
     const index = this.#opened++;
-    const muted = (): boolean => this.#silent || index < this.#mutedBelow;
+    const muted = (): boolean => this.#silent || this.#keepalivesMuted || index < this.#mutedBelow;
     const session = await this.#inner.openSession(ttlSeconds, {
       renewed: (t) => {
         if (!muted()) listener.renewed(t);
@@ -97,7 +106,19 @@ export class ControlledStore implements MetaStore {
       },
     });
     this.#sessions.push(session);
-    return session;
+    // Silenced, the node hears nothing from etcd; a dropped lease is the keepalive loop's silent
+    // failure, and etcd still answers questions about it.
+    const silent = (): boolean => this.#silent;
+    return {
+      leaseId: session.leaseId,
+      ttlSeconds: session.ttlSeconds,
+      revoke: () => session.revoke(),
+      release: () => session.release(),
+      timeToLive: (timeoutMs) =>
+        silent()
+          ? new Promise((_, reject) => setTimeout(() => reject(new Error("no answer")), timeoutMs).unref())
+          : session.timeToLive(timeoutMs),
+    };
   }
 
   getPrefix(prefix: string): Promise<MetaSnapshot> {

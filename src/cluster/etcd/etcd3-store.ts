@@ -2,11 +2,12 @@
  * The MetaStore over the npm `etcd3` client. The client (and gRPC under it) is loaded by dynamic
  * import() when a broker starts in cluster mode, so single-node brokers never load it. Reads,
  * writes and transactions go through the client's raw KV calls, which return the revisions the
- * cache needs; the lease uses the client's keepalive loop, whose 'keepaliveFired' and
- * 'keepaliveSucceeded' events give the self-fencing deadline (docs/cluster.md).
+ * cache needs; the lease keeps itself alive with a loop of ours (etcd3-lease.ts) whose answers
+ * give the self-fencing deadline (docs/cluster.md).
  */
-import type { Etcd3, IKeyValue, IRequestOp, Lease } from "etcd3";
+import type { Etcd3, IKeyValue, IOptions, IRequestOp } from "etcd3";
 import { ConchError, ErrorCode } from "../../format/errors.js";
+import { Etcd3Lease } from "./etcd3-lease.js";
 import type {
   MetaCompare,
   MetaEntry,
@@ -32,12 +33,30 @@ export async function openEtcdStore(endpoints: readonly string[], dialTimeoutMs 
       `cluster mode needs the optional package etcd3, which could not be loaded (${(err as Error).message}): npm install etcd3`,
     );
   }
-  const client = new mod.Etcd3({
-    hosts: endpoints.map((e) => `http://${e}`),
+  const hosts = endpoints.map((e) => `http://${e}`);
+  const client = new mod.Etcd3({ hosts, dialTimeout: dialTimeoutMs });
+  // The questions about a lease (LeaseTimeToLive) go over connections of their own, without the
+  // client's retries and per-member circuit breaker: a question unanswered by its deadline (etcd
+  // electing a leader) would otherwise be retried past that deadline and count three failures
+  // against the member, whose breaker then refuses every call for 5 s, keepalives included, long
+  // enough for the lease that etcd's new leader extended to run out. The broker asks again itself.
+  const questions = new mod.Etcd3({
+    hosts,
     dialTimeout: dialTimeoutMs,
+    faultHandling: { host: () => RUN_ONCE, global: RUN_ONCE },
   });
-  return new Etcd3Store(client);
+  return new Etcd3Store(client, questions);
 }
+
+type FaultPolicy = NonNullable<NonNullable<IOptions["faultHandling"]>["global"]>;
+
+/** A fault-handling policy that runs the call once and keeps no count. */
+const RUN_ONCE: FaultPolicy = {
+  _altReturn: undefined as never,
+  onSuccess: () => ({ dispose: () => {} }),
+  onFailure: () => ({ dispose: () => {} }),
+  execute: async (fn, signal) => fn({ signal: signal ?? new AbortController().signal }),
+};
 
 function rangeEnd(prefix: string): Buffer {
   const end = Buffer.from(prefix);
@@ -60,15 +79,18 @@ class Etcd3Store implements MetaStore {
   /** Open watches: the client retries a broken one forever, which would hold the process open. */
   readonly #watches = new Set<MetaWatch>();
 
-  constructor(client: Etcd3) {
+  /** For LeaseTimeToLive only (openEtcdStore says why). */
+  readonly #questions: Etcd3;
+
+  constructor(client: Etcd3, questions: Etcd3) {
     this.#client = client;
+    this.#questions = questions;
   }
 
   async openSession(ttlSeconds: number, listener: SessionListener): Promise<MetaSession> {
     const sentAt = performance.now();
-    const lease = this.#client.lease(ttlSeconds, { autoKeepAlive: true });
-    const leaseId = await lease.grant();
-    return new Etcd3Session(lease, leaseId, ttlSeconds, sentAt, listener);
+    const { ID } = await this.#client.leaseClient.leaseGrant({ TTL: ttlSeconds });
+    return new Etcd3Lease(this.#client, this.#questions, ID, ttlSeconds, sentAt, listener);
   }
 
   async getPrefix(prefix: string): Promise<MetaSnapshot> {
@@ -122,6 +144,7 @@ class Etcd3Store implements MetaStore {
   close(): void {
     for (const w of this.#watches) void w.cancel().catch(() => {});
     this.#client.close();
+    this.#questions.close();
   }
 }
 
@@ -142,46 +165,4 @@ function toRequestOp(op: MetaOp): IRequestOp {
       ...(op.prefix === true ? { range_end: rangeEnd(op.key) } : {}),
     },
   };
-}
-
-class Etcd3Session implements MetaSession {
-  readonly leaseId: string;
-  readonly ttlSeconds: number;
-  readonly #lease: Lease;
-  /** Send times of keepalives not yet answered, oldest first (answers come in order). */
-  readonly #fired: number[] = [];
-
-  constructor(
-    lease: Lease,
-    leaseId: string,
-    ttlSeconds: number,
-    grantSentAt: number,
-    listener: SessionListener,
-  ) {
-    this.#lease = lease;
-    this.leaseId = leaseId;
-    this.ttlSeconds = ttlSeconds;
-    const ttlMs = ttlSeconds * 1000;
-    listener.renewed(grantSentAt + ttlMs);
-    lease.on("keepaliveFired", () => {
-      this.#fired.push(performance.now());
-    });
-    lease.on("keepaliveSucceeded", () => {
-      const sentAt = this.#fired.shift();
-      if (sentAt !== undefined) listener.renewed(sentAt + ttlMs);
-    });
-    // A broken stream loses its unanswered keepalives; the client opens a new one.
-    lease.on("keepaliveFailed", () => {
-      this.#fired.length = 0;
-    });
-    lease.on("lost", (err) => listener.lost(err));
-  }
-
-  revoke(): Promise<void> {
-    return this.#lease.revoke();
-  }
-
-  release(): void {
-    this.#lease.release();
-  }
 }

@@ -49,7 +49,11 @@ export interface SessionListener {
    * when it received it, which is later).
    */
   renewed(validUntil: number): void;
-  /** The store says the lease is gone (expired or revoked). */
+  /**
+   * The store says the lease is gone (expired or revoked). Only the store's word: a keepalive
+   * unanswered for however long is not a lost lease (etcd's new leader extends every lease after
+   * an election), and the session keeps trying.
+   */
   lost(reason: Error): void;
 }
 
@@ -61,6 +65,12 @@ export interface MetaSession {
   revoke(): Promise<void>;
   /** Stops keeping the lease alive without revoking it (it expires after its TTL). */
   release(): void;
+  /**
+   * Asks the store (any member) how long the lease has left: whole seconds, rounded down; -1 when
+   * the store holds no such lease (expired or revoked). Rejects when no answer came within
+   * `timeoutMs`.
+   */
+  timeToLive(timeoutMs: number): Promise<number>;
 }
 
 export interface MetaWatch {
