@@ -8,6 +8,7 @@ import { type CodecId, decompress, isCodecId } from "./codecs/index.js";
 import { batchCrcMatches } from "./crc.js";
 import { ConchError, ErrorCode } from "./errors.js";
 import { kafkaEnvelopeCrc } from "./kafka/kafka-envelope.js";
+import type { MaxTimestampRepairs } from "./kafka/max-timestamp-repairs.js";
 import {
   checkRecordBatch,
   ATTRIBUTES_AT as KAFKA_ATTRIBUTES_AT,
@@ -38,6 +39,7 @@ import {
   KNOWN_ATTRIBUTES,
   MAGIC,
   MAX_OFFSET,
+  MAX_TIMESTAMP_MS,
   NULL_SIZE,
   OFFSET_AT,
   PAYLOAD_SIZE_AT,
@@ -71,7 +73,8 @@ export const BatchStatus = {
   /**
    * A stored Kafka batch (rule K6) whose records are all at or after 1970 but whose envelope
    * timestamp (its header's max_timestamp) is not their largest: apart from BAD_TIMESTAMP because
-   * the Kafka listener can set the header right and store the batch (storing-batches.ts).
+   * a produce's batch is set right and stored (validateBatches with MaxTimestampRepairs), as Kafka's
+   * broker does; anywhere else it is a fault like any other.
    */
   KAFKA_MAX_TIMESTAMP: -11,
 } as const;
@@ -232,10 +235,16 @@ function checkKafkaPayload(
   // listener took from the header's max_timestamp without walking the records; this is the walk.
   if (uncompressed) {
     if (minTs < 0) return BatchStatus.BAD_TIMESTAMP;
-    if (maxTs !== readTimestampMs(buf, at + TIMESTAMP_AT)) return BatchStatus.KAFKA_MAX_TIMESTAMP;
+    if (maxTs !== readTimestampMs(buf, at + TIMESTAMP_AT)) {
+      walkedMaxTimestamp = maxTs;
+      return BatchStatus.KAFKA_MAX_TIMESTAMP;
+    }
   }
   return size;
 }
+
+/** The largest record timestamp of the last batch found KAFKA_MAX_TIMESTAMP, for validateBatches. */
+let walkedMaxTimestamp = 0;
 
 /**
  * Whether the batch at buf[at, end) is a stored Kafka batch whose one fault is that its two base
@@ -268,15 +277,34 @@ export interface BatchesSummary {
 /**
  * Validates a buffer holding one or more whole batches (a produce request's records), throwing a
  * `ConchError` (CORRUPT_BATCH, BATCH_TOO_LARGE or INVALID_BATCH) at the first problem. Nothing is
- * modified.
+ * modified. With `repairs` (a produce's append), a stored Kafka batch whose only fault is a
+ * max_timestamp that is not its largest record timestamp (KAFKA_MAX_TIMESTAMP: every other rule
+ * passed) is not refused but noted in `repairs`, with the largest timestamp this same walk found,
+ * for the caller to set right in its copy; `repairs` is cleared first.
  */
-export function validateBatches(buf: Uint8Array, maxBatchBytes: number): BatchesSummary {
+export function validateBatches(
+  buf: Uint8Array,
+  maxBatchBytes: number,
+  repairs: MaxTimestampRepairs | null = null,
+): BatchesSummary {
   if (buf.length === 0) throw new ConchError(ErrorCode.INVALID_BATCH, "no batches in the request");
+  repairs?.clear();
   let at = 0;
   let batches = 0;
   let records = 0;
   while (at < buf.length) {
-    const size = checkBatch(buf, at, buf.length, maxBatchBytes);
+    let size = checkBatch(buf, at, buf.length, maxBatchBytes);
+    if (size === BatchStatus.KAFKA_MAX_TIMESTAMP && repairs !== null) {
+      // The records' largest may be past what the header said and past the stored format's range.
+      if (walkedMaxTimestamp > MAX_TIMESTAMP_MS) {
+        throw new ConchError(
+          ErrorCode.INVALID_BATCH,
+          `batch ${batches}: a record timestamp is past 2^42 - 1 ms`,
+        );
+      }
+      repairs.add(at, walkedMaxTimestamp);
+      size = HEADER_SIZE + BATCH_META_SIZE + readU32(buf, at + PAYLOAD_SIZE_AT);
+    }
     if (size < 0) throw batchError(size, batches);
     if ((readU16(buf, at + ATTRIBUTES_AT) & COMPRESSION_MASK) !== COMPRESSION_NONE) {
       checkCompressedRecords(buf, at, size, maxBatchBytes, batches);
@@ -316,21 +344,8 @@ function checkCompressedRecords(
   if (status < 0) throw batchError(status, batchIndex);
 }
 
-/**
- * The error for BatchStatus.KAFKA_MAX_TIMESTAMP: INVALID_BATCH on the wire, like any bad batch, but
- * a class of its own so that the Kafka listener can tell it from corruption and store the batch
- * with its header's max_timestamp set right.
- */
-export class KafkaMaxTimestampError extends ConchError {}
-
 /** The typed error for a negative `checkBatch` status. */
 export function batchError(status: number, batchIndex: number): ConchError {
-  if (status === BatchStatus.KAFKA_MAX_TIMESTAMP) {
-    return new KafkaMaxTimestampError(
-      ErrorCode.INVALID_BATCH,
-      `batch ${batchIndex}: ${batchStatusMessage(status)}`,
-    );
-  }
   const code =
     status === BatchStatus.BAD_CRC
       ? ErrorCode.CORRUPT_BATCH

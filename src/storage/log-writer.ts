@@ -16,6 +16,7 @@ import {
   stampBaseOffset,
 } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { MaxTimestampRepairs } from "../format/kafka/max-timestamp-repairs.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { batchProducerId, NO_PRODUCER_ID } from "../format/producer-fields.js";
 import { validateBatches } from "../format/validate.js";
@@ -35,6 +36,12 @@ import type { SegmentPreparer } from "./segment-preparer.js";
 import { SegmentRoller } from "./segment-roller.js";
 import { storageError } from "./storage-error.js";
 import type { TailCache } from "./tail-cache.js";
+
+/**
+ * The Kafka batches of the append being validated whose max_timestamp is set right in the copy:
+ * one list for every writer, as an append is validated and copied within one synchronous call.
+ */
+const repairs = new MaxTimestampRepairs();
 
 /** What the writer tells the log. */
 export interface WriterEvents {
@@ -142,7 +149,7 @@ export class LogWriter {
    */
   append(batches: Uint8Array, durable: boolean, listener: AppendListener | null = null): PendingAppend {
     const config = this.#o.config();
-    const { records } = validateBatches(batches, config.maxBatchBytes);
+    const { records } = validateBatches(batches, config.maxBatchBytes, repairs);
     if (this.#failure !== null) throw this.#failure;
     const base = this.#nextOffset;
     if (base + records - 1 > MAX_OFFSET) {
@@ -174,6 +181,7 @@ export class LogWriter {
     const start = buffer.start;
     const end = start + batches.length;
     const buf = chunk.buf;
+    if (repairs.count > 0) repairs.applyTo(buf, start);
     let offset = base;
     for (let at = start; at < end; at += recordSize(buf, at)) {
       stampBaseOffset(buf, at, offset);

@@ -35,14 +35,17 @@ import {
   TIMESTAMP_AT,
 } from "../layout.js";
 import { writeTimestampMs } from "../timestamp.js";
-import { readU32, writeU16, writeU32 } from "../u64.js";
+import { readU32, writeU16, writeU32, writeU64 } from "../u64.js";
 import {
   BASE_SEQUENCE_AT as KAFKA_BASE_SEQUENCE_AT,
   BATCH_LENGTH_AT as KAFKA_BATCH_LENGTH_AT,
+  CRC_AT as KAFKA_CRC_AT,
   ATTRIBUTES_AT as KAFKA_CRC_END,
+  MAX_TIMESTAMP_AT as KAFKA_MAX_TIMESTAMP_AT,
   PRODUCER_EPOCH_AT as KAFKA_PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT as KAFKA_PRODUCER_ID_AT,
   RECORDS_COUNT_AT as KAFKA_RECORDS_COUNT_AT,
+  recordBatchCrc,
 } from "./record-batch.js";
 
 /** The envelope's bytes the CRC covers, then the Kafka header's bytes 8-20, in one scratch. */
@@ -104,4 +107,19 @@ export function envelopeKafkaBatch(
   out.fill(0, k, k + 8); // the Kafka base offset, outside Kafka's CRC
   writeU32(out, outAt + CRC_AT, kafkaEnvelopeCrc(out, outAt));
   return k + size;
+}
+
+/**
+ * What Kafka's broker does to a v2 batch whose max_timestamp is not its largest record timestamp
+ * (LogValidator's setMaxTimestamp), for the enveloped batch at buf[at]: `maxTimestampMs` (the
+ * records' largest, in 0..2^42 - 1) becomes its header's max_timestamp and the envelope's
+ * timestamp, and its Kafka CRC32C and then its envelope CRC (which covers the Kafka CRC) are
+ * recomputed.
+ */
+export function setKafkaMaxTimestamp(buf: Uint8Array, at: number, maxTimestampMs: number): void {
+  const k = at + BATCH_RECORDS_AT;
+  writeTimestampMs(buf, at + TIMESTAMP_AT, maxTimestampMs);
+  writeU64(buf, k + KAFKA_MAX_TIMESTAMP_AT, maxTimestampMs);
+  writeU32(buf, k + KAFKA_CRC_AT, recordBatchCrc(buf, k, k + readU32(buf, at + PAYLOAD_SIZE_AT)));
+  writeU32(buf, at + CRC_AT, kafkaEnvelopeCrc(buf, at));
 }

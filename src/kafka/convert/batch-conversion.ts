@@ -11,10 +11,9 @@ export interface BatchConversion {
    * nothing: a batch that cannot be stored as it came throws (a KafkaRefusal naming what is not
    * supported, or a ConchError), and nothing is stored. `nowMs` stands in for a record's timestamp
    * when the producer sent none (-1). The result is valid until the next call (the broker copies
-   * what it keeps). `restamp`, after the log refused the result with a KafkaMaxTimestampError:
-   * walk each batch's records and set a wrong max_timestamp right, as Kafka's broker does.
+   * what it keeps).
    */
-  fromKafka(records: Buffer, maxBatchBytes: number, nowMs: number, restamp?: boolean): Buffer;
+  fromKafka(records: Buffer, maxBatchBytes: number, nowMs: number): Buffer;
   /**
    * Stored batches (whole, as a fetch reads them) as Kafka batches with the same offsets: one
    * buffer, or pieces to be written one after another (views of `stored` among them).

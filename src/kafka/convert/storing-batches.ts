@@ -14,7 +14,7 @@
 import { recordSize } from "../../format/batch-header.js";
 import { ConchError, ErrorCode } from "../../format/errors.js";
 import { inflateKafkaBatch } from "../../format/kafka/inflate-batch.js";
-import { envelopedSize, envelopeKafkaBatch, kafkaEnvelopeCrc } from "../../format/kafka/kafka-envelope.js";
+import { envelopedSize, envelopeKafkaBatch } from "../../format/kafka/kafka-envelope.js";
 import {
   ATTRIBUTES_AT,
   BASE_TIMESTAMP_AT,
@@ -35,13 +35,8 @@ import {
   TRANSACTIONAL_BIT,
 } from "../../format/kafka/record-batch.js";
 import { isStoredKafkaBatch, storedKafkaStart } from "../../format/kafka/stored-kafka.js";
-import {
-  BATCH_RECORDS_AT,
-  CRC_AT as ENVELOPE_CRC_AT,
-  HEADER_SIZE,
-  MAX_TIMESTAMP_MS,
-} from "../../format/layout.js";
-import { readU32, writeU32, writeU64 } from "../../format/u64.js";
+import { HEADER_SIZE, MAX_TIMESTAMP_MS } from "../../format/layout.js";
+import { readU32 } from "../../format/u64.js";
 import { KafkaErrorCode } from "../protocol/error-codes.js";
 import type { BatchConversion } from "./batch-conversion.js";
 import { ConchToKafka } from "./conch-to-kafka.js";
@@ -56,7 +51,7 @@ export class StoringBatches implements BatchConversion {
   /** Each batch's largest record timestamp, from the checking pass to the writing one. */
   readonly #maxTimestamps: number[] = [];
 
-  fromKafka(records: Buffer, maxBatchBytes: number, nowMs: number, restamp = false): Buffer {
+  fromKafka(records: Buffer, maxBatchBytes: number, nowMs: number): Buffer {
     // First pass: check every batch and size the result; nothing is written until all are good.
     const maxTimestamps = this.#maxTimestamps;
     let batches = 0;
@@ -69,9 +64,7 @@ export class StoringBatches implements BatchConversion {
       const size = checkRecordBatchHeader(records, at, records.length, maxBatchBytes);
       if (size < 0) throw refusal(size, records, at, maxBatchBytes);
       refuseTransactional(records, at);
-      const maxTs = restamp
-        ? walkedTimestamp(records, at, size, maxBatchBytes)
-        : envelopeTimestamp(records, at, size, maxBatchBytes);
+      const maxTs = envelopeTimestamp(records, at, size, maxBatchBytes);
       if (maxTs === NO_TIMESTAMP) return this.#in.convert(records, maxBatchBytes, nowMs);
       if (envelopedSize(size) > maxBatchBytes) throw tooLarge(envelopedSize(size), maxBatchBytes);
       maxTimestamps[batches++] = maxTs;
@@ -86,9 +79,7 @@ export class StoringBatches implements BatchConversion {
     at = 0;
     for (let i = 0; i < batches; i++) {
       const size = kafkaBatchSize(records, at);
-      const from = p;
       p = envelopeKafkaBatch(out, p, records, at, size, maxTimestamps[i]!);
-      if (restamp) setMaxTimestamp(out, from, size, maxTimestamps[i]!);
       at += size;
     }
     return out.subarray(0, p);
@@ -129,7 +120,8 @@ function kafkaBatchSize(buf: Buffer, at: number): number {
  * The envelope timestamp (ms) of the batch at `at`, whose header was checked: its largest record
  * timestamp, in the stored format's range 0..2^42 - 1 ms. An uncompressed batch's is its header's
  * max_timestamp, read without walking the records: the log's check of the stored batch (rule K6)
- * walks them once and refuses the batch unless it is their largest, none before 1970. NO_TIMESTAMP
+ * walks them once, refuses a record before 1970, and sets a max_timestamp that is not their largest
+ * right in its copy (validateBatches with MaxTimestampRepairs), as Kafka's broker does. NO_TIMESTAMP
  * when the header has none (-1): the converting path takes the broker's time for those records.
  * A compressed batch's CRC32C is checked before it is decompressed (within maxBatchBytes); its
  * records are checked here, as the log cannot read them, and its timestamp is theirs.
@@ -154,41 +146,6 @@ function envelopeTimestamp(buf: Buffer, at: number, size: number, maxBatchBytes:
   const max = base + maxTimestampDelta;
   if (min < 0 || max > MAX_TIMESTAMP_MS) throw outOfRange(min, max);
   return max;
-}
-
-/**
- * envelopeTimestamp for `fromKafka`'s restamping pass: an uncompressed batch's records are walked
- * (CRC32C and framing checked first: a corrupt batch is still refused) and its true largest
- * timestamp returned, whatever its header's max_timestamp says. A record before 1970 is refused.
- */
-function walkedTimestamp(buf: Buffer, at: number, size: number, maxBatchBytes: number): number {
-  if ((buf[at + ATTRIBUTES_AT + 1]! & COMPRESSION_MASK) !== 0) {
-    return envelopeTimestamp(buf, at, size, maxBatchBytes);
-  }
-  if (readInt64(buf, at + BASE_TIMESTAMP_AT) < 0 || readInt64(buf, at + MAX_TIMESTAMP_AT) < 0) {
-    return NO_TIMESTAMP;
-  }
-  const status = checkRecordBatch(buf, at, at + size, maxBatchBytes);
-  if (status < 0) throw refusal(status, buf, at, maxBatchBytes);
-  // Set by the walk of the records that checkRecordBatch has just made.
-  const base = readInt64(buf, at + BASE_TIMESTAMP_AT);
-  const min = base + minTimestampDelta;
-  const max = base + maxTimestampDelta;
-  if (min < 0 || max > MAX_TIMESTAMP_MS) throw outOfRange(min, max);
-  return max;
-}
-
-/**
- * What Kafka's broker does to a v2 batch whose max_timestamp is wrong (LogValidator's
- * setMaxTimestamp): the enveloped batch at out[at] gets `maxTs` as its header's max_timestamp, and
- * its Kafka CRC32C and then its envelope CRC (which covers the Kafka CRC) are recomputed.
- */
-function setMaxTimestamp(out: Buffer, at: number, size: number, maxTs: number): void {
-  const k = at + BATCH_RECORDS_AT;
-  if (readInt64(out, k + MAX_TIMESTAMP_AT) === maxTs) return;
-  writeU64(out, k + MAX_TIMESTAMP_AT, maxTs);
-  writeU32(out, k + CRC_AT, recordBatchCrc(out, k, k + size));
-  writeU32(out, at + ENVELOPE_CRC_AT, kafkaEnvelopeCrc(out, at));
 }
 
 function outOfRange(min: number, max: number): KafkaRefusal {

@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Kafka, logLevel } from "kafkajs";
 import { StoredKafkaToConch } from "../../../src/format/kafka/stored-kafka.js";
 import { RecordCursor } from "../../../src/format/record-cursor.js";
 import type { KafkaFixture } from "../server/kafka-harness.js";
 import { hasPythonModule, PYTHON, runTool, startKafka } from "../server/kafka-harness.js";
+import { TestClients } from "../server/test-clients.js";
 import { AckDroppingProxy } from "./ack-dropping-proxy.js";
 
 /** The values stored in partition 0, Kafka batches read as a native reader gets them. */
@@ -59,17 +59,15 @@ print(left, errors)
 });
 
 test("kafkajs idempotent: a produce whose ack is lost is retried and stored once", async (t) => {
+  const clients = new TestClients(t);
   const { f, proxy } = await behindProxy(t);
   await f.broker.createTopic("lost-ack-js", 1);
-  const kafka = new Kafka({
+  const kafka = clients.kafkajs(`127.0.0.2:${f.port}`, {
     clientId: "conch-idempotence",
-    brokers: [`127.0.0.2:${f.port}`],
-    logLevel: logLevel.NOTHING,
     retry: { initialRetryTime: 50, retries: 10 },
   });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
-  t.after(() => producer.disconnect());
   for (let i = 0; i < 10; i++) {
     await producer.send({ topic: "lost-ack-js", acks: -1, messages: [{ value: `j${i}`, partition: 0 }] });
   }

@@ -17,6 +17,7 @@ import {
   responseBody,
 } from "./kafka-harness.js";
 import { aliceKafka, login, startSecureKafka, USERS } from "./kafka-secure-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const allow = (operation: AclRule["operation"], name: string): AclRule => ({
   principal: "User:alice",
@@ -95,11 +96,11 @@ test("kafka ACLs: fetch is refused TOPIC_AUTHORIZATION_FAILED without read, per 
 });
 
 test("kafka ACLs: kafkajs produces to an allowed topic and is refused on another", async (t) => {
+  const clients = new TestClients(t);
   const f = await secured(t);
-  const kafka = aliceKafka(f.bootstrap);
+  const kafka = aliceKafka(clients, f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   const [ok] = await producer.send({ topic: "open", messages: [{ value: "yes" }] });
   assert.equal(ok?.errorCode, 0);
   await assert.rejects(producer.send({ topic: "closed", messages: [{ value: "no" }] }), (err: Error) => {
@@ -146,11 +147,11 @@ test("kafka ACLs: metadata leaves out topics the principal may not describe, and
 });
 
 test("kafka ACLs: kafkajs admin is refused creating and deleting topics without create and delete", async (t) => {
+  const clients = new TestClients(t);
   const f = await secured(t);
-  const kafka = aliceKafka(f.bootstrap);
+  const kafka = aliceKafka(clients, f.bootstrap);
   const admin = kafka.admin();
   await admin.connect();
-  t.after(() => admin.disconnect());
   // kafkajs reports per-topic errors as a list, or as the error's own type.
   const refused = (err: { type?: string; errors?: { type?: string }[] }): boolean =>
     (err.errors?.[0]?.type ?? err.type) === "TOPIC_AUTHORIZATION_FAILED";

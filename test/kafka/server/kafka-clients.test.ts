@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Kafka, logLevel } from "kafkajs";
 import { createClient } from "../../../src/index.js";
 import { hasPythonModule, hasTool, PYTHON, runTool, startKafka } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const KCAT_INSTALL = "apt-get install -y kcat";
 
@@ -86,10 +86,11 @@ test("kcat: produce with keys, consume from the beginning and from an offset", a
 
 test("cross-protocol: what the native SDK produces, kcat consumes byte for byte", async (t) => {
   if (!hasTool(t, "kcat", ["-V"], KCAT_INSTALL)) return;
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("native-in", 1);
   const client = createClient({ brokers: [f.native] });
-  t.after(() => client.close());
+  clients.closeBeforeBroker(() => client.close());
   const binary = Buffer.from([0, 1, 2, 0xff, 0x0a, 0x0d, 0x80, 0]);
   const sent = [
     { key: Buffer.from("user-7"), value: binary, timestamp: 1_700_000_000_123 },
@@ -109,6 +110,7 @@ test("cross-protocol: what the native SDK produces, kcat consumes byte for byte"
 
 test("cross-protocol: what kcat produces, the native SDK and kafka-python consume byte for byte", async (t) => {
   if (!hasTool(t, "kcat", ["-V"], KCAT_INSTALL)) return;
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("kafka-in", 1);
   await kcat(
@@ -116,7 +118,7 @@ test("cross-protocol: what kcat produces, the native SDK and kafka-python consum
     "alpha:one\nbeta:two\ngamma:three\n",
   );
   const client = createClient({ brokers: [f.native] });
-  t.after(() => client.close());
+  clients.closeBeforeBroker(() => client.close());
   const consumer = client.consumer({ topics: ["kafka-in"], from: "earliest" });
   const seen: [number, string | null, string][] = [];
   for await (const m of consumer) {
@@ -192,11 +194,11 @@ print(sorted(md.topics), md.controller_id)
 });
 
 test("kafkajs: admin creates, lists and deletes topics; the producer sends with acks 0, 1 and -1", async (t) => {
+  const clients = new TestClients(t);
   const f = await startKafka(t, { autoCreateTopics: false });
-  const kafka = new Kafka({ clientId: "conch-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = clients.kafkajs(f.bootstrap);
   const admin = kafka.admin();
   await admin.connect();
-  t.after(() => admin.disconnect());
   assert.equal(await admin.createTopics({ topics: [{ topic: "js", numPartitions: 2 }] }), true);
   assert.equal(await admin.createTopics({ topics: [{ topic: "gone" }] }), true);
   assert.deepEqual((await admin.listTopics()).sort(), ["gone", "js"]);
@@ -212,7 +214,6 @@ test("kafkajs: admin creates, lists and deletes topics; the producer sends with 
 
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   for (const acks of [1, -1]) {
     const [r] = await producer.send({
       topic: "js",

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { type TestContext, test } from "node:test";
-import { CompressionTypes, Kafka, logLevel } from "kafkajs";
+import { CompressionTypes } from "kafkajs";
 import { type CodecId, compress } from "../../../src/format/codecs/index.js";
 import { ConchError, ErrorCode } from "../../../src/format/errors.js";
 import { createClient } from "../../../src/index.js";
@@ -20,6 +20,7 @@ import {
   startKafka,
   storedCodecs,
 } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const CODECS: [CodecId, string, string][] = [
   [1, "gzip", "gzip"],
@@ -76,20 +77,20 @@ async function nativeReads(f: KafkaFixture, topic: string): Promise<string[]> {
 const expected = messages.map((m) => `${m.key}=${m.value}`);
 
 test("kafkajs gzip: stored gzip-compressed, consumed by kafkajs and the native SDK", async (t) => {
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("js-gzip", 1);
-  const kafka = new Kafka({ clientId: "conch-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = clients.kafkajs(f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   await producer.send({ topic: "js-gzip", compression: CompressionTypes.GZIP, messages });
   assert.deepEqual(await storedCodecs(f, "js-gzip"), [1]);
   const consumer = kafka.consumer({ groupId: "js-gzip-reader" });
   await consumer.connect();
-  t.after(() => consumer.disconnect());
   await consumer.subscribe({ topic: "js-gzip", fromBeginning: true });
   const seen: string[] = [];
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
     void consumer.run({
       eachMessage: async ({ message }) => {
         seen.push(`${message.key?.toString()}=${message.value?.toString()}`);

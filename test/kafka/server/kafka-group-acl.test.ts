@@ -22,6 +22,7 @@ import {
   runTool,
 } from "./kafka-harness.js";
 import { aliceKafka, login, startSecureKafka, USERS } from "./kafka-secure-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const { NONE, GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED } = KafkaErrorCode;
 
@@ -290,19 +291,19 @@ test("kafka group ACLs: DescribeGroups needs describe per group; ListGroups show
 });
 
 test("kafka group ACLs: a kafkajs consumer group runs with read on its group and is refused another", async (t) => {
+  const clients = new TestClients(t);
   const { f } = await secured(t);
-  const kafka = aliceKafka(f.bootstrap);
+  const kafka = aliceKafka(clients, f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   await producer.send({ topic: "open", messages: [{ value: "a" }, { value: "b" }] });
 
   const consumer = kafka.consumer({ groupId: "open-g", maxWaitTimeInMs: 100, heartbeatInterval: 500 });
   await consumer.connect();
-  t.after(() => consumer.disconnect());
   await consumer.subscribe({ topic: "open", fromBeginning: true });
   const values: string[] = [];
-  const committed = new Promise<void>((resolve) => {
+  const committed = new Promise<void>((resolve, reject) => {
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
     consumer.on(consumer.events.COMMIT_OFFSETS, () => {
       if (values.length === 2) resolve();
     });
@@ -322,7 +323,6 @@ test("kafka group ACLs: a kafkajs consumer group runs with read on its group and
 
   const admin = kafka.admin();
   await admin.connect();
-  t.after(() => admin.disconnect());
   // kafkajs turns a refused FindCoordinator into "no coordinator" (it drops the code): refused all the same.
   await assert.rejects(admin.fetchOffsets({ groupId: "closed-g", topics: ["open"] }));
   const listed = await admin.listGroups();
@@ -332,7 +332,6 @@ test("kafka group ACLs: a kafkajs consumer group runs with read on its group and
   );
   const refusedConsumer = kafka.consumer({ groupId: "closed-g" });
   await refusedConsumer.connect();
-  t.after(() => refusedConsumer.disconnect());
   await refusedConsumer.subscribe({ topic: "open" });
   const crashed = new Promise<unknown>((resolve) => {
     refusedConsumer.on(refusedConsumer.events.CRASH, (e) => resolve(e.payload.error));

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type Consumer, Kafka, logLevel } from "kafkajs";
+import type { Consumer } from "kafkajs";
 import { GroupConsumer } from "../../../src/client/group-consumer.js";
 import { type Conch, createClient } from "../../../src/index.js";
 import {
@@ -16,27 +16,25 @@ import { decodeListGroupsResponse, encodeListGroupsRequest } from "../../../src/
 import { CONCH } from "../../cli/cli-harness.js";
 import { TestClient } from "../../server/helpers.js";
 import { runTool, startKafka } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 test("a kafkajs group and a native group side by side: list and describe show each one's kind", async (t) => {
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("orders", 2);
 
-  const kafka = new Kafka({ clientId: "kind-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = clients.kafkajs(f.bootstrap, { clientId: "kind-test" });
   const consumer = kafka.consumer({ groupId: "kgroup", sessionTimeout: 10_000, heartbeatInterval: 500 });
   const native = new GroupConsumer(
     { brokers: [f.native], clientId: "reader" },
     { group: "ngroup", topics: ["orders"] },
   );
+  clients.closeBeforeBroker(() => native.close());
   const client = createClient({ brokers: [f.native] });
+  clients.closeBeforeBroker(() => client.close());
   const raw = await TestClient.connect(Number(f.native.split(":")[1]));
-  try {
-    await sideBySide(f.native, consumer, native, client, raw);
-  } finally {
-    // Before the broker's own teardown (registered first, so run first): a kafkajs consumer left
-    // connected would keep reconnecting to the closed listener and hold the process open.
-    raw.socket.destroy();
-    await Promise.allSettled([consumer.disconnect(), native.close(), client.close()]);
-  }
+  clients.closeBeforeBroker(async () => raw.socket.destroy());
+  await sideBySide(f.native, consumer, native, client, raw);
 });
 
 async function sideBySide(

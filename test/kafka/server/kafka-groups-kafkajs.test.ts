@@ -7,9 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type Consumer, Kafka, logLevel, type Producer } from "kafkajs";
+import type { Consumer, Kafka } from "kafkajs";
 import { CONCH } from "../../cli/cli-harness.js";
 import { runTool, startKafka } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const TOPIC = "orders";
 const GROUP = "billing";
@@ -122,24 +123,11 @@ function waitFor<T>(what: string, members: Member[], probe: () => T | undefined,
 }
 
 test("kafkajs group: members split the partitions, commit, the survivor takes all, a new member resumes", async (t) => {
-  const members: Member[] = [];
-  const producers: Producer[] = [];
-  // Registered before startKafka's, so it runs first (after hooks run in order): a kafkajs consumer
-  // whose broker went first crashes, and one that crashes as it is disconnected restarts itself
-  // later and retries for ever, which keeps this file's process from ending.
-  t.after(async () => {
-    for (const m of members) await m.consumer.disconnect().catch(() => {});
-    for (const p of producers) await p.disconnect().catch(() => {});
-  });
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic(TOPIC, PARTITIONS);
-  const kafka = new Kafka({
-    clientId: "conch-group-test",
-    brokers: [f.bootstrap],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = clients.kafkajs(f.bootstrap, { clientId: "conch-group-test" });
   const producer = kafka.producer();
-  producers.push(producer);
   await producer.connect();
   const produce = async (round: string): Promise<string[]> => {
     const values: string[] = [];
@@ -153,13 +141,11 @@ test("kafkajs group: members split the partitions, commit, the survivor takes al
     return values;
   };
   const a = await member(kafka);
-  members.push(a);
   await waitFor("the first member to own every partition", [a], () =>
     a.assigned.length === PARTITIONS ? true : undefined,
   );
 
   const b = await member(kafka);
-  members.push(b);
   await waitFor("a rebalance that gives each member some partitions", [a, b], () =>
     a.assigned.length > 0 && b.assigned.length > 0 && a.assigned.length + b.assigned.length === PARTITIONS
       ? true
@@ -220,17 +206,14 @@ test("kafkajs group: members split the partitions, commit, the survivor takes al
   // b leaves: a takes every partition.
   const joinsBefore = a.joins;
   await b.consumer.disconnect();
-  members.splice(members.indexOf(b), 1);
   await waitFor("the survivor to own every partition", [a], () =>
     a.joins > joinsBefore && a.assigned.length === PARTITIONS ? true : undefined,
   );
   await a.consumer.disconnect();
-  members.splice(members.indexOf(a), 1);
 
   // A new member resumes from the committed offsets: it sees the second round only.
   const second = await produce("two");
   const c = await member(kafka);
-  members.push(c);
   await waitFor("the new member to process the second round", [c], () =>
     c.seen.length >= second.length ? true : undefined,
   );

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { createClient } from "../../../src/index.js";
 import { CONCH } from "../../cli/cli-harness.js";
 import { hasPythonModule, PYTHON, runTool, startKafka } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 /** Consumes `n` messages as a member of `group`, commits them, prints "partition offset value" lines. */
 const CONFLUENT = `
@@ -49,10 +50,11 @@ for (const [name, module, pkg, script] of [
 ] as const) {
   test(`${name} group: consume and commit, then a new run of the group resumes from the commits`, async (t) => {
     if (!hasPythonModule(t, module, `apt-get install -y ${pkg}`)) return;
+    const clients = new TestClients(t);
     const f = await startKafka(t);
     await f.broker.createTopic("py", 2);
     const client = createClient({ brokers: [f.native] });
-    t.after(() => client.close());
+    clients.closeBeforeBroker(() => client.close());
     const producer = client.producer();
     for (let i = 0; i < 6; i++) await producer.send("py", { value: `a${i}`, partition: 0 });
     for (let i = 0; i < 4; i++) await producer.send("py", { value: `b${i}`, partition: 1 });

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import type { Logger } from "pino";
-import { Broker } from "../../../src/broker/broker.js";
+import { Broker, type BrokerOpenOptions } from "../../../src/broker/broker.js";
 import type { BrokerConfig } from "../../../src/broker/broker-config.js";
 import { KafkaReader } from "../../../src/kafka/protocol/kafka-reader.js";
 import { type KafkaSink, KafkaSizer, KafkaWriter } from "../../../src/kafka/protocol/kafka-writer.js";
@@ -30,12 +30,17 @@ export interface KafkaFixture {
   client(): Promise<RawKafkaClient>;
 }
 
+/**
+ * `config.dataDir`, when given, is a data directory made by the test (removed afterwards like a
+ * fresh one); `open` is passed to Broker.open (e.g. openLazily, for a clean restart).
+ */
 export async function startKafka(
   t: TestContext,
   config: Partial<BrokerConfig> = {},
   logger?: Logger,
+  open: BrokerOpenOptions = {},
 ): Promise<KafkaFixture> {
-  const dataDir = await mkdtemp(join(tmpdir(), "conch-kafka-"));
+  const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), "conch-kafka-")));
   const broker = await Broker.open(
     {
       segmentBytes: 1024 * 1024,
@@ -45,6 +50,7 @@ export async function startKafka(
       dataDir,
     },
     logger,
+    open,
   );
   const server = new ConchServer(
     broker,

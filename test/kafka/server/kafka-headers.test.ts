@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Kafka, logLevel } from "kafkajs";
 import { createClient } from "../../../src/index.js";
 import { CONCH } from "../../cli/cli-harness.js";
 import { hasTool, runTool, startKafka } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const KCAT_INSTALL = "apt-get install -y kcat";
 /** Offset, key length (-1: null), value length (-1: null), headers (k=v CSV, NULL for null). */
@@ -93,10 +93,11 @@ test("kcat -H produce: the native SDK reads headers, null and empty keys and val
 
 test("native SDK and conch produce with headers: kcat -f '%h' shows them, tombstones apart from empty values", async (t) => {
   if (!hasTool(t, "kcat", ["-V"], KCAT_INSTALL)) return;
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("native-h", 1);
   const client = createClient({ brokers: [f.native] });
-  t.after(() => client.close());
+  clients.closeBeforeBroker(() => client.close());
   const producer = client.producer();
   const binary = Buffer.from([0, 0xff, 0x80, 0x0d]); // no \n: kcat output is split into lines
   await producer.send("native-h", {
@@ -140,12 +141,12 @@ test("native SDK and conch produce with headers: kcat -f '%h' shows them, tombst
 });
 
 test("kafkajs headers both ways: kafkajs to the native SDK, the native SDK to a kafkajs consumer", async (t) => {
+  const clients = new TestClients(t);
   const f = await startKafka(t);
   await f.broker.createTopic("js-h", 1);
-  const kafka = new Kafka({ clientId: "conch-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = clients.kafkajs(f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   await producer.send({
     topic: "js-h",
     messages: [
@@ -167,7 +168,7 @@ test("kafkajs headers both ways: kafkajs to the native SDK, the native SDK to a 
   ]);
 
   const client = createClient({ brokers: [f.native] });
-  t.after(() => client.close());
+  clients.closeBeforeBroker(() => client.close());
   await client.producer().send("js-h", {
     key: "n",
     value: "from conch",
@@ -176,11 +177,11 @@ test("kafkajs headers both ways: kafkajs to the native SDK, the native SDK to a 
   });
   const consumer = kafka.consumer({ groupId: "js-h-readers", maxWaitTimeInMs: 100 });
   await consumer.connect();
-  t.after(() => consumer.disconnect());
   await consumer.subscribe({ topics: ["js-h"], fromBeginning: true });
   const got: [string, string | null, Record<string, string>][] = [];
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`kafkajs read ${got.length} of 3 in 20 s`)), 20_000);
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
     consumer
       .run({
         eachMessage: async ({ message }) => {

@@ -6,19 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Kafka, logLevel, type SASLOptions } from "kafkajs";
+import type { Kafka, SASLOptions } from "kafkajs";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
 import { hasTool, kafkaRequest, metadataRequest, responseBody, runTool } from "./kafka-harness.js";
 import { startSecureKafka, USERS } from "./kafka-secure-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const KCAT_INSTALL = "apt-get install -y kcat";
 
-function kafkajs(bootstrap: string, sasl: SASLOptions): Kafka {
-  return new Kafka({
+function kafkajs(clients: TestClients, bootstrap: string, sasl: SASLOptions): Kafka {
+  return clients.kafkajs(bootstrap, {
     clientId: "sasl-test",
-    brokers: [bootstrap],
     sasl,
-    logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
     connectionTimeout: 5000,
   });
@@ -26,24 +25,24 @@ function kafkajs(bootstrap: string, sasl: SASLOptions): Kafka {
 
 for (const mechanism of ["scram-sha-256", "scram-sha-512"] as const) {
   test(`kafkajs logs in with ${mechanism} and produces and reads back`, async (t) => {
+    const clients = new TestClients(t);
     const f = await startSecureKafka(t, { authentication: "required" });
     await f.broker.createTopic("secured", 1);
-    const kafka = kafkajs(f.bootstrap, { mechanism, username: "alice", password: USERS.alice });
+    const kafka = kafkajs(clients, f.bootstrap, { mechanism, username: "alice", password: USERS.alice });
     const producer = kafka.producer();
     await producer.connect();
-    t.after(() => producer.disconnect());
     const [sent] = await producer.send({ topic: "secured", messages: [{ value: "hello" }] });
     assert.equal(sent?.errorCode, 0);
     const admin = kafka.admin();
     await admin.connect();
-    t.after(() => admin.disconnect());
     const offsets = await admin.fetchTopicOffsets("secured");
     assert.equal(offsets[0]?.high, "1");
   });
 
   test(`kafkajs with a wrong ${mechanism} password is refused`, async (t) => {
+    const clients = new TestClients(t);
     const f = await startSecureKafka(t, { authentication: "required" });
-    const kafka = kafkajs(f.bootstrap, { mechanism, username: "alice", password: "wrong" });
+    const kafka = kafkajs(clients, f.bootstrap, { mechanism, username: "alice", password: "wrong" });
     const admin = kafka.admin();
     await assert.rejects(admin.connect(), (err: Error) => {
       assert.match(`${err.name} ${err.message}`, /SASL|[Aa]uthentication/);

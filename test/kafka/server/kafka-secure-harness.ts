@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
-import { Kafka, type KafkaConfig, logLevel } from "kafkajs";
+import type { Kafka, KafkaConfig } from "kafkajs";
 import type { BrokerConfig } from "../../../src/broker/broker-config.js";
 import { KafkaErrorCode } from "../../../src/kafka/protocol/error-codes.js";
 import { KafkaFrontEnd } from "../../../src/kafka/server/kafka-front-end.js";
@@ -16,6 +16,7 @@ import { makeCa, makeCert } from "../../security/certificates.js";
 import { TestScramClient } from "../../security/scram-client.js";
 import { type SecureFixture, startSecureServer } from "../../security/secure-server.js";
 import { kafkaRequest, RawKafkaClient, responseBody } from "./kafka-harness.js";
+import type { TestClients } from "./test-clients.js";
 
 export interface SecureKafkaFixture extends SecureFixture {
   kafka: KafkaFrontEnd;
@@ -51,12 +52,10 @@ export async function startSecureKafka(
 }
 
 /** kafkajs logged in as alice with SCRAM-SHA-256, failing at once rather than retrying. */
-export function aliceKafka(bootstrap: string, extra: Partial<KafkaConfig> = {}): Kafka {
-  return new Kafka({
+export function aliceKafka(clients: TestClients, bootstrap: string, extra: Partial<KafkaConfig> = {}): Kafka {
+  return clients.kafkajs(bootstrap, {
     clientId: "acl-test",
-    brokers: [bootstrap],
     sasl: { mechanism: "scram-sha-256", username: "alice", password: USERS.alice },
-    logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
     ...extra,
   });

@@ -9,7 +9,6 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
-import { Kafka, logLevel } from "kafkajs";
 import { BatchBuilder } from "../../../src/format/batch-builder.js";
 import {
   ATTRIBUTES_AT,
@@ -32,6 +31,7 @@ import {
   startKafka,
   storedCodecs,
 } from "./kafka-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const TS = 1_700_000_000_000;
 
@@ -270,12 +270,12 @@ test("kafka produce: a batch with a record before 1970 is refused whole, nothing
 });
 
 test("kafkajs: one batch of messages with and without a timestamp is stored whole, each keeping its time", async (t) => {
+  const clients = new TestClients(t);
   const f = await startKafka(t, { flush: "sync" });
   await f.broker.createTopic("js-ts", 1);
-  const kafka = new Kafka({ clientId: "conch-test", brokers: [f.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = clients.kafkajs(f.bootstrap);
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   // kafkajs takes max_timestamp from the messages that carry a timestamp (the last of them) and
   // gives the others Date.now(): this batch's header says TS, its second record is later.
   const before = Date.now();

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { copyFileSync, readFileSync } from "node:fs";
 import { type TestContext, test } from "node:test";
 import { connect, type TLSSocket } from "node:tls";
-import { Kafka, logLevel } from "kafkajs";
 import { makeCert } from "../../security/certificates.js";
 import { hasPythonModule, hasTool, PYTHON, runTool } from "./kafka-harness.js";
 import { startTlsKafka, type TlsKafkaFixture, USERS } from "./kafka-secure-harness.js";
+import { TestClients } from "./test-clients.js";
 
 const hasKcat = (t: TestContext): boolean => hasTool(t, "kcat", ["-V"], "apt-get install -y kcat");
 
@@ -90,6 +90,7 @@ test("kafka TLS: kcat over SASL_SSL with SCRAM-SHA-256 logs in, and a wrong pass
 
 test("kafka TLS: an untrusted broker certificate is refused by the client; an untrusted client certificate by the broker", async (t) => {
   if (!hasKcat(t)) return;
+  const clients = new TestClients(t);
   const f = await startTlsKafka(t, { tlsClientAuth: "required" });
   const untrusted = await runTool("kcat", [...kcatSsl(f, f.otherCa), "-L", "-m", "5"]);
   assert.notEqual(untrusted.code, 0);
@@ -106,10 +107,8 @@ test("kafka TLS: an untrusted broker certificate is refused by the client; an un
     "5",
   ]);
   assert.notEqual(stranger.code, 0, "a client certificate from another CA gets no connection");
-  const kafka = new Kafka({
-    brokers: [f.tlsBootstrap],
+  const kafka = clients.kafkajs(f.tlsBootstrap, {
     ssl: { servername: "localhost" },
-    logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
     connectionTimeout: 3000,
   });
@@ -218,26 +217,24 @@ test("kafka SASL_PLAINTEXT: confluent-kafka logs in with SCRAM, and a wrong pass
 });
 
 test("kafka TLS: kafkajs with ssl and sasl produces and consumes", async (t) => {
+  const clients = new TestClients(t);
   const f = await startTlsKafka(t, { authentication: "required" });
   await f.broker.createTopic("secure", 1);
-  const kafka = new Kafka({
+  const kafka = clients.kafkajs(f.tlsBootstrap, {
     clientId: "tls-test",
-    brokers: [f.tlsBootstrap],
     ssl: { ca: [readFileSync(f.kafkaCa)] },
     sasl: { mechanism: "scram-sha-512", username: "alice", password: USERS.alice },
-    logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
   });
   const producer = kafka.producer();
   await producer.connect();
-  t.after(() => producer.disconnect());
   await producer.send({ topic: "secure", messages: [{ value: "x" }, { value: "y" }] });
   const consumer = kafka.consumer({ groupId: "tls-group", maxWaitTimeInMs: 100 });
   await consumer.connect();
-  t.after(() => consumer.disconnect());
   await consumer.subscribe({ topic: "secure", fromBeginning: true });
   const values: string[] = [];
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
     void consumer.run({
       eachMessage: async ({ message }) => {
         values.push(String(message.value));

@@ -9,7 +9,6 @@
  * partition of one is answered UNSUPPORTED_VERSION.
  */
 import type { Acks } from "../../../broker/broker-requests.js";
-import { KafkaMaxTimestampError } from "../../../format/validate.js";
 import type { AppendListener, AppendResult } from "../../../storage/partition-log.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
@@ -51,8 +50,6 @@ class ProduceReply {
   readonly #acks: Acks | undefined;
   readonly #topics: { name: string; partitions: ProducePartitionResponse[] }[] = [];
   #waiting = 1;
-  /** The time of the request's records that carry none. */
-  #now = 0;
   #resolve!: (reply: Buffer | null) => void;
 
   constructor(
@@ -74,7 +71,9 @@ class ProduceReply {
 
   start(): void {
     const ctx = this.#ctx;
-    this.#now = Date.now();
+    const broker = ctx.broker;
+    const maxBatchBytes = broker.config.maxBatchBytes;
+    const now = Date.now();
     for (const t of this.#req.topics) {
       const partitions: ProducePartitionResponse[] = [];
       this.#topics.push({ name: t.name, partitions });
@@ -93,36 +92,19 @@ class ProduceReply {
           answer.errorCode = refusal;
           continue;
         }
-        const append = this.#append(t.name, p.index, p.records!, answer, false);
-        // The log refused a batch whose max_timestamp is not its largest record timestamp: stored
-        // as Kafka's broker stores it, with the header set right. Only a refusal told before
-        // produceTo returns can be, while the records are still the frame's.
-        if (append?.restampWanted === true) this.#append(t.name, p.index, p.records!, answer, true);
+        let stored: Buffer;
+        try {
+          stored = ctx.batches.fromKafka(p.records!, maxBatchBytes, now);
+        } catch (err) {
+          this.#refused(answer, t.name, err);
+          continue;
+        }
+        this.#waiting++;
+        const append = new PartitionAppend(this, answer, t.name);
+        broker.produceTo(t.name, p.index, stored, this.#acks!, append, this.#req.timeoutMs);
       }
     }
     this.done();
-  }
-
-  #append(
-    topic: string,
-    partition: number,
-    records: Buffer,
-    answer: ProducePartitionResponse,
-    restamp: boolean,
-  ): PartitionAppend | null {
-    const ctx = this.#ctx;
-    let stored: Buffer;
-    try {
-      stored = ctx.batches.fromKafka(records, ctx.broker.config.maxBatchBytes, this.#now, restamp);
-    } catch (err) {
-      this.#refused(answer, topic, err);
-      return null;
-    }
-    this.#waiting++;
-    const append = new PartitionAppend(this, answer, topic, !restamp);
-    ctx.broker.produceTo(topic, partition, stored, this.#acks!, append, this.#req.timeoutMs);
-    append.restampable = false;
-    return append;
   }
 
   /** A partition's append ended (or the start loop did): answers once every one has. */
@@ -168,15 +150,10 @@ class PartitionAppend implements AppendListener {
   readonly #answer: ProducePartitionResponse;
   readonly #topic: string;
 
-  /** While produceTo runs: a KafkaMaxTimestampError is then noted, not answered, for a restamp. */
-  restampable: boolean;
-  restampWanted = false;
-
-  constructor(reply: ProduceReply, answer: ProducePartitionResponse, topic: string, restampable: boolean) {
+  constructor(reply: ProduceReply, answer: ProducePartitionResponse, topic: string) {
     this.#reply = reply;
     this.#answer = answer;
     this.#topic = topic;
-    this.restampable = restampable;
   }
 
   appended(result: AppendResult): void {
@@ -185,11 +162,6 @@ class PartitionAppend implements AppendListener {
   }
 
   appendFailed(err: Error): void {
-    if (this.restampable && err instanceof KafkaMaxTimestampError) {
-      this.restampWanted = true;
-      this.#reply.done();
-      return;
-    }
     this.#reply.failed(this.#answer, this.#topic, err);
     this.#reply.done();
   }
