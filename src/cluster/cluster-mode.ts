@@ -10,6 +10,7 @@ import type { Broker } from "../broker/broker.js";
 import { ClusterNode } from "./cluster-node.js";
 import { openEtcdStore } from "./etcd/etcd3-store.js";
 import { HostedReplicas } from "./hosted-replicas.js";
+import { LeaderFigures } from "./leader-figures.js";
 import { ClusterTopics, MIN_INSYNC_REPLICAS_CONFIG } from "./metadata-topics.js";
 import { MetadataView } from "./metadata-view.js";
 import { OffsetsPlacement } from "./offsets-placement.js";
@@ -77,7 +78,8 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
     throw err;
   }
   o.broker.topicAdmin = topics;
-  o.broker.cluster = new MetadataView(config.brokerId, node.cache);
+  const figures = new LeaderFigures(config.brokerId, (id) => node.endpoint(id));
+  o.broker.cluster = new MetadataView(config.brokerId, node.cache, figures);
   logger.info(`joined cluster ${config.clusterId} as broker ${config.brokerId} (etcd ${config.etcd})`);
   return {
     node,
@@ -89,6 +91,7 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
       });
       if (!done) logger.warn("controlled shutdown: leaderships not all moved in time; leaving anyway");
       else logger.info("controlled shutdown: leaderships moved");
+      figures.close();
       await node.close();
       // Before the broker closes (the runner closes it after this), so no fetcher writes to a closed log.
       await hosted?.close();

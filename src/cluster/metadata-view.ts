@@ -2,16 +2,24 @@
  * The cluster's metadata as Metadata requests read it (the Broker's ClusterMetadata), over the
  * broker's cached view: live brokers sorted by id, topics that have their partition records.
  */
-import type { ClusterBroker, ClusterMetadata, ClusterPartition } from "../broker/cluster-metadata.js";
+import type {
+  ClusterBroker,
+  ClusterMetadata,
+  ClusterPartition,
+  PartitionFigures,
+} from "../broker/cluster-metadata.js";
+import type { LeaderFigures } from "./leader-figures.js";
 import type { MetadataCache } from "./metadata-cache.js";
 
 export class MetadataView implements ClusterMetadata {
   readonly brokerId: number;
   readonly #cache: MetadataCache;
+  readonly #figures: LeaderFigures;
 
-  constructor(brokerId: number, cache: MetadataCache) {
+  constructor(brokerId: number, cache: MetadataCache, figures: LeaderFigures) {
     this.brokerId = brokerId;
     this.#cache = cache;
+    this.#figures = figures;
   }
 
   controllerId(): number {
@@ -37,5 +45,13 @@ export class MetadataView implements ClusterMetadata {
       out.push(r ?? { partition: p, leaderId: -1, leaderEpoch: 0, replicas: t.assignment[p] ?? [], isr: [] });
     }
     return out;
+  }
+
+  topicConfigs(topic: string): Readonly<Record<string, string>> | undefined {
+    return this.#cache.topics.get(topic)?.value.configs;
+  }
+
+  askLeader(leaderId: number, topic: string, timeoutMs: number): Promise<readonly PartitionFigures[]> {
+    return this.#figures.ask(leaderId, topic, timeoutMs);
   }
 }

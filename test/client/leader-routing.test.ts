@@ -38,6 +38,8 @@ class FakeCluster {
           replicas: [leaderId],
           isr: [leaderId],
         })),
+      topicConfigs: (topic) => (this.leaders.has(topic) ? {} : undefined),
+      askLeader: () => Promise.reject(new Error("not asked in these tests")),
     };
   }
 }
