@@ -4,6 +4,8 @@
  * (src/cluster/ implements it). A single-node broker has none and describes itself.
  */
 
+import type { GroupListing } from "./group-description.js";
+
 export interface ClusterBroker {
   readonly id: number;
   /** The native listener. */
@@ -60,4 +62,6 @@ export interface ClusterMetadata {
    * `timeoutMs`.
    */
   askLeader(leaderId: number, topic: string, timeoutMs: number): Promise<readonly PartitionFigures[]>;
+  /** The groups broker `brokerId` coordinates, asked of it (ListGroups); rejects past `timeoutMs`. */
+  askGroups(brokerId: number, timeoutMs: number): Promise<readonly GroupListing[]>;
 }

@@ -3,7 +3,7 @@
  * API, the console): every partition with its leader, epoch, replicas and ISR from the cluster's
  * metadata, and the figures only a partition's leader knows (offsets, size, quarantined ranges).
  * Those of partitions led here come from the local logs; the others are asked of their leaders,
- * one request per leader, all at once and bounded by LEADER_FIGURES_TIMEOUT_MS: a leader that does
+ * one request per leader, all at once and bounded by PEER_ANSWER_TIMEOUT_MS: a leader that does
  * not answer in time (or an offline partition) leaves its partitions' figures null, "not known
  * here", rather than holding the answer or guessing (docs/cluster.md, "Listing and describing").
  */
@@ -14,8 +14,8 @@ import type { ClusterMetadata, ClusterPartition, PartitionFigures } from "./clus
 import type { TopicDescription } from "./topic.js";
 import { describeTopicConfig, effectiveTopicConfig, parseTopicConfigs } from "./topic-config.js";
 
-/** How long a description waits for the leaders' figures before it answers without them. */
-export const LEADER_FIGURES_TIMEOUT_MS = 2_000;
+/** How long a listing from any broker waits for the other brokers (leaders' figures, groups) before it answers without them. */
+export const PEER_ANSWER_TIMEOUT_MS = 2_000;
 
 export interface ClusterPartitionView extends ClusterPartition {
   /** The leader's figures; null when not known here (its leader did not answer in time, or none). */
@@ -67,7 +67,7 @@ export async function describeClusterTopic(
   cluster: ClusterMetadata,
   name: string,
   scope: FiguresScope,
-  timeoutMs = LEADER_FIGURES_TIMEOUT_MS,
+  timeoutMs = PEER_ANSWER_TIMEOUT_MS,
 ): Promise<ClusterTopicView> {
   const partitions = cluster.partitions(name);
   const overrides = cluster.topicConfigs(name);

@@ -8,18 +8,19 @@ import type {
   ClusterPartition,
   PartitionFigures,
 } from "../broker/cluster-metadata.js";
-import type { LeaderFigures } from "./leader-figures.js";
+import type { GroupListing } from "../broker/group-description.js";
 import type { MetadataCache } from "./metadata-cache.js";
+import type { PeerRequests } from "./peer-requests.js";
 
 export class MetadataView implements ClusterMetadata {
   readonly brokerId: number;
   readonly #cache: MetadataCache;
-  readonly #figures: LeaderFigures;
+  readonly #peers: PeerRequests;
 
-  constructor(brokerId: number, cache: MetadataCache, figures: LeaderFigures) {
+  constructor(brokerId: number, cache: MetadataCache, peers: PeerRequests) {
     this.brokerId = brokerId;
     this.#cache = cache;
-    this.#figures = figures;
+    this.#peers = peers;
   }
 
   controllerId(): number {
@@ -52,6 +53,10 @@ export class MetadataView implements ClusterMetadata {
   }
 
   askLeader(leaderId: number, topic: string, timeoutMs: number): Promise<readonly PartitionFigures[]> {
-    return this.#figures.ask(leaderId, topic, timeoutMs);
+    return this.#peers.figures(leaderId, topic, timeoutMs);
+  }
+
+  askGroups(brokerId: number, timeoutMs: number): Promise<readonly GroupListing[]> {
+    return this.#peers.groups(brokerId, timeoutMs);
   }
 }

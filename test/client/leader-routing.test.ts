@@ -40,6 +40,7 @@ class FakeCluster {
         })),
       topicConfigs: (topic) => (this.leaders.has(topic) ? {} : undefined),
       askLeader: () => Promise.reject(new Error("not asked in these tests")),
+      askGroups: () => Promise.reject(new Error("not asked in these tests")),
     };
   }
 }

@@ -2,7 +2,8 @@
  * Listing and describing from any broker of a cluster: a topic whose partitions all live on other
  * brokers (replication factor 1 on a 3-broker cluster) is listed and described, with each
  * partition's leader, replicas, ISR and its leader's offsets, by the broker that holds none of
- * them, natively (ListTopics, DescribeTopic 2 and 3, `conch topic describe`) and over HTTP. A
+ * them, natively (ListTopics, DescribeTopic 2 and 3, `conch topic describe`) and over HTTP; every
+ * broker's HTTP API lists a group whichever broker coordinates it. A
  * leader that does not answer (SIGSTOP) leaves its partitions' figures "not known" within the
  * time bound instead of holding the answer.
  */
@@ -21,6 +22,7 @@ const TOPIC = "elsewhere";
 
 describe("listing and describing from a broker that hosts none of the topic", {
   skip: skipWithoutEtcd,
+  timeout: 120_000,
 }, () => {
   let etcd: EtcdCluster;
   const brokers: BrokerProcess[] = [];
@@ -119,6 +121,30 @@ describe("listing and describing from a broker that hosts none of the topic", {
       m.partitions.map((x, i) => [x.leaderId, x.replicas, i === 0 ? 5 : 3]),
     );
 
+    // Groups over HTTP: every broker lists a group, whichever coordinates it.
+    const member = createClient({ brokers: [`127.0.0.1:${first.port}`] });
+    const consumer = member.consumer({ group: "listed", topics: [TOPIC], sessionTimeoutMs: 6_000 });
+    const reading = (async () => {
+      for await (const _ of consumer) break;
+    })().catch(() => {});
+    try {
+      for (const b of brokers) {
+        const res = await groupsUntil(b.httpPort, (g) =>
+          g.some((x) => x.group === "listed" && x.members === 1),
+        );
+        assert.deepEqual(
+          res.groups.filter((g) => g.group === "listed").map((g) => g.members),
+          [1],
+          `broker ${b.brokerId}`,
+        );
+        assert.deepEqual(res.brokersNotAnswering, []);
+      }
+    } finally {
+      await consumer.close();
+      await reading;
+      await member.close();
+    }
+
     // A silent leader: its partition's figures are not known, and the answer comes within the bound.
     const silent = brokers.find((b) => b.brokerId === leaders[0]);
     assert.ok(silent);
@@ -152,3 +178,21 @@ describe("listing and describing from a broker that hosts none of the topic", {
     }
   });
 });
+
+interface GroupList {
+  groups: { group: string; members: number }[];
+  brokersNotAnswering: number[];
+}
+
+/** A group's join has no event a test can await from another broker: ask until it holds (30 s at most). */
+async function groupsUntil(
+  httpPort: number,
+  ok: (groups: GroupList["groups"]) => boolean,
+): Promise<GroupList> {
+  const until = performance.now() + 30_000;
+  for (;;) {
+    const res = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/groups`)).json()) as GroupList;
+    if (ok(res.groups) || performance.now() > until) return res;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,11 +1,13 @@
 /**
- * Asks other brokers for the figures of the partitions they lead (DescribeTopic version 3 at scope
- * LED_HERE), for a description of a topic from any broker (broker/cluster-topic-view.ts). One
- * connection per broker asked, opened on first use and again once it closed or the broker's
- * address changed, like the followers' (no TLS or login: the brokers' own network). Each ask is
- * bounded as a whole, connect included, by the caller's time limit.
+ * What a broker asks the other brokers for a listing from any broker: the figures of the partitions
+ * a broker leads (DescribeTopic version 3 at scope LED_HERE, for broker/cluster-topic-view.ts) and
+ * the groups it coordinates (ListGroups version 2, for the HTTP API's group list). One connection
+ * per broker asked, opened on first use and again once it closed or the broker's address changed,
+ * like the followers' (no TLS or login: the brokers' own network). Each ask is bounded as a whole,
+ * connect included, by the caller's time limit.
  */
 import type { PartitionFigures } from "../broker/cluster-metadata.js";
+import type { GroupListing } from "../broker/group-description.js";
 import { Connection, type ConnectionOptions } from "../client/connection.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { DescribeScope } from "../protocol/describe-topic.js";
@@ -13,6 +15,9 @@ import {
   decodeDescribeTopicResponseV3,
   encodeDescribeTopicRequestV3,
 } from "../protocol/describe-topic-v3.js";
+import { groupKindName } from "../protocol/group-kind.js";
+import { groupStateName } from "../protocol/group-state.js";
+import { decodeListGroupsResponseV2, encodeListGroupsRequestV2 } from "../protocol/list-groups-v2.js";
 import type { BrokerEndpoint } from "./roles.js";
 
 interface Link {
@@ -21,7 +26,7 @@ interface Link {
   readonly connection: Promise<Connection>;
 }
 
-export class LeaderFigures {
+export class PeerRequests {
   readonly #endpoint: (brokerId: number) => BrokerEndpoint | undefined;
   readonly #options: ConnectionOptions;
   readonly #links = new Map<number, Link>();
@@ -36,7 +41,7 @@ export class LeaderFigures {
     };
   }
 
-  async ask(leaderId: number, topic: string, timeoutMs: number): Promise<PartitionFigures[]> {
+  async figures(leaderId: number, topic: string, timeoutMs: number): Promise<PartitionFigures[]> {
     const signal = AbortSignal.timeout(timeoutMs);
     const conn = await this.#connection(leaderId, signal);
     const res = await conn.request(
@@ -59,6 +64,21 @@ export class LeaderFigures {
       });
     }
     return out;
+  }
+
+  async groups(brokerId: number, timeoutMs: number): Promise<GroupListing[]> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const conn = await this.#connection(brokerId, signal);
+    const res = await conn.request(encodeListGroupsRequestV2, undefined, decodeListGroupsResponseV2, {
+      signal,
+    });
+    return res.groups.map((g) => ({
+      group: g.group,
+      kind: groupKindName(g.kind),
+      state: groupStateName(g.state),
+      members: g.members,
+      protocolType: g.protocolType,
+    }));
   }
 
   #connection(brokerId: number, signal: AbortSignal): Promise<Connection> {
