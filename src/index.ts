@@ -8,6 +8,7 @@ export {
   type CreateTopicOptions,
   type OffsetLookup,
   type QuarantinedRangeInfo,
+  requireFigures,
   type TopicConfigs,
   type TopicDescription,
 } from "./client/admin.js";
@@ -62,3 +63,4 @@ export { Conch, createClient } from "./embedded/conch.js";
 export { type EmbeddedBroker, type EmbeddedOptions, startEmbeddedBroker } from "./embedded/embedded.js";
 export { CODEC_NAMES, type CodecName } from "./format/codecs/index.js";
 export { ConchError, ErrorCode, type ErrorCodeName, errorName, isRetriable } from "./format/errors.js";
+export { UNKNOWN_OFFSET } from "./protocol/describe-topic.js";

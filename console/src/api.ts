@@ -34,21 +34,27 @@ export interface TopicSummary {
   name: string;
   internal: boolean;
   partitions: number;
-  sizeBytes: number;
-  messages: number;
+  /** null in cluster mode when a partition's leader did not answer the broker in time. */
+  sizeBytes: number | null;
+  messages: number | null;
   retentionMs: number;
   retentionBytes: number;
   cleanupPolicy: string;
 }
 
+/** The figures are null in cluster mode when the partition's leader did not answer in time. */
 export interface PartitionRow {
   partition: number;
-  logStartOffset: number;
-  logEndOffset: number;
-  highWatermark: number;
-  sizeBytes: number;
-  segments: number;
-  quarantined: unknown[];
+  logStartOffset: number | null;
+  logEndOffset: number | null;
+  highWatermark: number | null;
+  sizeBytes: number | null;
+  segments: number | null;
+  quarantined: unknown[] | null;
+  /** Cluster mode only. */
+  leader?: number;
+  replicas?: number[];
+  isr?: number[];
 }
 
 export interface TopicDetail {

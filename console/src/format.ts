@@ -6,13 +6,17 @@ export function count(n: number): string {
   return Math.abs(n) < 10_000 ? whole.format(n) : compact.format(n);
 }
 
-export function exact(n: number): string {
-  return whole.format(n);
+/** What a figure the broker does not know shows as (cluster mode: a leader that did not answer). */
+export const UNKNOWN = "?";
+
+export function exact(n: number | null): string {
+  return n === null ? UNKNOWN : whole.format(n);
 }
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
-export function bytes(n: number): string {
+export function bytes(n: number | null): string {
+  if (n === null) return UNKNOWN;
   let v = n;
   let u = 0;
   while (Math.abs(v) >= 1024 && u < UNITS.length - 1) {

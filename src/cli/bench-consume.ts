@@ -4,6 +4,7 @@
  * is filled first, outside the timed part. No latency is reported: with prefetching, the time the
  * reader waits for a batch is not the latency of any message (`bench latency` measures that).
  */
+import { requireFigures } from "../client/admin.js";
 import type { Conch } from "../client/conch.js";
 import { BatchCursor } from "../client/consumer-batch.js";
 import type { BenchOptions } from "./bench-commands.js";
@@ -48,6 +49,7 @@ export async function benchConsume(client: Conch, o: BenchOptions, gc: GcMeter):
 /** Messages retained in the topic now, over all partitions. */
 async function storedMessages(client: Conch, topic: string): Promise<number> {
   const d = await client.admin().describeTopic(topic);
+  requireFigures(d);
   let total = 0;
   for (const p of d.partitions) total += p.highWatermark - p.logStartOffset;
   return total;

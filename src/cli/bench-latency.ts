@@ -5,6 +5,7 @@
  * from the scheduled rather than the actual send keeps a stalled sender from hiding its own delay
  * (coordinated omission). Messages due at the same wake-up go out in one sendBatch call.
  */
+import { requireFigures } from "../client/admin.js";
 import type { Conch } from "../client/conch.js";
 import { BatchCursor } from "../client/consumer-batch.js";
 import type { Producer, ProducerMessage } from "../client/producer.js";
@@ -20,6 +21,7 @@ const STALL_MS = 10_000;
 export async function benchLatency(client: Conch, o: BenchOptions, gc: GcMeter): Promise<BenchResult> {
   // Start from the current end of every partition, looked up before anything is sent.
   const d = await client.admin().describeTopic(o.topic);
+  requireFigures(d);
   const partitions = d.partitions.map((p) => ({
     topic: o.topic,
     partition: p.partition,

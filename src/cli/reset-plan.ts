@@ -5,6 +5,7 @@
  * brought into that range; a time: the first record at or after it). The group must exist: a
  * reset never creates one (UNKNOWN_GROUP).
  */
+import { requireFigures } from "../client/admin.js";
 import type { Conch } from "../client/conch.js";
 import type { ResetPosition } from "../client/group-admin.js";
 import { table } from "./table.js";
@@ -25,6 +26,7 @@ export async function planReset(
 ): Promise<PlannedReset[]> {
   const described = await client.groups().describeGroup(group);
   const topicView = await client.admin().describeTopic(topic);
+  requireFigures(topicView);
   const committed = new Map<number, number>();
   for (const p of described.partitions) if (p.topic === topic) committed.set(p.partition, p.committed);
   const plan: PlannedReset[] = [];

@@ -92,17 +92,21 @@ export function registerTopicCommands(program: Command): void {
     printStatus(`deleted topic ${name}`);
   });
 
-  withBroker(topic.command("list").description("print the names of all topics, one a line")).action(
-    async (o: BrokerFlags) => {
-      const names = await withClient(o, (c) => c.admin().listTopics());
-      for (const name of [...names].sort()) printLine(name);
-    },
-  );
+  withBroker(
+    topic
+      .command("list")
+      .description("print the names of all topics (of the cluster, in cluster mode), one a line"),
+  ).action(async (o: BrokerFlags) => {
+    const names = await withClient(o, (c) => c.admin().listTopics());
+    for (const name of [...names].sort()) printLine(name);
+  });
 
   withBroker(
     topic
       .command("describe")
-      .description("print a topic's configs and each partition's earliest and latest offsets")
+      .description(
+        "print a topic's configs and each partition's earliest and latest offsets (in a cluster, also its leader, replicas and ISR)",
+      )
       .argument("<topic>")
       .option("--json", "print one JSON object instead of a table"),
   ).action(async (name: string, o: BrokerFlags & { json?: boolean }) => {
@@ -204,9 +208,21 @@ export function describeLines(view: TopicView): string[] {
   const lines = [`topic: ${view.topic}`, `partitions: ${view.partitions.length}`];
   const keys = Object.keys(view.configs).sort();
   for (const key of keys) lines.push(`config: ${key}=${view.configs[key]}`);
-  const rows = [["PARTITION", "EARLIEST", "LATEST"]];
-  for (const p of view.partitions) rows.push([`${p.partition}`, `${p.logStartOffset}`, `${p.highWatermark}`]);
+  const placement = placed(view);
+  const rows = [["PARTITION", "EARLIEST", "LATEST", ...(placement ? ["LEADER", "REPLICAS", "ISR"] : [])]];
+  for (const p of view.partitions) {
+    const known = p.figuresKnown !== false;
+    const row = [`${p.partition}`, known ? `${p.logStartOffset}` : "-", known ? `${p.highWatermark}` : "-"];
+    if (placement) row.push(leaderText(p.leaderId), (p.replicas ?? []).join(","), (p.isr ?? []).join(","));
+    rows.push(row);
+  }
   lines.push(...table(rows));
+  const unknown = view.partitions.filter((p) => p.figuresKnown === false).map((p) => p.partition);
+  if (unknown.length > 0) {
+    lines.push(
+      `offsets not known here: partition ${unknown.join(", ")} (no leader, or it did not answer in time)`,
+    );
+  }
   for (const p of view.partitions) {
     for (const q of p.quarantined ?? []) {
       lines.push(
@@ -218,12 +234,15 @@ export function describeLines(view: TopicView): string[] {
 }
 
 export function describeJson(view: TopicView): object {
+  const placement = placed(view);
   return {
     topic: view.topic,
     partitions: view.partitions.map((p) => ({
       partition: p.partition,
-      earliest: p.logStartOffset,
-      latest: p.highWatermark,
+      // null: not known here (cluster mode: its leader did not answer in time).
+      earliest: p.figuresKnown === false ? null : p.logStartOffset,
+      latest: p.figuresKnown === false ? null : p.highWatermark,
+      ...(placement ? { leader: p.leaderId ?? -1, replicas: p.replicas ?? [], isr: p.isr ?? [] } : {}),
       // Only a partition with damaged data gets the key, so a healthy topic's JSON is unchanged.
       ...(p.quarantined !== undefined && p.quarantined.length > 0
         ? {
@@ -238,6 +257,21 @@ export function describeJson(view: TopicView): object {
     })),
     configs: view.configs,
   };
+}
+
+/**
+ * Whether to show each partition's leader, replicas and ISR: for a cluster's topic, not for a
+ * single-node broker's (which describes itself as broker 0 leading every partition alone), so the
+ * single-node output stays as it was.
+ */
+function placed(view: TopicView): boolean {
+  return view.partitions.some(
+    (p) => p.replicas !== undefined && !(p.leaderId === 0 && p.replicas.length === 1 && p.replicas[0] === 0),
+  );
+}
+
+function leaderText(leaderId: number | undefined): string {
+  return leaderId === undefined || leaderId < 0 ? "none" : `${leaderId}`;
 }
 
 function plural(n: number, noun: string): string {

@@ -17,11 +17,16 @@ import {
   type DescribeTopicResponse,
   decodeDescribeTopicResponse,
   encodeDescribeTopicRequest,
+  figuresUnknownError,
 } from "../protocol/describe-topic.js";
 import {
   decodeDescribeTopicResponseV2,
   encodeDescribeTopicRequestV2,
 } from "../protocol/describe-topic-v2.js";
+import {
+  decodeDescribeTopicResponseV3,
+  encodeDescribeTopicRequestV3,
+} from "../protocol/describe-topic-v3.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { decodeListTopicsResponse, encodeListTopicsRequest } from "../protocol/list-topics.js";
 import {
@@ -82,16 +87,24 @@ export class Admin {
   }
 
   /**
-   * The topic's partitions (with each one's quarantined ranges: stored data that failed its check)
-   * and configs. Against a broker that predates DescribeTopic version 2, asks at version 1: the
-   * partitions then come without `quarantined`.
+   * The topic's partitions, each with its leader, replicas and in-sync replicas, its offsets and
+   * its quarantined ranges (stored data that failed its check), and the topic's configs. In cluster
+   * mode any broker describes any topic, asking each partition's leader for its figures: a
+   * partition whose leader did not answer in time has `figuresKnown: false` and offsets of -1
+   * (UNKNOWN_OFFSET; `requireFigures` refuses such a description). Against older brokers it asks
+   * at version 2, then 1: the partitions then come without placement (and, at 1, without ranges).
    */
   async describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
     const m = this.#manager;
     try {
+      return await m.request(encodeDescribeTopicRequestV3, { topic }, decodeDescribeTopicResponseV3, call);
+    } catch (err) {
+      if (!isUnsupported(err)) throw err;
+    }
+    try {
       return await m.request(encodeDescribeTopicRequestV2, { topic }, decodeDescribeTopicResponseV2, call);
     } catch (err) {
-      if (!(err instanceof ConchError && err.code === ErrorCode.UNSUPPORTED_VERSION)) throw err;
+      if (!isUnsupported(err)) throw err;
     }
     return m.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, call);
   }
@@ -149,6 +162,20 @@ export class Admin {
       call,
     );
   }
+}
+
+function isUnsupported(err: unknown): boolean {
+  return err instanceof ConchError && err.code === ErrorCode.UNSUPPORTED_VERSION;
+}
+
+/**
+ * Throws TIMEOUT when a partition's offsets are not known (cluster mode: its leader did not answer
+ * the broker asked in time, or it has none): for callers that compute from them.
+ */
+export function requireFigures(view: DescribeTopicResponse): void {
+  const missing = view.partitions.find((p) => p.figuresKnown === false);
+  if (missing === undefined) return;
+  throw figuresUnknownError(view.topic, missing.partition, missing.leaderId ?? -1);
 }
 
 function noBody(correlationId: number): Buffer {

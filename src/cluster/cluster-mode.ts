@@ -13,6 +13,7 @@ import { HostedReplicas } from "./hosted-replicas.js";
 import { ClusterTopics, MIN_INSYNC_REPLICAS_CONFIG } from "./metadata-topics.js";
 import { MetadataView } from "./metadata-view.js";
 import { OffsetsPlacement } from "./offsets-placement.js";
+import { PeerRequests } from "./peer-requests.js";
 import { ReplicaManager } from "./replica-manager.js";
 import type { ReplicaControl } from "./roles.js";
 
@@ -77,7 +78,8 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
     throw err;
   }
   o.broker.topicAdmin = topics;
-  o.broker.cluster = new MetadataView(config.brokerId, node.cache);
+  const peers = new PeerRequests(config.brokerId, (id) => node.endpoint(id));
+  o.broker.cluster = new MetadataView(config.brokerId, node.cache, peers);
   logger.info(`joined cluster ${config.clusterId} as broker ${config.brokerId} (etcd ${config.etcd})`);
   return {
     node,
@@ -89,6 +91,7 @@ export async function startClusterMode(o: ClusterModeOptions): Promise<ClusterMo
       });
       if (!done) logger.warn("controlled shutdown: leaderships not all moved in time; leaving anyway");
       else logger.info("controlled shutdown: leaderships moved");
+      peers.close();
       await node.close();
       // Before the broker closes (the runner closes it after this), so no fetcher writes to a closed log.
       await hosted?.close();

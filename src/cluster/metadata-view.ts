@@ -2,16 +2,25 @@
  * The cluster's metadata as Metadata requests read it (the Broker's ClusterMetadata), over the
  * broker's cached view: live brokers sorted by id, topics that have their partition records.
  */
-import type { ClusterBroker, ClusterMetadata, ClusterPartition } from "../broker/cluster-metadata.js";
+import type {
+  ClusterBroker,
+  ClusterMetadata,
+  ClusterPartition,
+  PartitionFigures,
+} from "../broker/cluster-metadata.js";
+import type { GroupListing } from "../broker/group-description.js";
 import type { MetadataCache } from "./metadata-cache.js";
+import type { PeerRequests } from "./peer-requests.js";
 
 export class MetadataView implements ClusterMetadata {
   readonly brokerId: number;
   readonly #cache: MetadataCache;
+  readonly #peers: PeerRequests;
 
-  constructor(brokerId: number, cache: MetadataCache) {
+  constructor(brokerId: number, cache: MetadataCache, peers: PeerRequests) {
     this.brokerId = brokerId;
     this.#cache = cache;
+    this.#peers = peers;
   }
 
   controllerId(): number {
@@ -37,5 +46,17 @@ export class MetadataView implements ClusterMetadata {
       out.push(r ?? { partition: p, leaderId: -1, leaderEpoch: 0, replicas: t.assignment[p] ?? [], isr: [] });
     }
     return out;
+  }
+
+  topicConfigs(topic: string): Readonly<Record<string, string>> | undefined {
+    return this.#cache.topics.get(topic)?.value.configs;
+  }
+
+  askLeader(leaderId: number, topic: string, timeoutMs: number): Promise<readonly PartitionFigures[]> {
+    return this.#peers.figures(leaderId, topic, timeoutMs);
+  }
+
+  askGroups(brokerId: number, timeoutMs: number): Promise<readonly GroupListing[]> {
+    return this.#peers.groups(brokerId, timeoutMs);
   }
 }

@@ -1,5 +1,10 @@
-/** /api/v1/groups: list, describe (members, assignments, committed offsets, lag), reset offsets. */
+/**
+ * /api/v1/groups: list (in cluster mode, every broker's: cluster-group-list.ts), describe (members,
+ * assignments, committed offsets, lag), reset offsets.
+ */
 import type { ResetTarget } from "../broker/group-coordinator.js";
+import type { GroupListing } from "../broker/group-description.js";
+import { clusterGroups } from "./cluster-group-list.js";
 import type { HttpContext } from "./http-context.js";
 import { badRequest } from "./http-errors.js";
 import { integerField, readJsonObject, stringField } from "./request-input.js";
@@ -11,13 +16,14 @@ export function groupRoutes(context: HttpContext): Route[] {
       method: "GET",
       path: "/api/v1/groups",
       access: "login",
-      handler: ({ access }) => {
+      handler: async ({ access }) => {
+        const broker = context.requireBroker();
         // As the native ListGroups: only the groups the principal may describe.
-        const groups = context
-          .requireBroker()
-          .groups.listGroups()
-          .filter((g) => access.allowed("describe", "group", g.group));
-        return { status: 200, body: { groups } };
+        const visible = (g: GroupListing): boolean => access.allowed("describe", "group", g.group);
+        if (broker.cluster === null)
+          return { status: 200, body: { groups: broker.groups.listGroups().filter(visible) } };
+        const { groups, brokersNotAnswering } = await clusterGroups(broker, broker.cluster);
+        return { status: 200, body: { groups: groups.filter(visible), brokersNotAnswering } };
       },
     },
     {

@@ -1,9 +1,18 @@
 /**
  * /api/v1/topics: list, create, describe, delete, alter configs, add partitions, reassign a
- * partition's replicas (cluster mode), browse messages.
+ * partition's replicas (cluster mode), browse messages. In cluster mode a list or description is
+ * the cluster's, from any broker (cluster-topic-rows.ts); a single-node broker's is its own.
  */
 import type { Broker } from "../broker/broker.js";
+import { describeTopicView } from "../broker/cluster-topic-view.js";
 import { MAX_PARTITIONS } from "../broker/topic-store.js";
+import {
+  clusterPartitionRow,
+  clusterTopicDetail,
+  clusterTopicSummary,
+  retention,
+  topicNames,
+} from "./cluster-topic-rows.js";
 import type { HttpContext } from "./http-context.js";
 import { badRequest } from "./http-errors.js";
 import { browse, MAX_MESSAGES } from "./message-browser.js";
@@ -37,6 +46,22 @@ function partitionRows(broker: Broker, name: string) {
   });
 }
 
+/** A listing's row: in cluster mode the cluster's topic with its leaders' figures (cluster-topic-rows.ts). */
+async function summary(broker: Broker, name: string) {
+  if (broker.cluster === null) return topicSummary(broker, name);
+  return clusterTopicSummary(await describeTopicView(broker, name, "cluster"));
+}
+
+async function detail(broker: Broker, name: string) {
+  if (broker.cluster === null) return topicDetail(broker, name);
+  return clusterTopicDetail(await describeTopicView(broker, name, "cluster"));
+}
+
+async function partitions(broker: Broker, name: string) {
+  if (broker.cluster === null) return partitionRows(broker, name);
+  return (await describeTopicView(broker, name, "cluster")).partitions.map(clusterPartitionRow);
+}
+
 function topicSummary(broker: Broker, name: string) {
   const d = broker.describeTopic(name);
   let sizeBytes = 0;
@@ -51,10 +76,7 @@ function topicSummary(broker: Broker, name: string) {
     partitions: d.partitions.length,
     sizeBytes,
     messages,
-    // What a list of topics is read for besides sizes: how long data stays.
-    retentionMs: Number(d.configs["retention.ms"]),
-    retentionBytes: Number(d.configs["retention.bytes"]),
-    cleanupPolicy: d.configs["cleanup.policy"] ?? "delete",
+    ...retention(d.configs),
   };
 }
 
@@ -70,11 +92,11 @@ export function topicRoutes(context: HttpContext): Route[] {
       method: "GET",
       path: "/api/v1/topics",
       access: "login",
-      handler: ({ access }) => {
+      handler: async ({ access }) => {
         const broker = b();
         // As the native ListTopics: only the topics the principal may describe.
-        const topics = broker.listTopics().filter((t) => access.allowed("describe", "topic", t));
-        return { status: 200, body: { topics: topics.map((t) => topicSummary(broker, t)) } };
+        const topics = topicNames(broker).filter((t) => access.allowed("describe", "topic", t));
+        return { status: 200, body: { topics: await Promise.all(topics.map((t) => summary(broker, t))) } };
       },
     },
     {
@@ -89,14 +111,14 @@ export function topicRoutes(context: HttpContext): Route[] {
         const partitions =
           body.partitions === undefined ? 1 : integerField(body, "partitions", 1, MAX_PARTITIONS);
         await b().createTopic(name, partitions, configsField(body, "configs"));
-        return { status: 201, body: topicDetail(b(), name) };
+        return { status: 201, body: await detail(b(), name) };
       },
     },
     {
       method: "GET",
       path: "/api/v1/topics/:topic",
       access: { operation: "describe", type: "topic", param: "topic" },
-      handler: ({ params }) => ({ status: 200, body: topicDetail(b(), params.topic!) }),
+      handler: async ({ params }) => ({ status: 200, body: await detail(b(), params.topic!) }),
     },
     {
       method: "DELETE",
@@ -114,14 +136,17 @@ export function topicRoutes(context: HttpContext): Route[] {
       handler: async ({ req, params }) => {
         const body = await readJsonObject(req);
         await b().alterTopic(params.topic!, configsField(body, "configs"));
-        return { status: 200, body: topicDetail(b(), params.topic!) };
+        return { status: 200, body: await detail(b(), params.topic!) };
       },
     },
     {
       method: "GET",
       path: "/api/v1/topics/:topic/partitions",
       access: { operation: "describe", type: "topic", param: "topic" },
-      handler: ({ params }) => ({ status: 200, body: { partitions: partitionRows(b(), params.topic!) } }),
+      handler: async ({ params }) => ({
+        status: 200,
+        body: { partitions: await partitions(b(), params.topic!) },
+      }),
     },
     {
       method: "POST",
@@ -130,7 +155,7 @@ export function topicRoutes(context: HttpContext): Route[] {
       handler: async ({ req, params }) => {
         const body = await readJsonObject(req);
         await b().addPartitions(params.topic!, integerField(body, "partitions", 1, MAX_PARTITIONS));
-        return { status: 200, body: topicDetail(b(), params.topic!) };
+        return { status: 200, body: await detail(b(), params.topic!) };
       },
     },
     {

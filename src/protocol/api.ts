@@ -105,6 +105,12 @@ export const FETCH_GROUP_VERSION = 2;
 export const DESCRIBE_TOPIC_QUARANTINE_VERSION = 2;
 
 /**
+ * DescribeTopic version 3 adds each partition's leader, replicas and ISR, and says whether its
+ * offsets are known (cluster mode asks them of the leaders). Versions 1 and 2 stay served.
+ */
+export const DESCRIBE_TOPIC_LEADERS_VERSION = 3;
+
+/**
  * ListGroups and DescribeGroup version 2 add each group's kind (native or Kafka) and protocol type.
  * The broker still answers version 1 as before; a client falls back to it against an older broker.
  */

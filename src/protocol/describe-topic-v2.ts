@@ -13,7 +13,8 @@ import type { DescribeTopicRequest, DescribeTopicResponse, QuarantinedRangeInfo 
 import { responseBodyReader } from "./error-response.js";
 import { requestWriter, responseWriter } from "./frame.js";
 import { configsSize, readConfigs, writeConfigs } from "./topic-configs.js";
-import { stringSize } from "./wire-writer.js";
+import type { WireReader } from "./wire-reader.js";
+import { stringSize, type WireWriter } from "./wire-writer.js";
 
 /** partition u32 | logStartOffset u64 | highWatermark u64 | quarantined count u32 */
 const PARTITION_BYTES = 4 + 8 + 8 + 4;
@@ -27,16 +28,38 @@ export function encodeDescribeTopicRequestV2(correlationId: number, req: Describ
     .finish();
 }
 
+/** The bytes of a partition's quarantined ranges past their count (versions 2 and 3). */
+export function rangesSize(ranges: readonly QuarantinedRangeInfo[]): number {
+  let size = 0;
+  for (const q of ranges) size += 16 + stringSize(q.segment) + stringSize(q.reason);
+  return size;
+}
+
+export function writeRanges(w: WireWriter, ranges: readonly QuarantinedRangeInfo[]): void {
+  w.count(ranges.length);
+  for (const q of ranges) w.u64(q.firstOffset).u64(q.lastOffset).string(q.segment).string(q.reason);
+}
+
+export function readRanges(r: WireReader): QuarantinedRangeInfo[] {
+  const m = r.count(RANGE_MIN_BYTES);
+  const ranges = new Array<QuarantinedRangeInfo>(m);
+  for (let j = 0; j < m; j++) {
+    const firstOffset = r.u64();
+    const lastOffset = r.u64();
+    const segment = r.string();
+    const reason = r.string();
+    ranges[j] = { firstOffset, lastOffset, segment, reason };
+  }
+  return ranges;
+}
+
 export function encodeDescribeTopicResponseV2(correlationId: number, res: DescribeTopicResponse): Buffer {
   let size = stringSize(res.topic) + 4 + res.partitions.length * PARTITION_BYTES + configsSize(res.configs);
-  for (const p of res.partitions) {
-    for (const q of p.quarantined ?? []) size += 16 + stringSize(q.segment) + stringSize(q.reason);
-  }
+  for (const p of res.partitions) size += rangesSize(p.quarantined ?? []);
   const w = responseWriter(correlationId, size).string(res.topic).count(res.partitions.length);
   for (const p of res.partitions) {
-    const quarantined = p.quarantined ?? [];
-    w.u32(p.partition).u64(p.logStartOffset).u64(p.highWatermark).count(quarantined.length);
-    for (const q of quarantined) w.u64(q.firstOffset).u64(q.lastOffset).string(q.segment).string(q.reason);
+    w.u32(p.partition).u64(p.logStartOffset).u64(p.highWatermark);
+    writeRanges(w, p.quarantined ?? []);
   }
   writeConfigs(w, res.configs);
   return w.finish();
@@ -51,15 +74,7 @@ export function decodeDescribeTopicResponseV2(frame: Buffer): DescribeTopicRespo
     const partition = r.u32();
     const logStartOffset = r.u64();
     const highWatermark = r.u64();
-    const m = r.count(RANGE_MIN_BYTES);
-    const quarantined = new Array<QuarantinedRangeInfo>(m);
-    for (let j = 0; j < m; j++) {
-      const firstOffset = r.u64();
-      const lastOffset = r.u64();
-      const segment = r.string();
-      const reason = r.string();
-      quarantined[j] = { firstOffset, lastOffset, segment, reason };
-    }
+    const quarantined = readRanges(r);
     partitions[i] = { partition, logStartOffset, highWatermark, quarantined };
   }
   const configs = readConfigs(r);

@@ -9,6 +9,7 @@ export * from "./describe-group.js";
 export * from "./describe-group-v2.js";
 export * from "./describe-topic.js";
 export * from "./describe-topic-v2.js";
+export * from "./describe-topic-v3.js";
 export * from "./empty-response.js";
 export * from "./error-response.js";
 export * from "./fetch.js";

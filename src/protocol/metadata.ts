@@ -66,8 +66,9 @@ export function decodeMetadataRequest(frame: Buffer): string[] {
   return topics;
 }
 
-const toWire = (id: number): number => (id < 0 ? NO_BROKER : id);
-const fromWire = (id: number): number => (id === NO_BROKER ? -1 : id);
+/** A broker id on the wire: -1 (none) as NO_BROKER. */
+export const brokerIdToWire = (id: number): number => (id < 0 ? NO_BROKER : id);
+export const brokerIdFromWire = (id: number): number => (id === NO_BROKER ? -1 : id);
 
 export function encodeMetadataResponse(correlationId: number, res: MetadataResponse): Buffer {
   let size = 4 + 4 + 4 + 4;
@@ -76,14 +77,14 @@ export function encodeMetadataResponse(correlationId: number, res: MetadataRespo
     size += stringSize(t.name) + 2 + 4;
     for (const p of t.partitions) size += 4 + 4 + 4 + 4 + 4 * p.replicas.length + 4 + 4 * p.isr.length;
   }
-  const w = responseWriter(correlationId, size).u32(res.brokerId).u32(toWire(res.controllerId));
+  const w = responseWriter(correlationId, size).u32(res.brokerId).u32(brokerIdToWire(res.controllerId));
   w.count(res.brokers.length);
   for (const b of res.brokers) w.u32(b.id).string(b.host).u16(b.port);
   w.count(res.topics.length);
   for (const t of res.topics) {
     w.string(t.name).u16(t.errorCode).count(t.partitions.length);
     for (const p of t.partitions) {
-      w.u32(p.partition).u32(toWire(p.leaderId)).u32(p.leaderEpoch).count(p.replicas.length);
+      w.u32(p.partition).u32(brokerIdToWire(p.leaderId)).u32(p.leaderEpoch).count(p.replicas.length);
       for (const id of p.replicas) w.u32(id);
       w.count(p.isr.length);
       for (const id of p.isr) w.u32(id);
@@ -92,7 +93,8 @@ export function encodeMetadataResponse(correlationId: number, res: MetadataRespo
   return w.finish();
 }
 
-function ids(r: WireReader): number[] {
+/** An array<u32> of broker ids (replicas, ISR). */
+export function readBrokerIds(r: WireReader): number[] {
   const n = r.count(4);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) out[i] = r.u32();
@@ -102,7 +104,7 @@ function ids(r: WireReader): number[] {
 export function decodeMetadataResponse(frame: Buffer): MetadataResponse {
   const r = responseBodyReader(frame);
   const brokerId = r.u32();
-  const controllerId = fromWire(r.u32());
+  const controllerId = brokerIdFromWire(r.u32());
   const brokers: MetadataBrokerEntry[] = [];
   for (let n = r.count(4 + 2 + 2), i = 0; i < n; i++)
     brokers.push({ id: r.u32(), host: r.string(), port: r.u16() });
@@ -114,10 +116,10 @@ export function decodeMetadataResponse(frame: Buffer): MetadataResponse {
     for (let m = r.count(20), j = 0; j < m; j++) {
       partitions.push({
         partition: r.u32(),
-        leaderId: fromWire(r.u32()),
+        leaderId: brokerIdFromWire(r.u32()),
         leaderEpoch: r.u32(),
-        replicas: ids(r),
-        isr: ids(r),
+        replicas: readBrokerIds(r),
+        isr: readBrokerIds(r),
       });
     }
     topics.push({ name, errorCode, partitions });

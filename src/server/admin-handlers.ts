@@ -1,13 +1,9 @@
-/** Topic administration: create, delete, alter, add partitions, reassign, list, describe. */
+/** Topic administration: create, delete, alter, add partitions, reassign, list (describe: describe-topic-handler.ts). */
 import { decodeAlterTopicRequest } from "../protocol/alter-topic.js";
-import { DESCRIBE_TOPIC_QUARANTINE_VERSION } from "../protocol/api.js";
 import { decodeCreatePartitionsRequest } from "../protocol/create-partitions.js";
 import { decodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicRequest } from "../protocol/delete-topic.js";
-import { decodeDescribeTopicRequest, encodeDescribeTopicResponse } from "../protocol/describe-topic.js";
-import { encodeDescribeTopicResponseV2 } from "../protocol/describe-topic-v2.js";
 import { encodeEmptyResponse } from "../protocol/empty-response.js";
-import { requestApiVersion } from "../protocol/frame.js";
 import { decodeListTopicsRequest, encodeListTopicsResponse } from "../protocol/list-topics.js";
 import { decodeReassignPartitionsRequest } from "../protocol/reassign-partitions.js";
 import { allowed, authorize, authorizeCreateTopic } from "./authorize.js";
@@ -52,17 +48,8 @@ export function reassignPartitions(
 export function listTopics(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
   decodeListTopicsRequest(frame);
   // A topic the principal may not describe is not listed.
-  const topics = ctx.broker.listTopics().filter((t) => allowed(ctx, "describe", "topic", t));
+  // In cluster mode, the cluster's topics (as Metadata lists them), not only those with replicas here.
+  const names = ctx.broker.cluster?.topicNames() ?? ctx.broker.listTopics();
+  const topics = names.filter((t) => allowed(ctx, "describe", "topic", t));
   return encodeListTopicsResponse(correlationId, { topics });
-}
-
-/** Versions 1 and 2 share the request; version 2's response adds the quarantined ranges. */
-export function describeTopic(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
-  const req = decodeDescribeTopicRequest(frame);
-  authorize(ctx, "describe", "topic", req.topic);
-  const d = ctx.broker.describeTopic(req.topic);
-  const res = { topic: d.name, partitions: d.partitions, configs: d.configs };
-  return requestApiVersion(frame) >= DESCRIBE_TOPIC_QUARANTINE_VERSION
-    ? encodeDescribeTopicResponseV2(correlationId, res)
-    : encodeDescribeTopicResponse(correlationId, res);
 }

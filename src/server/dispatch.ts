@@ -6,7 +6,7 @@ import {
   API_VERSION,
   ApiKey,
   type ApiKeyNumber,
-  DESCRIBE_TOPIC_QUARANTINE_VERSION,
+  DESCRIBE_TOPIC_LEADERS_VERSION,
   FETCH_GROUP_VERSION,
   GROUP_KIND_VERSION,
 } from "../protocol/api.js";
@@ -15,11 +15,11 @@ import {
   createPartitions,
   createTopic,
   deleteTopic,
-  describeTopic,
   listTopics,
   reassignPartitions,
 } from "./admin-handlers.js";
 import { fetch, initProducerId, listOffsets, produce } from "./data-handlers.js";
+import { describeTopic } from "./describe-topic-handler.js";
 import { fetchStream, streamCancel, streamCredit } from "./fetch-stream.js";
 import * as groups from "./group-handlers.js";
 import type { Handler, HandlerEntry, HandlerTable } from "./handler.js";
@@ -40,9 +40,9 @@ export function defaultHandlers(): HandlerTable {
   add(ApiKey.CREATE_TOPIC, createTopic);
   add(ApiKey.DELETE_TOPIC, deleteTopic);
   add(ApiKey.LIST_TOPICS, listTopics);
-  // Version 2 adds the quarantined ranges; version 1 stays served.
+  // Version 2 adds the quarantined ranges, version 3 the leaders; versions 1 and 2 stay served.
   table[ApiKey.DESCRIBE_TOPIC] = {
-    version: DESCRIBE_TOPIC_QUARANTINE_VERSION,
+    version: DESCRIBE_TOPIC_LEADERS_VERSION,
     minVersion: API_VERSION[ApiKey.DESCRIBE_TOPIC],
     handle: describeTopic,
   };

@@ -159,6 +159,50 @@ test("describe shows a partition's quarantined ranges, in lines and in JSON", ()
   });
 });
 
+test("describe shows a cluster topic's leaders, replicas and ISR, and offsets not known here as - (JSON: null)", () => {
+  const view = {
+    topic: "t",
+    partitions: [
+      {
+        partition: 0,
+        logStartOffset: 0,
+        highWatermark: 9,
+        figuresKnown: true,
+        leaderId: 2,
+        leaderEpoch: 1,
+        replicas: [2, 3],
+        isr: [2, 3],
+        quarantined: [],
+      },
+      {
+        partition: 1,
+        logStartOffset: -1,
+        highWatermark: -1,
+        figuresKnown: false,
+        leaderId: -1,
+        leaderEpoch: 4,
+        replicas: [3],
+        isr: [],
+      },
+    ],
+    configs: {},
+  };
+  assert.deepEqual(describeLines(view).slice(2), [
+    "PARTITION  EARLIEST  LATEST  LEADER  REPLICAS  ISR",
+    "0          0         9       2       2,3       2,3",
+    "1          -         -       none    3",
+    "offsets not known here: partition 1 (no leader, or it did not answer in time)",
+  ]);
+  assert.deepEqual(describeJson(view), {
+    topic: "t",
+    partitions: [
+      { partition: 0, earliest: 0, latest: 9, leader: 2, replicas: [2, 3], isr: [2, 3] },
+      { partition: 1, earliest: null, latest: null, leader: -1, replicas: [3], isr: [] },
+    ],
+    configs: {},
+  });
+});
+
 test("topic alter --partitions grows a topic; its data stays; it never shrinks", async () => {
   await conch(["topic", "create", "growing", "--partitions", "2"]);
   assert.equal((await conch(["produce", "growing", "--partition", "1"], "kept\n")).code, 0);

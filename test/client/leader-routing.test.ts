@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ClusterBroker, ClusterMetadata, ClusterPartition } from "../../src/broker/cluster-metadata.js";
+import type {
+  ClusterBroker,
+  ClusterMetadata,
+  ClusterPartition,
+  PartitionFigures,
+} from "../../src/broker/cluster-metadata.js";
 import { createClient } from "../../src/client/conch.js";
 import { checkRouting, endOffsetOn, readAll, valuesOf } from "./leader-routing-check.js";
 import { RealBroker } from "./real-broker.js";
@@ -38,6 +43,25 @@ class FakeCluster {
           replicas: [leaderId],
           isr: [leaderId],
         })),
+      topicConfigs: (topic) => (this.leaders.has(topic) ? {} : undefined),
+      // As a leader answers DescribeTopic at scope "led here": its own logs' figures.
+      askLeader: async (leaderId, topic): Promise<PartitionFigures[]> => {
+        const leader = this.live.find((b) => this.ids.get(b) === leaderId)?.broker;
+        if (leader === null || leader === undefined) throw new Error(`broker ${leaderId} is gone`);
+        return leader.describeTopic(topic).partitions.map((p) => {
+          const view = leader.partitionView(topic, p.partition);
+          return {
+            partition: p.partition,
+            logStartOffset: p.logStartOffset,
+            logEndOffset: view.logEndOffset,
+            highWatermark: p.highWatermark,
+            sizeBytes: view.sizeBytes,
+            segments: view.segmentCount,
+            quarantined: [],
+          };
+        });
+      },
+      askGroups: () => Promise.reject(new Error("not asked in these tests")),
     };
   }
 }

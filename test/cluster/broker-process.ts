@@ -30,6 +30,8 @@ export interface BrokerProcessOptions {
   readonly kafkaPort?: number;
   /** Appends every log line of the broker to this file (a trace of a run). */
   readonly logFile?: string;
+  /** Serve HTTP on a port the broker picks (default: no HTTP). */
+  readonly http?: boolean;
   /** More `conch broker` flags (e.g. `--replica-lag-time-max-ms`). */
   readonly args?: readonly string[];
 }
@@ -39,6 +41,8 @@ export class BrokerProcess {
   readonly dataDir: string;
   readonly port: number;
   readonly kafkaPort: number;
+  /** 0 without `http`. */
+  httpPort = 0;
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
   /** Its last log lines (JSON), for a failing test to show. */
@@ -73,7 +77,7 @@ export class BrokerProcess {
         String(o.port ?? 0),
         "--kafka-port",
         String(o.kafkaPort ?? 0),
-        "--no-http",
+        ...(o.http === true ? ["--http-port", "0"] : ["--no-http"]),
         "--broker-id",
         String(o.brokerId),
         "--etcd",
@@ -90,6 +94,7 @@ export class BrokerProcess {
     );
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     let kafkaPort = 0;
+    let httpPort = 0;
     const recent: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
@@ -108,12 +113,14 @@ export class BrokerProcess {
           return;
         }
         if (entry.msg?.startsWith("conch Kafka protocol") === true) kafkaPort = entry.port ?? 0;
+        if (entry.msg?.startsWith("conch HTTP") === true) httpPort = entry.port ?? 0;
         if (entry.msg?.startsWith("conch broker listening") === true) resolve(entry.port ?? 0);
       });
       void exited.then(() => reject(new Error(`broker ${o.brokerId} exited before listening`)));
     });
     const broker = new BrokerProcess(o.brokerId, dataDir, child, port, kafkaPort, exited);
     broker.recent = recent;
+    broker.httpPort = httpPort;
     return broker;
   }
 

@@ -94,6 +94,43 @@ export const FIXTURE_TEXT = `
 0005 666c757368                     ; key "flush"
 0004 73796e63                       ; value "sync"
 
+# describe-topic-v3-request: correlationId 5, DescribeTopic version 3, topic "orders", scope 0 (the cluster's)
+00000011 0004 0003 00000005         ; size 17, apiKey 4, apiVersion 3, correlationId 5
+0006 6f7264657273                   ; topic "orders"
+00                                  ; scope 0: the cluster's partitions, figures asked of their leaders
+
+# describe-topic-v3-response: correlationId 5, topic "orders", partition 0 led by broker 2, partition 1 by broker 3 (its figures not known here), flush=sync
+000000b9 00000005 0000              ; size 185, correlationId 5, errorCode 0
+0006 6f7264657273                   ; topic "orders"
+00000002                            ; 2 partitions
+00000000                            ; partition 0
+00000002                            ;   leaderId 2
+00000001                            ;   leaderEpoch 1
+00000002 00000002 00000003          ;   replicas [2, 3]
+00000002 00000002 00000003          ;   isr [2, 3]
+01                                  ;   figuresKnown 1
+0000000000000000                    ;   logStartOffset 0
+000000000000002d                    ;   logEndOffset 45
+000000000000002b                    ;   highWatermark 43
+0000000000001000                    ;   sizeBytes 4096
+00000001                            ;   segments 1
+00000000                            ;   quarantined: none
+00000001                            ; partition 1
+00000003                            ;   leaderId 3
+00000000                            ;   leaderEpoch 0
+00000002 00000003 00000001          ;   replicas [3, 1]
+00000001 00000003                   ;   isr [3]
+00                                  ;   figuresKnown 0: its leader did not answer in time
+0000000000000000                    ;   logStartOffset (0: not known)
+0000000000000000                    ;   logEndOffset (0: not known)
+0000000000000000                    ;   highWatermark (0: not known)
+0000000000000000                    ;   sizeBytes (0: not known)
+00000000                            ;   segments (0: not known)
+00000000                            ;   quarantined: none
+00000001                            ; configs: 1 entry
+0005 666c757368                     ; key "flush"
+0004 73796e63                       ; value "sync"
+
 # produce-request: correlationId 6, topic "orders", partition 0, acks 1, timeoutMs 30000, one batch
 0000006e 0005 0001 00000006         ; size 110, apiKey 5, apiVersion 1, correlationId 6
 0006 6f7264657273                   ; topic "orders"

@@ -23,6 +23,8 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "describe-topic-response": p.decodeDescribeTopicResponse,
   "describe-topic-v2-request": p.decodeDescribeTopicRequest,
   "describe-topic-v2-response": p.decodeDescribeTopicResponseV2,
+  "describe-topic-v3-request": p.decodeDescribeTopicRequestV3,
+  "describe-topic-v3-response": p.decodeDescribeTopicResponseV3,
   "produce-request": p.decodeProduceRequest,
   "produce-response": p.decodeProduceResponse,
   "fetch-request": p.decodeFetchRequest,
@@ -107,6 +109,10 @@ test("a forged array count is refused before anything is sized from it", () => {
   // at least 20 bytes are refused before anything is allocated for them.
   ranges.writeUInt32BE(0xffffffff, 6 + 8 + 4 + 20);
   assert.throws(() => p.decodeDescribeTopicResponseV2(ranges), /array count 4294967295 exceeds the frame/);
+  const placed = frameOf("describe-topic-v3-response");
+  // Partition 0's replica count (after the topic, the partition count, partition, leader, epoch).
+  placed.writeUInt32BE(0xffffffff, 6 + 8 + 4 + 12);
+  assert.throws(() => p.decodeDescribeTopicResponseV3(placed), /array count 4294967295 exceeds the frame/);
 
   const create = frameOf("create-topic-request");
   create.writeUInt32BE(0x40000000, 8 + 8 + 4);
@@ -233,4 +239,14 @@ test("fuzz: golden frames with random bytes changed throw nothing but ConchError
     ),
     { numRuns: 500 },
   );
+});
+
+test("DescribeTopic version 3: a scope or a figuresKnown flag other than 0 or 1 is refused", () => {
+  const req = frameOf("describe-topic-v3-request");
+  req.writeUInt8(2, 8 + 8);
+  assert.throws(() => p.decodeDescribeTopicRequestV3(req), /describe scope 2 is not 0 or 1/);
+  const res = frameOf("describe-topic-v3-response");
+  // Partition 0's flag, after its two lists of two broker ids.
+  res.writeUInt8(2, 6 + 8 + 4 + 12 + 12 + 12);
+  assert.throws(() => p.decodeDescribeTopicResponseV3(res), /figuresKnown must be 0 or 1, got 2/);
 });

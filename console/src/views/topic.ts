@@ -1,5 +1,5 @@
 /** #/topics/<name>: a topic's live message rate, its partitions with offsets, its configs; delete. */
-import { api, errorText, type TopicDetail } from "../api.js";
+import { api, errorText, type PartitionRow, type TopicDetail } from "../api.js";
 import { LineChart, legend } from "../chart.js";
 import { fill, h, notice, table } from "../dom.js";
 import * as fmt from "../format.js";
@@ -48,13 +48,15 @@ export const topicView: View = (root, live, { path }) => {
       { ...OUT, values: history.messagesOut },
     ]);
     total.textContent = fmt.exact(
-      topic.partitions.reduce((n, p) => n + p.highWatermark - p.logStartOffset, 0),
+      topic.partitions.reduce<number | null>((n, p) => (n === null ? null : plus(n, stored(p))), 0),
     );
+    const placed = topic.partitions.some((p) => p.leader !== undefined);
     fill(
       partitions,
       table(
         [
           "partition",
+          ...(placed ? ["leader", "replicas", "ISR"] : []),
           ["log start", "num"],
           ["high watermark", "num"],
           ["messages", "num"],
@@ -68,12 +70,27 @@ export const topicView: View = (root, live, { path }) => {
             "tr",
             { "data-partition": p.partition },
             h("td", {}, p.partition),
+            ...(placed
+              ? [
+                  h("td", {}, p.leader === undefined || p.leader < 0 ? "none" : p.leader),
+                  h("td", {}, (p.replicas ?? []).join(",")),
+                  h("td", {}, (p.isr ?? []).join(",")),
+                ]
+              : []),
             h("td", { class: "num" }, fmt.exact(p.logStartOffset)),
             h("td", { class: "num" }, fmt.exact(p.highWatermark)),
-            h("td", { class: "num" }, fmt.exact(p.highWatermark - p.logStartOffset)),
+            h("td", { class: "num" }, fmt.exact(stored(p))),
             h("td", { class: "num" }, fmt.bytes(p.sizeBytes)),
-            h("td", { class: "num" }, p.segments),
-            h("td", {}, p.quarantined.length === 0 ? "" : String(p.quarantined.length)),
+            h("td", { class: "num" }, p.segments ?? fmt.UNKNOWN),
+            h(
+              "td",
+              {},
+              p.quarantined === null
+                ? fmt.UNKNOWN
+                : p.quarantined.length === 0
+                  ? ""
+                  : String(p.quarantined.length),
+            ),
             h(
               "td",
               {},
@@ -99,3 +116,12 @@ export const topicView: View = (root, live, { path }) => {
   };
   return onEachSnapshot(live, load);
 };
+
+/** Messages a partition holds; null when its figures are not known here. */
+function stored(p: PartitionRow): number | null {
+  return p.highWatermark === null || p.logStartOffset === null ? null : p.highWatermark - p.logStartOffset;
+}
+
+function plus(n: number, m: number | null): number | null {
+  return m === null ? null : n + m;
+}
