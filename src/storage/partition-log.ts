@@ -354,12 +354,12 @@ export class PartitionLog {
     return this.#writer.nextOffset;
   }
 
-  /** Segment files of the log, the active one included. */
   /** The log end that completed fsyncs cover. */
   get flushedOffset(): number {
     return this.#writer.flushedOffset;
   }
 
+  /** Segment files of the log, the active one included. */
   get segmentCount(): number {
     return this.#segments.all.length;
   }
