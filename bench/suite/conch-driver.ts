@@ -7,10 +7,14 @@ import type { ClientDriver, Consumer, Durability, Endpoint, OnMessage, Producer 
 
 /** Matches the broker's defaults, stated explicitly so that the topic cannot drift from the method. */
 const TOPIC_CONFIGS = { flush: "interval", "flush.interval.ms": "1000" };
+/** How long the admin client waits for an answer (a topic's creation). */
+const CREATE_TIMEOUT_MS = 300_000;
 
 export async function conchClient(endpoint: Endpoint): Promise<ClientDriver> {
   const brokers = [`${endpoint.host}:${endpoint.port}`];
-  const admin = createClient({ brokers });
+  // Creating workload 6b's 10,000 partitions opens 10,000 logs in one request: on a loaded
+  // machine that took over a minute, past the SDK's default request timeout of 30 s.
+  const admin = createClient({ brokers, requestTimeoutMs: CREATE_TIMEOUT_MS });
   return {
     async createStream(name, partitions = 1) {
       await admin.admin().createTopic(name, { partitions, configs: TOPIC_CONFIGS });

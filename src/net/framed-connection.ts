@@ -35,6 +35,7 @@ import { ConchError, ErrorCode } from "../format/errors.js";
 import { type CoarseClock, ConnectionActivity } from "./connection-activity.js";
 import { FrameParser } from "./frame-parser.js";
 import type { FramePool } from "./frame-pool.js";
+import { GATHER_MAX_REPLY_BYTES, ReplyGather } from "./reply-gather.js";
 import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
 import type { RoomWaiter, Session, SessionFactory } from "./session.js";
 import type { SocketReads } from "./socket-reads.js";
@@ -105,11 +106,14 @@ export class FramedConnection implements BudgetWaiter {
   /** Set while a quota throttles the connection: no frame is taken until it fires. */
   #throttle: NodeJS.Timeout | null = null;
   #throttledUntil = 0;
+  /** Small responses, written together once per turn (reply-gather.ts). */
+  readonly #gather: ReplyGather;
 
   constructor(id: number, socket: Socket, deps: FramedConnectionDeps) {
     const { limits, pool, reads } = deps;
     this.id = id;
     this.#socket = socket;
+    this.#gather = new ReplyGather(socket, () => this.#syncCharge());
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     this.remoteAddress = socket.remoteAddress ?? "";
     this.#limits = limits;
@@ -182,7 +186,7 @@ export class FramedConnection implements BudgetWaiter {
 
   /** Bytes counted against the in-flight bound: requests in progress plus unsent responses. */
   get pendingBytes(): number {
-    return this.#inflightBytes + this.#socket.writableLength;
+    return this.#inflightBytes + this.#socket.writableLength + this.#gather.bytes;
   }
 
   /** Whether reading is paused by backpressure. */
@@ -249,6 +253,12 @@ export class FramedConnection implements BudgetWaiter {
    */
   write(reply: Buffer | readonly Buffer[]): void {
     if (this.#closed) return;
+    if (!isBufferList(reply) && reply.length <= GATHER_MAX_REPLY_BYTES) {
+      this.#gather.add(reply);
+      this.#syncCharge();
+      return;
+    }
+    this.#gather.flush();
     const socket = this.#socket;
     if (!isBufferList(reply)) {
       socket.write(reply);
@@ -262,7 +272,7 @@ export class FramedConnection implements BudgetWaiter {
 
   /** Whether requests in flight and unsent responses are under the bounds. */
   hasRoom(): boolean {
-    const pending = this.#inflightBytes + this.#socket.writableLength;
+    const pending = this.pendingBytes;
     if (pending > this.#limits.maxInflightBytes) return false;
     return pending === 0 || this.#budget.hasRoom();
   }
@@ -417,7 +427,7 @@ export class FramedConnection implements BudgetWaiter {
 
   /** Brings this connection's charge to the budget up to date. */
   #syncCharge(): void {
-    const now = this.#closed ? 0 : this.#inflightBytes + this.#socket.writableLength;
+    const now = this.#closed ? 0 : this.pendingBytes;
     if (now === this.#charged) return;
     const delta = now - this.#charged;
     this.#charged = now;
@@ -458,12 +468,14 @@ export class FramedConnection implements BudgetWaiter {
       return;
     }
     this.#closing = false;
+    this.#gather.flush();
     // destroySoon: end our side after the pending writes, then close even if the client keeps its side open.
     this.#socket.destroySoon();
   }
 
   #onClose(): void {
     this.#closed = true;
+    this.#gather.drop();
     if (this.#throttle !== null) clearTimeout(this.#throttle);
     this.#throttle = null;
     this.#reading = false;

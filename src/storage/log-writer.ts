@@ -36,6 +36,10 @@ import type { SegmentPreparer } from "./segment-preparer.js";
 import { SegmentRoller } from "./segment-roller.js";
 import { storageError } from "./storage-error.js";
 import type { TailCache } from "./tail-cache.js";
+import { joinWritePass } from "./write-pass.js";
+
+/** What requestSync returns when there is nothing to wait for. */
+const SETTLED: Promise<void> = Promise.resolve();
 
 /**
  * The Kafka batches of the append being validated whose max_timestamp is set right in the copy:
@@ -98,6 +102,9 @@ export class LogWriter {
   #failure: ConchError | null = null;
   /** fdatasyncs of closed segments that an fsync has taken and that have not ended (never reject). */
   #closing: Promise<unknown> | null = null;
+  /** The interval flush waiting for an fsync to cover #syncTarget (requestSync), else null. */
+  #synced: (() => void) | null = null;
+  #syncTarget = 0;
 
   constructor(options: WriterOptions) {
     this.#o = options;
@@ -117,7 +124,10 @@ export class LogWriter {
       this.#writtenOffset,
       () => this.#writtenOffset,
       () => this.#syncWritten(),
-      (offset) => options.events.flushed(offset),
+      (offset) => {
+        if (offset >= this.#syncTarget) this.#settleSync();
+        options.events.flushed(offset);
+      },
       (err) => this.#fatal(storageError("fsync failed", err)),
       options.stats.counting ? options.stats : null,
     );
@@ -249,6 +259,7 @@ export class LogWriter {
     this.#nextOffset = offset;
     this.#writtenOffset = offset;
     this.#commit.rewind(offset);
+    if (offset <= this.#syncTarget) this.#settleSync();
   }
 
   /** Resolves once an fsync covers everything appended before the call. */
@@ -259,9 +270,29 @@ export class LogWriter {
     return marker.promise;
   }
 
-  /** Asks for an fsync of what is written, without waiting (the interval timer). */
-  requestSync(): void {
-    if (this.#writtenOffset > this.#commit.flushedOffset) this.#commit.request();
+  /**
+   * Asks for an fsync of what is written (the interval flush, flush-queue.ts). The promise settles
+   * when an fsync covers it, at once if nothing needs one; it never rejects (a failed fsync fails
+   * the log, which reports that itself). The commit's own waiters are not involved: an interval
+   * fsync is no group commit of appends.
+   */
+  requestSync(): Promise<void> {
+    const target = this.#writtenOffset;
+    if (this.#failure !== null || target <= this.#commit.flushedOffset) return SETTLED;
+    this.#commit.request();
+    if (this.#synced !== null) return SETTLED;
+    this.#syncTarget = target;
+    return new Promise<void>((resolve) => {
+      this.#synced = resolve;
+    });
+  }
+
+  #settleSync(): void {
+    const synced = this.#synced;
+    if (synced === null) return;
+    this.#synced = null;
+    this.#syncTarget = 0;
+    synced();
   }
 
   /** Resolves when the queue is empty, every roll's segment is sealed and no fsync runs. */
@@ -288,8 +319,9 @@ export class LogWriter {
     if (!this.#writing) {
       this.#writing = true;
       // Appends made in the same pass of the event loop as the first one (every connection's data
-      // read in this poll phase) join its write: the write starts in the check phase right after.
-      setImmediate(this.#pump);
+      // read in this poll phase) join its write: the write starts in the check phase right after,
+      // in one pass with every other log's (write-pass.ts).
+      joinWritePass(this.#pump);
     }
   }
 
@@ -612,6 +644,7 @@ export class LogWriter {
   #fatal(error: ConchError): void {
     if (this.#failure !== null) return;
     this.#failure = error;
+    this.#settleSync();
     this.#o.logger?.error({ err: error.cause ?? error }, `partition log failed: ${error.message}`);
     this.#failQueue(error);
     this.#commit.failAll(error);

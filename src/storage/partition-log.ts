@@ -20,6 +20,7 @@ import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
 import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
+import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
@@ -69,6 +70,8 @@ export interface LogOptions {
   compactionMaxKeys?: number;
   /** Runs the log's timed work (default: the storage ticker every log in the process shares). */
   ticker?: Ticker;
+  /** Runs its interval fsyncs a few at a time (default: the queue every log in the process shares). */
+  flushQueue?: FlushQueue;
   /**
    * The last process to write the log crashed without the machine going down (the data directory
    * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
@@ -119,8 +122,15 @@ export class PartitionLog {
   /** Which leader epoch wrote which stretch of the log (leader-epochs.ts). */
   readonly epochs: LeaderEpochs;
   readonly #ticker: Ticker;
-  /** An fsync of what was written, due flushIntervalMs after the first write it does not cover. */
-  readonly #flushTask = new TickTask(() => this.#writer.requestSync());
+  /**
+   * An fsync of what was written, due flushIntervalMs after the first write it does not cover: it
+   * then waits its turn in the flush queue (flush-queue.ts), which runs a few logs' fsyncs at once.
+   */
+  readonly #flushTask = new TickTask(() => this.#flushes.push(this.#flushEntry));
+  readonly #flushes: FlushQueue;
+  readonly #flushEntry: FlushEntry;
+  /** When the first write came that the queued or running interval fsync may not cover, else -1. */
+  #dirtySince = -1;
   /** Retention's check, every retentionCheckMs while the log has closed segments. */
   readonly #retentionTask = new TickTask(() => this.#retentionTick());
   readonly #retentionCheckMs: number;
@@ -172,6 +182,11 @@ export class PartitionLog {
     this.#tail = tail;
     this.#chunks = chunks;
     this.#ticker = options.ticker ?? storageTicker;
+    this.#flushes = options.flushQueue ?? storageFlushQueue;
+    this.#flushEntry = this.#flushes.entry(
+      () => this.#writer.requestSync(),
+      () => this.#intervalFlushEnded(),
+    );
     this.#waiters = new DataWaiters(this.#ticker);
     this.#replicaWaiters = new DataWaiters(this.#ticker);
     this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
@@ -189,9 +204,7 @@ export class PartitionLog {
         written: (offset) => {
           const flush = this.#config.flush;
           if (flush !== "sync") this.#advance(offset);
-          if (flush === "interval" && !this.#flushTask.scheduled) {
-            this.#ticker.schedule(this.#flushTask, performance.now() + this.#config.flushIntervalMs);
-          }
+          if (flush === "interval" && !this.#flushTask.scheduled) this.#intervalWritten();
           if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
@@ -339,6 +352,11 @@ export class PartitionLog {
   /** The next offset to assign. */
   get logEndOffset(): number {
     return this.#writer.nextOffset;
+  }
+
+  /** The log end that completed fsyncs cover. */
+  get flushedOffset(): number {
+    return this.#writer.flushedOffset;
   }
 
   /** Segment files of the log, the active one included. */
@@ -652,7 +670,7 @@ export class PartitionLog {
       this.#ticker.cancel(this.#flushTask);
       if (checked.flush === "interval")
         this.#ticker.schedule(this.#flushTask, performance.now() + checked.flushIntervalMs);
-      else this.#writer.requestSync();
+      else void this.#writer.requestSync();
     }
     this.#requireKeys = compacts(checked);
     this.#cleaner.configure(checked);
@@ -798,8 +816,28 @@ export class PartitionLog {
     this.#waiters.notify(visible);
   }
 
+  /** Written under flush=interval with no fsync due: one is due an interval from now. */
+  #intervalWritten(): void {
+    if (!this.#flushEntry.pending) {
+      this.#ticker.schedule(this.#flushTask, performance.now() + this.#config.flushIntervalMs);
+    } else if (this.#dirtySince < 0) {
+      // The queued fsync covers this write if it has not started, else the next one must: either
+      // way it comes an interval after this write, not after the fsync ends.
+      this.#dirtySince = performance.now();
+    }
+  }
+
+  #intervalFlushEnded(): void {
+    const since = this.#dirtySince;
+    this.#dirtySince = -1;
+    if (since < 0 || this.#closing !== null || this.#config.flush !== "interval") return;
+    if (this.#writer.writtenOffset <= this.#writer.flushedOffset || this.#flushTask.scheduled) return;
+    this.#ticker.schedule(this.#flushTask, since + this.#config.flushIntervalMs);
+  }
+
   #stopTimers(): void {
     this.#ticker.cancel(this.#flushTask);
+    this.#flushes.remove(this.#flushEntry);
     this.#ticker.cancel(this.#retentionTask);
     this.#ticker.cancel(this.#trimTask);
   }

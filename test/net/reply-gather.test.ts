@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { connect, createServer, type Socket } from "node:net";
+import { test } from "node:test";
+import { ReplyGather } from "../../src/net/reply-gather.js";
+
+/** A connected pair on 127.0.0.1: the server's side and the client's, and a way to close both. */
+async function socketPair(): Promise<{ server: Socket; client: Socket; close: () => Promise<void> }> {
+  const listener = createServer();
+  listener.listen(0, "127.0.0.1");
+  await once(listener, "listening");
+  const address = listener.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  const accepted = once(listener, "connection");
+  const client = connect(address.port, "127.0.0.1");
+  const [server] = (await accepted) as [Socket];
+  await once(client, "connect");
+  return {
+    server,
+    client,
+    close: async () => {
+      client.destroy();
+      server.destroy();
+      listener.close();
+      await once(listener, "close");
+    },
+  };
+}
+
+/** Counts the socket's write calls from now on. */
+function countWrites(socket: Socket): { count: number } {
+  const counted = { count: 0 };
+  const write = socket.write.bind(socket);
+  socket.write = ((chunk: Buffer) => {
+    counted.count++;
+    return write(chunk);
+  }) as typeof socket.write;
+  return counted;
+}
+
+test("small replies made in one turn reach the socket as one write, in order", async () => {
+  const { server, client, close } = await socketPair();
+  try {
+    const writes = countWrites(server);
+    let told = 0;
+    const gather = new ReplyGather(server, () => told++);
+    const expected: Buffer[] = [];
+    for (let i = 0; i < 500; i++) {
+      const reply = Buffer.from(`reply ${i};`);
+      expected.push(reply);
+      gather.add(reply);
+    }
+    assert.equal(writes.count, 0, "nothing written before the turn ends");
+    assert.equal(gather.bytes, Buffer.concat(expected).length);
+    const want = Buffer.concat(expected);
+    const got: Buffer[] = [];
+    let bytes = 0;
+    client.on("data", (chunk: Buffer) => {
+      got.push(chunk);
+      bytes += chunk.length;
+    });
+    while (bytes < want.length) await once(client, "data");
+    assert.equal(writes.count, 1, "one socket write for 500 replies");
+    assert.equal(told, 1);
+    assert.equal(gather.bytes, 0);
+    assert.deepEqual(Buffer.concat(got), want);
+  } finally {
+    await close();
+  }
+});
+
+test("gathered replies past the flush size go out at once; a dropped gather writes nothing", async () => {
+  const { server, close } = await socketPair();
+  try {
+    const writes = countWrites(server);
+    const gather = new ReplyGather(server, () => {});
+    const reply = Buffer.alloc(1024, 1);
+    for (let i = 0; i < 64; i++) gather.add(reply);
+    assert.equal(writes.count, 1, "64 KiB gathered is written without waiting for the turn to end");
+    gather.add(reply);
+    gather.drop();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(writes.count, 1, "a dropped gather writes nothing");
+  } finally {
+    await close();
+  }
+});

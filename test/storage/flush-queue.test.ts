@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import type { FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { defaultFileOps, type FileOps } from "../../src/storage/file-ops.js";
+import { FlushQueue } from "../../src/storage/flush-queue.js";
+import { PartitionLog } from "../../src/storage/partition-log.js";
+import { Ticker } from "../../src/storage/ticker.js";
+import { gate } from "./file-ops-fakes.js";
+import { makeBatch, testConfig, withTempDir } from "./helpers.js";
+
+/** Resolves on the next turn of the event loop, after pending I/O callbacks. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await turn();
+  }
+}
+
+test("the flush queue runs at most its limit at once, in due order, and never queues a log twice", async () => {
+  const queue = new FlushQueue(2);
+  const started: number[] = [];
+  const ended: number[] = [];
+  const gates = [gate(), gate(), gate(), gate()];
+  const entries = gates.map((g, i) =>
+    queue.entry(
+      () => {
+        started.push(i);
+        return g.promise;
+      },
+      () => ended.push(i),
+    ),
+  );
+  for (const e of entries) queue.push(e);
+  queue.push(entries[0]!); // running: no second fsync
+  queue.push(entries[3]!); // queued: no second place
+  assert.deepEqual(started, [0, 1]);
+  assert.equal(queue.running, 2);
+  assert.equal(queue.waiting, 2);
+  queue.remove(entries[2]!);
+  gates[1]!.open();
+  await until("entry 1 ended", () => ended.length === 1);
+  assert.deepEqual(started, [0, 1, 3], "a removed entry is skipped, the next one starts");
+  gates[0]!.open();
+  gates[3]!.open();
+  await until("all ended", () => ended.length === 3);
+  assert.equal(queue.running, 0);
+  assert.equal(queue.waiting, 0);
+  // A failed fsync frees its place like any other.
+  const failing = queue.entry(
+    () => Promise.reject(new Error("disk gone")),
+    () => ended.push(9),
+  );
+  queue.push(failing);
+  await until("the failing entry ended", () => ended.length === 4);
+  assert.equal(queue.running, 0);
+});
+
+/** FileOps whose datasyncs wait for `hold` (when set) and record how many ran at once. */
+class CountingOps implements FileOps {
+  readonly writev = defaultFileOps.writev;
+  readonly truncate = defaultFileOps.truncate;
+  readonly preallocate = defaultFileOps.preallocate;
+  running = 0;
+  most = 0;
+  total = 0;
+  hold: Promise<void> | null = null;
+
+  async datasync(file: FileHandle): Promise<void> {
+    this.running++;
+    this.total++;
+    this.most = Math.max(this.most, this.running);
+    try {
+      if (this.hold !== null) await this.hold;
+      await defaultFileOps.datasync(file);
+    } finally {
+      this.running--;
+    }
+  }
+}
+
+/** Opens logs in `dir` with a 5 ms flush interval, on their own ticker and a flush queue of `limit`. */
+function intervalLogs(dir: string, limit: number) {
+  const ops = new CountingOps();
+  const ticker = new Ticker();
+  const flushQueue = new FlushQueue(limit);
+  const config = testConfig({ flush: "interval", flushIntervalMs: 5 });
+  const open = (name: string) =>
+    PartitionLog.open(join(dir, name), config, undefined, { fileOps: ops, ticker, flushQueue });
+  return { ops, flushQueue, open };
+}
+
+test("interval fsyncs of many logs written together run a bounded number at a time, and each log's data is fsynced", async () => {
+  await withTempDir(async (dir) => {
+    const { ops, open } = intervalLogs(dir, 2);
+    const logs: PartitionLog[] = [];
+    try {
+      for (let i = 0; i < 40; i++) logs.push(await open(String(i)));
+      const opened = ops.total;
+      await Promise.all(logs.map((log) => log.append(makeBatch("a", 1))));
+      await until("every log fsynced", () => logs.every((log) => log.flushedOffset === log.logEndOffset));
+      assert.ok(ops.most <= 2, `${ops.most} interval fsyncs ran at once (limit 2)`);
+      assert.equal(ops.total - opened, 40, "one fsync per written log");
+    } finally {
+      await Promise.all(logs.map((log) => log.close()));
+    }
+  });
+});
+
+test("a write while a log's interval fsync runs gets a fsync of its own later; durable appends do not wait for the queue", async () => {
+  await withTempDir(async (dir) => {
+    const { ops, flushQueue, open } = intervalLogs(dir, 1);
+    const a = await open("a");
+    const b = await open("b");
+    try {
+      const held = gate();
+      ops.hold = held.promise;
+      await a.append(makeBatch("a", 1));
+      await until("a's interval fsync runs", () => flushQueue.running === 1);
+      await a.append(makeBatch("a", 1));
+      await b.append(makeBatch("b", 1));
+      await until("b's interval fsync is queued", () => flushQueue.waiting === 1);
+      // The queue is full, and durable appends are group-committed by their log, not queued.
+      ops.hold = null;
+      await b.append(makeBatch("b", 1), { durable: true });
+      held.open();
+      await until("both logs fsynced to their end", () =>
+        [a, b].every((log) => log.flushedOffset === log.logEndOffset),
+      );
+      assert.equal(flushQueue.running + flushQueue.waiting, 0);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
