@@ -8,14 +8,18 @@
  * whatever is written meanwhile waits for the first to end and is then covered by one fsync: N
  * appends waiting together still cost one fsync, not N.
  */
+import { IdleWaiters } from "./idle-waiters.js";
 import type { LogStats } from "./log-stats.js";
 import type { PendingAppend } from "./pending-append.js";
 
+/** Told once that an fsync ended: `err` is null when it succeeded. */
+export type SyncDone = (err: unknown) => void;
+
 /**
  * Starts making everything written so far durable (the log end `written()` returns at the call);
- * the promise settles when that is done.
+ * calls `done`, never in the same tick, when that is done or has failed.
  */
-export type SyncFn = () => Promise<unknown>;
+export type SyncFn = (done: SyncDone) => void;
 
 /** fsyncs of one log that may run at once. */
 export const SYNCS_IN_FLIGHT = 2;
@@ -25,12 +29,14 @@ class SyncSlot {
   busy = false;
   target = 0;
   startedAt = 0;
-  readonly done: () => void;
-  readonly failed: (err: unknown) => void;
+  /** The slot's SyncDone, made once. */
+  readonly done: SyncDone;
 
   constructor(done: (slot: SyncSlot) => void, failed: (slot: SyncSlot, err: unknown) => void) {
-    this.done = () => done(this);
-    this.failed = (err: unknown) => failed(this, err);
+    this.done = (err: unknown) => {
+      if (err === null || err === undefined) done(this);
+      else failed(this, err);
+    };
   }
 }
 
@@ -49,7 +55,7 @@ export class GroupCommit {
   /** The highest log end an fsync has been started for. */
   #started: number;
   #flushed: number;
-  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+  readonly #idle = new IdleWaiters();
   #failure: Error | null = null;
   readonly #stats: LogStats | null;
 
@@ -119,14 +125,7 @@ export class GroupCommit {
   /** Resolves when no fsync is running or asked for. */
   idle(): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();
-    if (this.#idle === null) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => {
-        resolve = r;
-      });
-      this.#idle = { promise, resolve };
-    }
-    return this.#idle.promise;
+    return this.#idle.wait();
   }
 
   /** The log was cut back to `offset` (nothing waits and no fsync runs): it is the flushed end now. */
@@ -156,13 +155,12 @@ export class GroupCommit {
       slot.startedAt = this.#stats?.counting === true ? performance.now() : 0;
       this.#started = target;
       this.#inFlight++;
-      let running: Promise<unknown>;
       try {
-        running = this.#sync();
+        this.#sync(slot.done);
       } catch (err) {
-        running = Promise.reject(err);
+        // Told in a later tick, like any fsync's end: this loop and its caller go on first.
+        queueMicrotask(() => slot.done(err ?? new Error("fsync failed")));
       }
-      running.then(slot.done, slot.failed);
     }
   }
 
@@ -211,9 +209,6 @@ export class GroupCommit {
   }
 
   #stopped(): void {
-    if (this.#inFlight > 0 || this.#idle === null) return;
-    const idle = this.#idle;
-    this.#idle = null;
-    idle.resolve();
+    if (this.#inFlight === 0) this.#idle.wake();
   }
 }

@@ -24,7 +24,8 @@ import type { AppendBuffer, Chunk } from "./append-buffer.js";
 import { extendReserve } from "./block-reserve.js";
 import type { LogConfig } from "./config.js";
 import type { FileOps } from "./file-ops.js";
-import { GroupCommit } from "./flusher.js";
+import { GroupCommit, type SyncDone } from "./flusher.js";
+import { IdleWaiters } from "./idle-waiters.js";
 import { storageLogLimiter } from "./log-limiter.js";
 import type { LogStats } from "./log-stats.js";
 import { type AppendListener, PendingAppend } from "./pending-append.js";
@@ -96,8 +97,8 @@ export class LogWriter {
   /** Runs in this pass: the run arrays keep their length between passes, for the same reason. */
   #runCount = 0;
   #iovBytes = 0;
-  /** Settled when the pump stops (for idle()); made only when someone waits. */
-  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** Settled when the pump stops (for idle()). */
+  readonly #idle = new IdleWaiters();
   readonly #roller: SegmentRoller;
   #failure: ConchError | null = null;
   /** fdatasyncs of closed segments that an fsync has taken and that have not ended (never reject). */
@@ -123,7 +124,7 @@ export class LogWriter {
     this.#commit = new GroupCommit(
       this.#writtenOffset,
       () => this.#writtenOffset,
-      () => this.#syncWritten(),
+      (done) => this.#syncWritten(done),
       (offset) => {
         if (offset >= this.#syncTarget) this.#settleSync();
         options.events.flushed(offset);
@@ -297,16 +298,7 @@ export class LogWriter {
 
   /** Resolves when the queue is empty, every roll's segment is sealed and no fsync runs. */
   async idle(): Promise<void> {
-    if (this.#writing) {
-      if (this.#idle === null) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => {
-          resolve = r;
-        });
-        this.#idle = { promise, resolve };
-      }
-      await this.#idle.promise;
-    }
+    if (this.#writing) await this.#idle.wait();
     await Promise.all(this.#o.segments.all.map((seg) => seg.sealing));
     await this.#commit.idle();
   }
@@ -353,9 +345,7 @@ export class LogWriter {
 
   #stopped(): void {
     this.#writing = false;
-    const idle = this.#idle;
-    this.#idle = null;
-    idle?.resolve();
+    this.#idle.wake();
   }
 
   /**
@@ -627,8 +617,9 @@ export class LogWriter {
    * since an earlier fsync took their fdatasyncs. Those stay in `#closing` until they end, so that
    * an fsync running beside the one that took them cannot end first and acknowledge their data.
    */
-  #syncWritten(): Promise<unknown> {
-    const datasync = this.#o.ops.datasync(this.#o.segments.active.openFile!);
+  #syncWritten(done: SyncDone): void {
+    const ops = this.#o.ops;
+    const seg = this.#o.segments.active;
     const unsynced = this.#roller.takeUnsynced();
     if (unsynced.length > 0) {
       const closing = Promise.all(this.#closing === null ? unsynced : [this.#closing, ...unsynced]);
@@ -637,7 +628,27 @@ export class LogWriter {
         if (this.#closing === closing) this.#closing = null;
       });
     }
-    return this.#closing === null ? datasync : Promise.all([datasync, this.#closing]);
+    if (this.#closing === null && ops.datasyncFd !== undefined) {
+      // On the bare descriptor: the file handle's promise cost more per fsync (docs/performance.md,
+      // "tenth round"). The segment's close waits for it (Segment.syncStarted): a roll and a
+      // retention delete may close this file before it ends.
+      seg.syncStarted();
+      try {
+        ops.datasyncFd(seg.openFile!.fd, (err) => {
+          seg.syncEnded();
+          done(err);
+        });
+      } catch (err) {
+        seg.syncEnded();
+        throw err;
+      }
+      return;
+    }
+    const datasync = ops.datasync(seg.openFile!);
+    (this.#closing === null ? datasync : Promise.all([datasync, this.#closing])).then(
+      () => done(null),
+      (err: unknown) => done(err ?? new Error("fsync failed")),
+    );
   }
 
   /** The log cannot keep its promises any more: fail everything waiting, refuse new appends. */

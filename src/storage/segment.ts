@@ -12,6 +12,7 @@ import { compareTimestamps, readTimestampMs } from "../format/timestamp.js";
 import { readU32, writeU32 } from "../format/u64.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { readFully } from "./file-ops.js";
+import { IdleWaiters } from "./idle-waiters.js";
 import { SegmentIndex } from "./segment-index.js";
 import { indexPath, walPath } from "./segment-name.js";
 
@@ -47,6 +48,10 @@ export class Segment {
   #entryDue = false;
   #file: FileHandle | null = null;
   #opening: Promise<FileHandle> | null = null;
+  /** fdatasyncs of the bare descriptor running now (FileHandle.close does not wait for those). */
+  #syncs = 0;
+  /** A close waiting for the last of them to end. */
+  readonly #syncsDone = new IdleWaiters();
 
   constructor(dir: string, baseOffset: number, nowMs: number) {
     this.baseOffset = baseOffset;
@@ -135,12 +140,28 @@ export class Segment {
     return readFully(await this.file(), buf, length, position);
   }
 
-  /** Closes the file; Node lets operations already running on it finish first. */
+  /**
+   * An fdatasync of `openFile`'s bare descriptor starts: a close waits for `syncEnded`, so that the
+   * descriptor is never closed, and perhaps reused by another file, under it.
+   */
+  syncStarted(): void {
+    this.#syncs++;
+  }
+
+  syncEnded(): void {
+    if (--this.#syncs === 0) this.#syncsDone.wake();
+  }
+
+  /**
+   * Closes the file; Node lets operations already running on its handle finish first, and this
+   * waits for the fdatasyncs of its bare descriptor.
+   */
   async closeFile(): Promise<void> {
     const opening = this.#opening;
     if (opening !== null) await opening.catch(() => {});
     const file = this.#file;
     this.#file = null;
+    if (this.#syncs > 0) await this.#syncsDone.wait();
     if (file !== null) await file.close();
   }
 }

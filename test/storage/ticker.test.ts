@@ -98,6 +98,10 @@ test("flush.interval.ms: written data is fsynced within the interval, and an idl
         syncs++;
         return defaultFileOps.datasync(fh);
       },
+      datasyncFd: (fd, done) => {
+        syncs++;
+        defaultFileOps.datasyncFd!(fd, done);
+      },
     };
     const ticker = new Ticker();
     const config = testConfig({ flush: "interval", flushIntervalMs: 30 });

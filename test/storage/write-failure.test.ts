@@ -65,6 +65,31 @@ test("a failed fsync fails the waiting appends and every later one", async () =>
   });
 });
 
+/** Fails every fsync of the bare descriptor, by its callback or by throwing at the call. */
+class FailingFdSyncOps extends TestFileOps {
+  constructor(readonly thrown: boolean) {
+    super();
+  }
+
+  datasyncFd(_fd: number, done: (err: Error | null) => void): void {
+    const err = Object.assign(new Error("EIO: i/o error"), { code: "EIO" });
+    if (this.thrown) throw err;
+    setImmediate(() => done(err));
+  }
+}
+
+test("a failed fsync of the bare descriptor, told or thrown, fails the waiting appends and every later one", async () => {
+  for (const thrown of [false, true]) {
+    await withTempDir(async (dir) => {
+      const ops = new FailingFdSyncOps(thrown);
+      const log = await PartitionLog.open(dir, testConfig({ flush: "sync" }), undefined, { fileOps: ops });
+      await assert.rejects(log.append(makeBatch("a", 1)), isStorageError);
+      await assert.rejects(log.append(makeBatch("b", 1)), isStorageError);
+      await log.close();
+    });
+  }
+});
+
 test("the appends of a failed write are failed only once the file is cut back", async () => {
   await withTempDir(async (dir) => {
     const ops = new TestFileOps();
