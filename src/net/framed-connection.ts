@@ -38,6 +38,7 @@ import type { FramePool } from "./frame-pool.js";
 import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
 import type { RoomWaiter, Session, SessionFactory } from "./session.js";
 import type { SocketReads } from "./socket-reads.js";
+import { releaseAll, writeReply } from "./socket-writes.js";
 import {
   MAX_INFLIGHT_REQUESTS,
   MIN_FETCH_BYTES,
@@ -248,15 +249,12 @@ export class FramedConnection implements BudgetWaiter {
    * bound counts; 'drain' resumes.
    */
   write(reply: Buffer | readonly Buffer[]): void {
-    if (this.#closed) return;
-    const socket = this.#socket;
-    if (!isBufferList(reply)) {
-      socket.write(reply);
-    } else {
-      socket.cork();
-      for (const b of reply) if (b.length > 0) socket.write(b);
-      socket.uncork();
+    if (this.#closed) {
+      // Never handed to the socket: its read buffers serve the next reads.
+      releaseAll(reply);
+      return;
     }
+    writeReply(this.#socket, reply);
     this.#syncCharge();
   }
 
@@ -475,8 +473,4 @@ export class FramedConnection implements BudgetWaiter {
     this.#syncCharge();
     this.logger.debug({ inflight: this.#inflight }, "connection closed");
   }
-}
-
-function isBufferList(reply: Buffer | readonly Buffer[]): reply is readonly Buffer[] {
-  return Array.isArray(reply);
 }
