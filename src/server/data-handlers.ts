@@ -6,6 +6,7 @@
 
 import type { Acks, OffsetSpec } from "../broker/broker-requests.js";
 import type { FetchListener } from "../broker/long-poll.js";
+import { releaseReadBuffer } from "../format/read-buffers.js";
 import { Acks as WireAcks, OffsetSpec as WireOffsetSpec } from "../protocol/api.js";
 import { decodeFetchRequest } from "../protocol/fetch.js";
 import { decodeInitProducerIdRequest, encodeInitProducerIdResponse } from "../protocol/init-producer-id.js";
@@ -116,6 +117,7 @@ class FetchReply extends ReplyTicket implements FetchListener {
     try {
       response = nativeFetchResponse(this.correlationId, r);
     } catch (err) {
+      releaseReadBuffer(r.records);
       this.fail(err);
       return;
     }
