@@ -32,6 +32,7 @@ import type { Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { isLentReadBuffer } from "../format/read-buffers.js";
 import { type CoarseClock, ConnectionActivity } from "./connection-activity.js";
 import { FrameParser } from "./frame-parser.js";
 import type { FramePool } from "./frame-pool.js";
@@ -39,6 +40,7 @@ import { GATHER_MAX_REPLY_BYTES, ReplyGather } from "./reply-gather.js";
 import type { BudgetWaiter, ResponseBudget } from "./response-budget.js";
 import type { RoomWaiter, Session, SessionFactory } from "./session.js";
 import type { SocketReads } from "./socket-reads.js";
+import { isBufferList, releaseAll, writeReply } from "./socket-writes.js";
 import {
   MAX_INFLIGHT_REQUESTS,
   MIN_FETCH_BYTES,
@@ -252,21 +254,19 @@ export class FramedConnection implements BudgetWaiter {
    * bound counts; 'drain' resumes.
    */
   write(reply: Buffer | readonly Buffer[]): void {
-    if (this.#closed) return;
-    if (!isBufferList(reply) && reply.length <= GATHER_MAX_REPLY_BYTES) {
+    if (this.#closed) {
+      // Never handed to the socket: its read buffers serve the next reads.
+      releaseAll(reply);
+      return;
+    }
+    // A lent read buffer goes out through writeReply, which hands it back when written.
+    if (!isBufferList(reply) && reply.length <= GATHER_MAX_REPLY_BYTES && !isLentReadBuffer(reply)) {
       this.#gather.add(reply);
       this.#syncCharge();
       return;
     }
     this.#gather.flush();
-    const socket = this.#socket;
-    if (!isBufferList(reply)) {
-      socket.write(reply);
-    } else {
-      socket.cork();
-      for (const b of reply) if (b.length > 0) socket.write(b);
-      socket.uncork();
-    }
+    writeReply(this.#socket, reply);
     this.#syncCharge();
   }
 
@@ -487,8 +487,4 @@ export class FramedConnection implements BudgetWaiter {
     this.#syncCharge();
     this.logger.debug({ inflight: this.#inflight }, "connection closed");
   }
-}
-
-function isBufferList(reply: Buffer | readonly Buffer[]): reply is readonly Buffer[] {
-  return Array.isArray(reply);
 }

@@ -6,15 +6,16 @@
 
 import type { Acks, OffsetSpec } from "../broker/broker-requests.js";
 import type { FetchListener } from "../broker/long-poll.js";
+import { releaseReadBuffer } from "../format/read-buffers.js";
 import { Acks as WireAcks, OffsetSpec as WireOffsetSpec } from "../protocol/api.js";
-import { decodeFetchRequest, fetchResponseBuffers } from "../protocol/fetch.js";
+import { decodeFetchRequest } from "../protocol/fetch.js";
 import { decodeInitProducerIdRequest, encodeInitProducerIdResponse } from "../protocol/init-producer-id.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
-import { nativeReadResult } from "./native-records.js";
+import { nativeFetchResponse } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
 /** The wire's acks numbers (protocol/api.ts) as the broker's values; the decoder refuses others. */
@@ -112,14 +113,15 @@ export function fetch(ctx: RequestContext, frame: Buffer, correlationId: number)
  */
 class FetchReply extends ReplyTicket implements FetchListener {
   fetched(r: ReadResult): void {
-    let native: ReadResult;
+    let response: Buffer | Buffer[];
     try {
-      native = nativeReadResult(r);
+      response = nativeFetchResponse(this.correlationId, r);
     } catch (err) {
+      releaseReadBuffer(r.records);
       this.fail(err);
       return;
     }
-    this.reply(fetchResponseBuffers(this.correlationId, native));
+    this.reply(response);
   }
 
   fetchFailed(err: unknown): void {

@@ -13,6 +13,7 @@ import type { FetchListener, FetchRequest } from "../broker/long-poll.js";
 import { batchLastOffset, recordSize } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
+import { releaseReadBuffer } from "../format/read-buffers.js";
 import { fetchResponseBuffers } from "../protocol/fetch.js";
 import {
   decodeFetchStreamRequest,
@@ -23,7 +24,7 @@ import {
 import type { ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
-import { nativeReadResult } from "./native-records.js";
+import { nativeFetchResponse, nativeReadResult } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 import type { OpenStream } from "./stream-host.js";
 import { checkStreamRequest, streamEndReason } from "./stream-rules.js";
@@ -161,18 +162,23 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
 
   fetched(stored: ReadResult): void {
     this.#fetching = false;
-    if (this.#ended) return;
+    if (this.#ended) {
+      releaseReadBuffer(stored.records);
+      return;
+    }
     let r: ReadResult;
     try {
       r = nativeReadResult(stored);
     } catch (err) {
+      releaseReadBuffer(stored.records);
       this.#end(err);
       return;
     }
     const host = this.#ctx.streams;
     // A client that stopped reading gets nothing more until the connection drains; the data is
-    // read again then.
+    // read again then, and what was read is dropped (its buffer serves the next read).
     if (!host.hasRoom()) {
+      releaseReadBuffer(stored.records);
       this.#waitingForRoom = true;
       host.waitForRoom(this);
       return;
@@ -180,6 +186,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
     if (r.records.length > 0) {
       const next = offsetAfter(r.records);
       if (next <= this.#offset) {
+        releaseReadBuffer(stored.records);
         this.#end(
           new ConchError(ErrorCode.INTERNAL, `a read at ${this.#offset} returned nothing at or after it`),
         );
@@ -190,7 +197,7 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
     }
     this.#highWatermark = r.highWatermark;
     this.#logStartOffset = r.logStartOffset;
-    host.push(fetchResponseBuffers(this.#id, r));
+    host.push(nativeFetchResponse(this.#id, stored, r));
     this.#arm();
   }
 

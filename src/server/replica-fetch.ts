@@ -13,6 +13,7 @@
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
 import type { ReplicaFeed } from "../broker/replication.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { releaseReadBuffer } from "../format/read-buffers.js";
 import { JOIN_MAX_BYTES } from "../net/socket-writes.js";
 import {
   decodeReplicaFetchRequest,
@@ -218,10 +219,14 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
 
   #read(r: ReadResult, log: PartitionLog, offset: number): void {
     this.#reading = false;
-    if (this.#ended) return;
+    if (this.#ended) {
+      releaseReadBuffer(r.records);
+      return;
+    }
     const host = this.#ctx.streams;
     if (!host.hasRoom()) {
-      // Read again once the connection drains.
+      // Read again once the connection drains; what was read is dropped.
+      releaseReadBuffer(r.records);
       this.#waitingForRoom = true;
       host.waitForRoom(this);
       return;
@@ -229,6 +234,7 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
     if (r.records.length > 0) {
       const next = offsetAfter(r.records);
       if (next <= offset) {
+        releaseReadBuffer(r.records);
         this.#end(new ConchError(ErrorCode.INTERNAL, `a read at ${offset} returned nothing at or after it`));
         return;
       }
@@ -258,8 +264,10 @@ class ReplicaStream extends AbortTarget implements OpenStream, DataWaiter {
     );
     let reply: Reply;
     if (r.records.length === 0) reply = header;
-    else if (r.records.length <= JOIN_MAX_BYTES) reply = Buffer.concat([header, r.records]);
-    else reply = [header, r.records];
+    else if (r.records.length <= JOIN_MAX_BYTES) {
+      reply = Buffer.concat([header, r.records]);
+      releaseReadBuffer(r.records);
+    } else reply = [header, r.records];
     this.#ctx.streams.push(reply);
   }
 

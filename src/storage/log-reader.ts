@@ -11,6 +11,7 @@ import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from 
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE, TIMESTAMP_AT } from "../format/layout.js";
+import { releaseReadBuffer, takeReadBuffer } from "../format/read-buffers.js";
 import { RecordCursor } from "../format/record-cursor.js";
 import { storedBatchIntact } from "../format/stored-batch-intact.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
@@ -145,11 +146,16 @@ export class LogReader {
         continue;
       }
       const buf = await this.#batchesFrom(seg, pos, -1, SCAN_BYTES, Number.MAX_SAFE_INTEGER);
-      for (let at = 0; at < buf.length; at += recordSize(buf, at)) {
-        if (batchBaseOffset(buf, at) >= hw) return -2;
-        if (compareTimestamps(buf, at + TIMESTAMP_AT, ts, 0) >= 0) return firstRecordAtOrAfter(buf, at, ts);
+      try {
+        for (let at = 0; at < buf.length; at += recordSize(buf, at)) {
+          if (batchBaseOffset(buf, at) >= hw) return -2;
+          if (compareTimestamps(buf, at + TIMESTAMP_AT, ts, 0) >= 0) return firstRecordAtOrAfter(buf, at, ts);
+        }
+        pos += buf.length;
+      } finally {
+        // Scanned, and kept by nobody (a stored Kafka batch is looked at through a copy).
+        releaseReadBuffer(buf);
       }
-      pos += buf.length;
     }
     return -1;
   }
@@ -247,30 +253,41 @@ export class LogReader {
     for (;;) {
       const len = Math.min(want, limit - pos);
       if (len < MIN_BATCH_SIZE) throw corrupt(seg, pos);
-      const buf = Buffer.allocUnsafe(len);
-      const n = await seg.read(buf, len, pos);
-      let at = 0;
-      let need = 0;
-      while (at + HEADER_SIZE <= n) {
-        const size = walkableBatchSize(buf, at);
-        if (size < 0 || pos + at + size > limit) throw corrupt(seg, pos + at);
-        if (at + size > n) {
-          need = size;
-          break;
+      // Lent: the batches returned are views of it, and whoever sends them hands it back.
+      const buf = takeReadBuffer(len);
+      let returned = false;
+      try {
+        const n = await seg.read(buf, len, pos);
+        let at = 0;
+        let need = 0;
+        while (at + HEADER_SIZE <= n) {
+          const size = walkableBatchSize(buf, at);
+          if (size < 0 || pos + at + size > limit) throw corrupt(seg, pos + at);
+          if (at + size > n) {
+            need = size;
+            break;
+          }
+          // Offsets out of line with the segment: a damaged base offset, which the CRC does not
+          // cover. Served, it would read as empty (past hw) for ever, or skip records.
+          const base = batchBaseOffset(buf, at);
+          const last = batchLastOffset(buf, at);
+          if (base < lowest || last >= seg.nextOffset)
+            throw corrupt(seg, pos + at, "a base offset out of line");
+          lowest = last + 1;
+          if (last >= offset) {
+            const found = checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
+            returned = true;
+            return found;
+          }
+          at += size;
         }
-        // Offsets out of line with the segment: a damaged base offset, which the CRC does not
-        // cover. Served, it would read as empty (past hw) for ever, or skip records.
-        const base = batchBaseOffset(buf, at);
-        const last = batchLastOffset(buf, at);
-        if (base < lowest || last >= seg.nextOffset)
-          throw corrupt(seg, pos + at, "a base offset out of line");
-        lowest = last + 1;
-        if (last >= offset) return checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
-        at += size;
+        if (at === 0 && need === 0) throw corrupt(seg, pos);
+        pos += at;
+        want = Math.max(need, maxBytes + READ_SLACK);
+      } finally {
+        // Nothing refers to a buffer that is read past or that failed: the next read takes it.
+        if (!returned) releaseReadBuffer(buf);
       }
-      if (at === 0 && need === 0) throw corrupt(seg, pos);
-      pos += at;
-      want = Math.max(need, maxBytes + READ_SLACK);
     }
   }
 }

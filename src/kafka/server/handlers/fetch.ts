@@ -16,6 +16,7 @@
  * keeps no fetch sessions: session id 0 tells clients to send full requests (KIP-227).
  */
 import type { FetchListener } from "../../../broker/long-poll.js";
+import { releaseReadBuffer, releaseUnlessSent } from "../../../format/read-buffers.js";
 import type { ReadResult } from "../../../storage/partition-log.js";
 import { KafkaErrorCode } from "../../protocol/error-codes.js";
 import {
@@ -39,14 +40,18 @@ export const fetchHandler: KafkaHandler = {
     const req = decodeFetchRequest(h);
     const maxBytes = ctx.responseCap(Math.max(req.maxBytes, 0));
     ctx.responseBytes = maxBytes;
-    return answer(ctx, req, maxBytes).then((topics) =>
-      encodeFetchResponsePieces(h.correlationId, h.apiVersion, {
+    return answer(ctx, req, maxBytes).then((topics) => {
+      const response = encodeFetchResponsePieces(h.correlationId, h.apiVersion, {
         throttleTimeMs: 0,
         errorCode: KafkaErrorCode.NONE,
         sessionId: 0,
         topics,
-      }),
-    );
+      });
+      // A small response is one copy: the read buffers are free now. Pieces refer to them, and the
+      // transport hands them back once written.
+      if (Buffer.isBuffer(response)) for (const t of topics) for (const p of t.partitions) releaseRecords(p);
+      return response;
+    });
   },
 };
 
@@ -118,10 +123,19 @@ async function answer(
   let used = 0;
   for (const r of reads) {
     if (r.bytes === 0) continue;
-    if (used >= maxBytes) r.answer.records = NO_RECORDS;
+    if (used >= maxBytes) releaseRecords(r.answer);
     used += r.bytes;
   }
   return topics;
+}
+
+/** Drops `answer`'s records, handing back the read buffers they are views of. */
+function releaseRecords(answer: FetchPartitionResponse): void {
+  const records = answer.records;
+  if (records === null) return;
+  if (records instanceof Uint8Array) releaseReadBuffer(records);
+  else for (const piece of records) releaseReadBuffer(piece);
+  answer.records = NO_RECORDS;
 }
 
 function emptyAnswer(partitionIndex: number): FetchPartitionResponse {
@@ -201,6 +215,8 @@ class PartitionFetch implements FetchListener {
         r.answer.errorCode = kafkaErrorCode(err);
         r.answer.records = NO_RECORDS;
       }
+      // Converted (or failed): the answer does not refer to the read's buffer, which is free.
+      releaseUnlessSent(result.records, r.answer.records);
     }
     this.#done();
   }
