@@ -103,7 +103,8 @@ export class LogWriter {
   #failure: ConchError | null = null;
   /** fdatasyncs of closed segments that an fsync has taken and that have not ended (never reject). */
   #closing: Promise<unknown> | null = null;
-  /** The interval flush waiting for an fsync to cover #syncTarget (requestSync), else null. */
+  /** What requestSync's callers wait on until an fsync covers #syncTarget, else null. */
+  #syncWait: Promise<void> | null = null;
   #synced: (() => void) | null = null;
   #syncTarget = 0;
 
@@ -281,17 +282,20 @@ export class LogWriter {
     const target = this.#writtenOffset;
     if (this.#failure !== null || target <= this.#commit.flushedOffset) return SETTLED;
     this.#commit.request();
-    if (this.#synced !== null) return SETTLED;
+    // A second caller (a config change during the queue's fsync) waits with the first, for all
+    // that is written now: the fsync just requested covers it.
     this.#syncTarget = target;
-    return new Promise<void>((resolve) => {
+    this.#syncWait ??= new Promise<void>((resolve) => {
       this.#synced = resolve;
     });
+    return this.#syncWait;
   }
 
   #settleSync(): void {
     const synced = this.#synced;
     if (synced === null) return;
     this.#synced = null;
+    this.#syncWait = null;
     this.#syncTarget = 0;
     synced();
   }
