@@ -34,6 +34,20 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** A probed port not already handed to another member of the same start. */
+async function distinctFreePort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (!taken.has(port)) {
+      taken.add(port);
+      return port;
+    }
+  }
+}
+
+/** A member that exited before it was healthy: most often a probed port taken in between. */
+class EtcdStartError extends Error {}
+
 interface Member {
   readonly name: string;
   readonly clientPort: number;
@@ -55,14 +69,31 @@ export class EtcdCluster {
     return this.#members.map((m) => `127.0.0.1:${m.clientPort}`);
   }
 
+  /**
+   * The ports are probed free (bind port 0, close) and then handed to etcd, so a concurrent test
+   * can take one in between and the member exits at start: the start is tried again on fresh
+   * ports, a few times, before it fails.
+   */
   static async start(size: 1 | 3 = 1): Promise<EtcdCluster> {
+    const attempts = 3;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await EtcdCluster.#startOnce(size);
+      } catch (err) {
+        if (attempt >= attempts || !(err instanceof EtcdStartError)) throw err;
+      }
+    }
+  }
+
+  static async #startOnce(size: 1 | 3): Promise<EtcdCluster> {
     const dir = await mkdtemp(join(tmpdir(), "conch-etcd-"));
     const members: Member[] = [];
+    const taken = new Set<number>();
     for (let i = 0; i < size; i++) {
       members.push({
         name: `m${i}`,
-        clientPort: await freePort(),
-        peerPort: await freePort(),
+        clientPort: await distinctFreePort(taken),
+        peerPort: await distinctFreePort(taken),
         process: null,
       });
     }
@@ -147,7 +178,7 @@ async function waitHealthy(m: Member, timeoutMs: number): Promise<void> {
   for (;;) {
     const p = m.process;
     if (p !== null && (p.exitCode !== null || p.signalCode !== null)) {
-      throw new Error(`etcd member ${m.name} exited at start (code ${p.exitCode})`);
+      throw new EtcdStartError(`etcd member ${m.name} exited at start (code ${p.exitCode})`);
     }
     try {
       const res = await fetch(`http://127.0.0.1:${m.clientPort}/health`);
