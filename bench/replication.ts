@@ -2,7 +2,7 @@
 // partition replicated twice (RF 2, min.insync.replicas 2), two brokers in two processes on
 // loopback, in the same run, after a warm-up round, alternating (leader, all) three times so that
 // a drift of the machine hits both. One producer (the SDK) keeps WINDOW sendBatch calls of BATCH records of RECORD_BYTES
-// in flight for SECONDS per round; the rate counts acknowledged records. See docs/performance.md,
+// in flight for SECONDS per round; the rate counts acknowledged records. See docs/performance/cluster.md,
 // "Replication".
 import { type ChildProcess, fork } from "node:child_process";
 import { resolve } from "node:path";

@@ -10,7 +10,8 @@
 // when the SIGKILL comes) and the broker is left idle for
 // STARTUP_IDLE_S seconds (default 10), its CPU and RSS read. STARTUP_RUNS (default 3);
 // STARTUP_DATA_DIR=<dir> fills <dir>/data once and keeps it, later runs reuse it.
-// See docs/performance.md, "Scale", "Start-up, second round" and "Start-up, third round".
+// See docs/performance/scale.md, "Start-up with 10,000 partitions", "Start-up, second round" and
+// "Start-up, third round".
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throughput with TLS next to plaintext, one broker, one run (docs/performance.md, "TLS next to
+# Throughput with TLS next to plaintext, one broker, one run (docs/performance/features.md, "TLS next to
 # plaintext"), printing every run and the medians:
 # - native protocol: `conch bench produce` and `conch bench consume` against the plain listener and
 #   the TLS listener in turn, three times each;

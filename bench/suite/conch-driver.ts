@@ -105,7 +105,7 @@ class ConchConsumer implements Consumer {
   async run(onMessage: OnMessage, signal: AbortSignal): Promise<void> {
     const consumer = this.#client.consumer({
       partitions: [{ topic: this.#topic, partition: 0, from: "earliest" }],
-      // CONCH_BENCH_CHECK_CRCS=0 measures the consumer without its CRC check (docs/performance.md).
+      // CONCH_BENCH_CHECK_CRCS=0 measures the consumer without its CRC check (docs/performance/features.md).
       checkCrcs: process.env.CONCH_BENCH_CHECK_CRCS !== "0",
       // CONCH_BENCH_FETCH_BYTES=N fetches N bytes at a time instead of the default 1 MiB.
       ...(process.env.CONCH_BENCH_FETCH_BYTES === undefined

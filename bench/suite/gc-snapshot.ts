@@ -2,7 +2,7 @@ import { open, stat } from "node:fs/promises";
 import { sleep } from "./deadline.js";
 import type { GcSnapshot } from "./types.js";
 
-// The broker's GC share, taken the way docs/performance.md's rounds took it by hand: the broker runs
+// The broker's GC share, taken the way the rounds in docs/performance/ took it by hand: the broker runs
 // with `--import scripts/gc-share.mjs`, which prints its CPU and GC totals on SIGUSR2 to its log; a
 // snapshot before and after a workload give the share of the broker's CPU that went to GC.
 

@@ -3,7 +3,7 @@ import { type Span, startClockWithChildren } from "./clock.js";
 
 // The Kafka workloads drive the broker's Kafka listener with kcat (Debian's package, on librdkafka):
 // a C client that reads messages from a pipe and prints what it consumes costs a fraction of the
-// client CPU that confluent-kafka's Python loop does for the same messages (docs/performance.md,
+// client CPU that confluent-kafka's Python loop does for the same messages (docs/performance/kafka.md,
 // "Kafka listener"), so it loads the shared cores least.
 
 export const KCAT = process.env.CONCH_BENCH_KCAT ?? "kcat";

@@ -15,7 +15,7 @@ const OPEN_AT_ONCE = 50;
 /**
  * Rounds (one send per producer each) acknowledged before the crowd says it is ready. Its first two
  * seconds cost two to three times its steady rate in both processes (each producer's first sends,
- * code not yet optimized: docs/performance.md, "Workload 7, second round"); the workload measures
+ * code not yet optimized: docs/performance/scale.md, "Workload 7, second round"); the workload measures
  * the fast producer beside 1,000 connections producing slowly, not beside their start.
  */
 const WARM_ROUNDS = 2;

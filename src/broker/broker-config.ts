@@ -47,7 +47,7 @@ export interface BrokerConfig {
   http: boolean;
   httpHost: string;
   httpPort: number;
-  /** Count traffic for /metrics and the event feed (docs/performance.md, metrics cost). */
+  /** Count traffic for /metrics and the event feed (docs/performance/features.md, metrics cost). */
   metrics: boolean;
   /** Serve the Kafka wire protocol (docs/kafka.md) on kafkaPort, at the same host. */
   kafka: boolean;

@@ -17,11 +17,23 @@ import type { OffsetSpec } from "./broker-requests.js";
 import type { ClusterBroker, ClusterMetadata } from "./cluster-metadata.js";
 import { ConsumerGroup } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
-import { describe, type GroupDescription, type GroupKind, type GroupListing } from "./group-description.js";
+import { describe, type GroupDescription, type GroupListing } from "./group-description.js";
+import { otherKind, shuttingDown, unknownGroup } from "./group-errors.js";
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
 import { OffsetsLeadership } from "./group-leadership.js";
 import type { JoinResult } from "./group-member.js";
+import { resetPositions } from "./group-offset-reset.js";
 import type { GroupPlacement } from "./group-placement.js";
+import {
+  checkGroupName,
+  checkTimeout,
+  type JoinGroupRequest,
+  type KafkaJoinRequest,
+  type KafkaSyncRequest,
+  MAX_GROUP_TIMEOUT_MS,
+  MIN_GROUP_TIMEOUT_MS,
+  type ResetTarget,
+} from "./group-requests.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
 import type { PartitionView } from "./partition-view.js";
 import { unknownMember } from "./rebalancing-group.js";
@@ -38,6 +50,14 @@ export type {
 } from "./group-description.js";
 export type { KafkaJoinResult } from "./group-kafka.js";
 export type { JoinResult, TopicPartitions } from "./group-member.js";
+export {
+  type JoinGroupRequest,
+  type KafkaJoinRequest,
+  type KafkaSyncRequest,
+  MAX_GROUP_TIMEOUT_MS,
+  MIN_GROUP_TIMEOUT_MS,
+  type ResetTarget,
+} from "./group-requests.js";
 export type { OffsetEntry } from "./offset-store.js";
 
 /** What the coordinator needs from the broker (the Broker is one). */
@@ -61,49 +81,6 @@ export interface GroupCoordinatorOptions {
   /** How often sessions and rebalance deadlines are checked; 0 = never (call `tick`). Default 100 ms. */
   sweepIntervalMs?: number;
 }
-
-export interface JoinGroupRequest {
-  group: string;
-  /** "" for a new member. */
-  memberId: string;
-  clientId: string;
-  topics: readonly string[];
-  strategy: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-}
-
-/** A Kafka JoinGroup, in domain values (the Kafka handler maps the wire to these). */
-export interface KafkaJoinRequest {
-  group: string;
-  /** "" for a new member. */
-  memberId: string;
-  clientId: string;
-  protocolType: string;
-  protocols: readonly { name: string; metadata: Uint8Array }[];
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  /** A new member is given an id to join again with (JoinGroup v4+). */
-  requireKnownMemberId: boolean;
-}
-
-export interface KafkaSyncRequest {
-  group: string;
-  memberId: string;
-  generation: number;
-  /** The leader's: each member's assignment; empty from the others. */
-  assignments: readonly { memberId: string; assignment: Uint8Array }[];
-}
-
-export type ResetTarget =
-  | { to: "earliest" }
-  | { to: "latest" }
-  | { to: "timestamp"; timestampMs: number }
-  | { to: "offset"; offset: number };
-
-export const MIN_GROUP_TIMEOUT_MS = 100;
-export const MAX_GROUP_TIMEOUT_MS = 60 * 60 * 1000;
-const MAX_GROUP_NAME_BYTES = 255;
 
 export class GroupCoordinator {
   #host: GroupHost;
@@ -378,31 +355,7 @@ export class GroupCoordinator {
     // A reset never creates a group: a mistyped name would otherwise become a group of its own.
     if (!this.#groups.has(group) && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     this.#checkNoMembers(group, "reset its offsets");
-    const partitions = this.#host.describeTopic(topic).partitions;
-    const entries: OffsetEntry[] = [];
-    for (const p of partitions) {
-      let offset: number;
-      switch (target.to) {
-        case "earliest":
-          offset = p.logStartOffset;
-          break;
-        case "latest":
-          offset = p.highWatermark;
-          break;
-        case "offset":
-          offset = Math.min(Math.max(target.offset, p.logStartOffset), p.highWatermark);
-          break;
-        case "timestamp": {
-          const found = await this.#host.listOffsets(topic, p.partition, {
-            kind: "timestamp",
-            timestampMs: target.timestampMs,
-          });
-          offset = found.offset;
-          break;
-        }
-      }
-      entries.push({ topic, partition: p.partition, offset });
-    }
+    const entries = await resetPositions(this.#host, topic, target);
     // A member may have joined while the timestamps were looked up.
     this.#checkNoMembers(group, "reset its offsets");
     await this.#offsets.commit(group, entries, Date.now());
@@ -534,39 +487,6 @@ export class GroupCoordinator {
   }
 }
 
-function checkGroupName(group: string): void {
-  const bytes = Buffer.byteLength(group);
-  if (bytes === 0 || bytes > MAX_GROUP_NAME_BYTES) {
-    throw new ConchError(ErrorCode.INVALID_GROUP, `group names are 1 to ${MAX_GROUP_NAME_BYTES} bytes long`);
-  }
-}
-
-/** A Kafka timeout outside the range: INVALID_SESSION_TIMEOUT, as Kafka answers. */
-function checkTimeout(which: string, ms: number, max: number): number {
-  if (!Number.isInteger(ms) || ms < MIN_GROUP_TIMEOUT_MS || ms > max) {
-    throw new ConchError(
-      ErrorCode.INVALID_SESSION_TIMEOUT,
-      `the ${which} timeout must be from ${MIN_GROUP_TIMEOUT_MS} to ${max} ms, not ${ms}`,
-    );
-  }
-  return ms;
-}
-
-function otherKind(group: string, kind: GroupKind): ConchError {
-  return new ConchError(
-    ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-    `group "${group}" is a ${kind} group: ${kind === "kafka" ? "Kafka" : "Conch"} clients are its members`,
-  );
-}
-
 function copy(bytes: Uint8Array): Uint8Array {
   return Uint8Array.prototype.slice.call(bytes);
-}
-
-function unknownGroup(group: string): ConchError {
-  return new ConchError(ErrorCode.UNKNOWN_GROUP, `there is no group "${group}"`);
-}
-
-function shuttingDown(): ConchError {
-  return new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down");
 }

@@ -95,7 +95,7 @@ export class PartitionFetcher implements BatchSource {
   /**
    * Aborts the fetch in flight on a seek or stop. One controller serves every round until it is
    * used: an AbortSignal per long poll lived long enough to be promoted, and a tailing consumer's
-   * process then ran a mark-compact every second or two (docs/performance.md, third round).
+   * process then ran a mark-compact every second or two (docs/performance/hot-path.md, third round).
    */
   #round = new AbortController();
   #positionWaiters: Array<() => void> = [];

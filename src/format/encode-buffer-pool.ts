@@ -8,7 +8,7 @@
  * and one whose burst ended gives the memory back without thrashing between sizes.
  *
  * Reusing a buffer avoids both the allocation and the first touch of fresh memory, which costs a
- * page fault per 4 KiB (docs/performance.md). A buffer goes back with `release` once nothing
+ * page fault per 4 KiB (docs/performance/storage.md). A buffer goes back with `release` once nothing
  * refers to it any more; one of an older capacity is simply dropped.
  */
 

@@ -3,7 +3,7 @@
  * and taken back once nothing references them, instead of a fresh 1 MiB allocation per read. A
  * fresh one is memory outside the heap that V8 counts: a consumer reading old data started a full
  * mark-compact every few hundred milliseconds ("external memory pressure"), each one pausing the
- * event loop that also answers producers (docs/performance.md, "Workload 8 and K2: reused read
+ * event loop that also answers producers (docs/performance/scale.md, "Workload 8 and K2: reused read
  * buffers").
  *
  * Ownership: a buffer is lent to one read, whose batches (views of it) go to one reader. Handing it

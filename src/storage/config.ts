@@ -45,7 +45,7 @@ export interface LogConfig {
   corruptData: CorruptDataPolicy;
   /**
    * Count appends, fetches and fsyncs for metrics (default true). Read when the log opens; off,
-   * the hot path skips the counters and the clock reads (docs/performance.md, metrics cost).
+   * the hot path skips the counters and the clock reads (docs/performance/features.md, metrics cost).
    */
   metrics: boolean;
   /** An idempotent producer idle this long is forgotten by the partition (default 24 h, Kafka's). */

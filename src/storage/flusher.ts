@@ -4,7 +4,7 @@
  * SYNCS_IN_FLIGHT fsyncs run at once: an append written while one runs gets the next at once, so
  * it waits for one fsync, not for the rest of the running one and then its own (a stop-and-wait
  * writer's round trip is its fsync's latency, not up to two). The disk serves overlapping fsyncs
- * of one file in parallel (docs/performance.md, "Hot path, eighth round"). With both slots busy,
+ * of one file in parallel (docs/performance/durable.md, "Hot path, eighth round"). With both slots busy,
  * whatever is written meanwhile waits for the first to end and is then covered by one fsync: N
  * appends waiting together still cost one fsync, not N.
  */

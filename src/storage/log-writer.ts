@@ -381,9 +381,9 @@ export class LogWriter {
     this.#inFlightEnd = to;
     if (o.ops.writevSync !== undefined) {
       // Written on the event loop, also while an fsync of this log runs: a write into the page
-      // cache costs less than handing it to the thread pool and back (docs/performance.md, "Hot
+      // cache costs less than handing it to the thread pool and back (docs/performance/hot-path.md, "Hot
       // path, first round"), and one made during an fsync lets the next fsync start at once
-      // ("Hot path, eighth round": such a write rarely waits for the running fsync).
+      // (durable.md, "Hot path, eighth round": such a write rarely waits for the running fsync).
       let written = 0;
       let error: unknown = null;
       try {
@@ -633,7 +633,7 @@ export class LogWriter {
       });
     }
     if (this.#closing === null && ops.datasyncFd !== undefined) {
-      // On the bare descriptor: the file handle's promise cost more per fsync (docs/performance.md,
+      // On the bare descriptor: the file handle's promise cost more per fsync (docs/performance/durable.md,
       // "tenth round"). The segment's close waits for it (Segment.syncStarted): a roll and a
       // retention delete may close this file before it ends.
       seg.syncStarted();
