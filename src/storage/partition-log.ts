@@ -8,6 +8,7 @@
  * so the caller may reuse it at once (a view into a socket frame is fine).
  */
 import { mkdir, readdir, rm, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
@@ -19,7 +20,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
+import { defaultFileOps, type FileOps, syncDir, writeFileAtomically } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
@@ -208,7 +209,10 @@ export class PartitionLog {
           if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
-        rolled: () => this.#snapshotProducers(),
+        rolled: () => {
+          this.#snapshotProducers();
+          this.#cleaner.segmentClosed();
+        },
       },
       logger,
       stats: this.stats,
@@ -253,9 +257,13 @@ export class PartitionLog {
     let segments: Segment[];
     let cleanedEnd: number;
     let closedCleanly: boolean;
+    /** The directory was made by this open: it holds nothing to recover. */
+    let created = false;
     try {
       // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
-      const swap = await recoverSwap(dir, logger, await listOrCreate(dir));
+      const names = await listOrCreate(dir);
+      created = names === null;
+      const swap = await recoverSwap(dir, logger, names ?? []);
       cleanedEnd = swap.cleanedEnd;
       ({ segments, closedCleanly } = await recoverSegments(
         dir,
@@ -302,7 +310,7 @@ export class PartitionLog {
     }
     let epochs: LeaderEpochs;
     try {
-      epochs = await LeaderEpochs.load(dir, segments.at(-1)!.nextOffset);
+      epochs = created ? LeaderEpochs.none(dir) : await LeaderEpochs.load(dir, segments.at(-1)!.nextOffset);
     } catch (err) {
       await Promise.all(segments.map((s) => s.closeFile()));
       throw storageError(`cannot read the leader epochs in ${dir}`, err);
@@ -310,7 +318,7 @@ export class PartitionLog {
     const list = new SegmentList(segments);
     const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs);
     try {
-      await log.#recoverProducers();
+      if (!created) await log.#recoverProducers();
     } catch (err) {
       await log.close();
       throw storageError(`cannot recover the producer state in ${dir}`, err);
@@ -912,13 +920,18 @@ function readLimit(maxBytes: number): number {
   return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
 }
 
-/** The names in `dir`, created (empty) when it does not exist yet. */
-async function listOrCreate(dir: string): Promise<string[]> {
+/**
+ * The names in `dir`, or null when it did not exist and was created (empty). A new partition's
+ * directory is made on its first open, which may be its first produce: its entry in the parent is
+ * made durable before anything can be acknowledged in it.
+ */
+async function listOrCreate(dir: string): Promise<string[] | null> {
   try {
     return await readdir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     await mkdir(dir, { recursive: true });
-    return [];
+    await syncDir(dirname(dir));
+    return null;
   }
 }
