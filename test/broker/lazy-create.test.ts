@@ -101,3 +101,18 @@ test("a broker that opens logs at once still opens a new topic's partitions at c
   assert.equal(openLogs(broker), 3);
   assert.equal(broker.partition("e", 2).logEndOffset, 0);
 });
+
+test("a topic created by a fetch or a produce on a lazily opening broker serves at once", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, autoCreateTopics: true, defaultPartitions: 4 }, undefined, {
+    openLazily: true,
+  });
+  t.after(() => broker.close());
+  // The fetch creates "f" and reads its partition 2, not open yet: empty, not an error.
+  assert.deepEqual(await readValues(broker, "f", 2), []);
+  assert.equal(broker.describeTopic("f").partitions.length, 4);
+  const r = await broker.produce("p", 3, batchOf(["auto"]), "durable");
+  assert.equal(r.baseOffset, 0);
+  assert.deepEqual(await readValues(broker, "p", 3), ["auto"]);
+  assert.deepEqual(await partitionDirs(dataDir, "p"), ["3"]);
+});
