@@ -20,7 +20,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps, syncDir, writeFileAtomically } from "./file-ops.js";
+import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
@@ -38,6 +38,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
+import { syncDirShared } from "./shared-dir-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 import { coarseDue, storageTicker, type Ticker, TickTask } from "./ticker.js";
@@ -931,7 +932,8 @@ async function listOrCreate(dir: string): Promise<string[] | null> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     await mkdir(dir, { recursive: true });
-    await syncDir(dirname(dir));
+    // Many partitions of one topic open for the first time together: one fsync serves them.
+    await syncDirShared(dirname(dir));
     return null;
   }
 }
