@@ -13,7 +13,7 @@
 // See docs/performance/scale.md, "Start-up with 10,000 partitions", "Start-up, second round" and
 // "Start-up, third round".
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -22,6 +22,7 @@ import { Broker } from "../src/broker/broker.js";
 import { CLEAN_STOP_FILE } from "../src/broker/clean-stop.js";
 import { BatchBuilder } from "../src/format/batch-builder.js";
 import { createClient } from "../src/index.js";
+import { brokerArgs, cpuMs, rssMiB } from "./broker-process.js";
 import { median } from "./suite/results.js";
 
 const PARTITIONS = Number(process.env.STARTUP_PARTITIONS ?? 10_000);
@@ -62,16 +63,6 @@ function dropCaches(): boolean {
   }
 }
 
-/** User plus system CPU time of a live process in ms, from /proc (NaN where there is none). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 interface Start {
   child: ChildProcess;
   port: number;
@@ -87,19 +78,9 @@ interface Start {
 /** Starts the broker of `bin`; resolves with it and the ms from spawn to the first acknowledged produce. */
 async function start(dataDir: string, bin: string): Promise<Start> {
   const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [bin, "broker", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", "0", "--http-port", "0"].concat([
-      "--max-partitions",
-      String(PARTITIONS + 100),
-      // The "listening on" line is at info.
-      "--log-level",
-      "info",
-      "--log-format",
-      "json",
-    ]),
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+  const child = spawn(process.execPath, brokerArgs(bin, dataDir, PARTITIONS + 100), {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const output = { text: "" };
   const port = await new Promise<number>((ok, fail) => {
     child.stdout!.on("data", (d: Buffer) => {
@@ -141,7 +122,7 @@ async function touchAll(b: Start): Promise<number> {
 async function allOpen(b: Start): Promise<number> {
   const t0 = performance.now();
   if (b.output.text.includes('"lazyTopics":1')) {
-    while (!b.output.text.includes("every partition log of the data directory is open")) {
+    while (!b.output.text.includes("every partition log holding data is open")) {
       await new Promise((ok) => b.child.stdout!.once("data", ok));
     }
   }
@@ -153,9 +134,7 @@ async function idle(b: Start): Promise<{ cpuShare: number; rssMiB: number }> {
   const before = cpuMs(b.child.pid);
   await new Promise((ok) => setTimeout(ok, IDLE_S * 1000));
   const cpuShare = (cpuMs(b.child.pid) - before) / (IDLE_S * 1000);
-  const status = readFileSync(`/proc/${b.child.pid}/status`, "utf8");
-  const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
-  return { cpuShare, rssMiB };
+  return { cpuShare, rssMiB: rssMiB(b.child.pid) };
 }
 
 function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {

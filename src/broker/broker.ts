@@ -34,7 +34,9 @@ export type { FetchRequest } from "./long-poll.js";
 export interface BrokerOpenOptions {
   /**
    * Serve before opening the partition logs a clean stop left (clean-stop.ts): each opens on first
-   * use or in the background. Ignored in cluster mode, whose replicas need their logs at once.
+   * use or in the background. The partitions of a topic created or grown later open on first use
+   * too (a new partition is empty: its directory and files wait until it is used). Ignored in
+   * cluster mode, whose replicas need their logs at once.
    */
   openLazily?: boolean;
 }
@@ -73,6 +75,8 @@ export class Broker {
   /** The background opener of lazily opened topics (partitionsOpened). */
   #background: Promise<void> = Promise.resolve();
   #closing: Promise<void> | null = null;
+  /** New partitions of client topics open on first use (BrokerOpenOptions.openLazily). */
+  #lazy = false;
 
   #lock: DataDirLock;
   /** Opened with the broker (producer-ids.ts). */
@@ -109,12 +113,13 @@ export class Broker {
     const lock = await DataDirLock.acquire(dataDir);
     const store = new TopicStore(dataDir, log);
     const broker = new Broker(resolved, dataDir, lock, store, log);
+    broker.#lazy = options.openLazily === true && resolved.brokerId === -1;
     const lazy: Topic[] = [];
     try {
       broker.#producerIds = await ProducerIdAllocator.open(dataDir);
       // Always taken (removed): once any log opens, the manifest no longer describes it.
       const cleanStop = await takeCleanStop(dataDir, resolved.maxPartitions);
-      const useSummaries = options.openLazily === true && resolved.brokerId === -1 && cleanStop !== null;
+      const useSummaries = broker.#lazy && cleanStop !== null;
       const summariesOf = (meta: TopicMeta): PartitionSummary[] | undefined =>
         useSummaries && !isInternalTopicName(meta.name) ? cleanStop.get(meta.name) : undefined;
       // Together: the partition opens of every topic share one bound (topic.ts).
@@ -150,16 +155,19 @@ export class Broker {
     return broker;
   }
 
-  /** Opens the partitions of lazily opened topics in the background, one topic after another. */
+  /**
+   * Opens the partitions of lazily opened topics in the background, one topic after another; the
+   * empty ones wait for their first use (Topic.openRest).
+   */
   async #openRest(topics: Topic[]): Promise<void> {
     const started = performance.now();
     for (const topic of topics) await topic.openRest(BACKGROUND_OPENS);
     if (this.#closing !== null) return;
     const ms = Math.round(performance.now() - started);
-    this.#logger.info({ topics: topics.length, ms }, "every partition log of the data directory is open");
+    this.#logger.info({ topics: topics.length, ms }, "every partition log holding data is open");
   }
 
-  /** Resolves once the background opener is done (every partition is open, or the broker closed). */
+  /** Resolves once the background opener is done (every partition holding data is open, or the broker closed). */
   async partitionsOpened(): Promise<void> {
     await this.#background;
   }
@@ -574,7 +582,9 @@ export class Broker {
     }
     this.#autoCreate(topic)
       .then((created) => {
-        fetchWithWait(created.partition(partition), request, created.closedSignal, listener);
+        const log = created.openedPartition(partition);
+        if (log === undefined) this.#fetchOpening(created, request, listener);
+        else fetchWithWait(log, request, created.closedSignal, listener);
       })
       .catch((err: unknown) => {
         this.errors.count(err);
@@ -714,12 +724,17 @@ export class Broker {
     // simply open empty on the next start.
     await this.#store.update({ ...before, partitions });
     try {
-      await topic.grow(this.#store, partitions, this.config, this.#logger);
+      await topic.grow(this.#store, partitions, this.config, this.#logger, this.#opensLazily(topic.name));
     } catch (err) {
       await this.#store.update(before).catch(() => {});
       throw err;
     }
     this.#logger.info({ topic: topic.name, partitions }, "partitions added");
+  }
+
+  /** Whether new partitions of topic `name` wait for their first use to open (internal ones open at once). */
+  #opensLazily(name: string): boolean {
+    return this.#lazy && !isInternalTopicName(name);
   }
 
   /** Must run inside #admin. */
@@ -729,7 +744,9 @@ export class Broker {
     try {
       await this.#store.create(meta);
       try {
-        topic = await Topic.open(this.#store, meta, this.config, this.#logger);
+        topic = await Topic.open(this.#store, meta, this.config, this.#logger, {
+          fresh: this.#opensLazily(name),
+        });
       } catch (err) {
         await this.#store.remove(name).catch(() => {});
         throw err;

@@ -27,6 +27,12 @@ export class PartitionSummary implements PartitionView {
     this.segmentCount = segmentCount;
   }
 
+  /**
+   * A partition created and never opened: no directory yet, and when it opens, one empty segment.
+   * Shared by every such partition (a summary never changes).
+   */
+  static readonly EMPTY = new PartitionSummary(0, 0, 0, 1);
+
   /** After a clean stop everything written was flushed: an opened log's high watermark is its end. */
   get highWatermark(): number {
     return this.logEndOffset;

@@ -73,6 +73,11 @@ export interface TopicOpening {
   summaries?: readonly PartitionSummary[] | undefined;
   /** The last broker crashed without the machine (LogOptions.pagesKept). */
   pagesKept?: boolean;
+  /**
+   * The topic was just created and its partitions are empty: open none now, each opens (and its
+   * directory is made) on first use. Its metadata, already durable, is all a create must keep.
+   */
+  fresh?: boolean;
 }
 
 export class Topic {
@@ -128,7 +133,7 @@ export class Topic {
   ): Promise<Topic> {
     const config = effectiveTopicConfig(meta.configs, broker);
     const logConfig = logConfigFor(config, broker);
-    const summaries = how.summaries;
+    const summaries = how.fresh === true ? emptySummaries(meta.partitions) : how.summaries;
     const lazy = summaries !== undefined && summaries.length === meta.partitions;
     const options = { pagesKept: how.pagesKept === true };
     const logs = lazy
@@ -222,13 +227,17 @@ export class Topic {
     return opening;
   }
 
-  /** Opens every partition not open yet, `workers` at a time, until all are or the topic closes. */
+  /**
+   * Opens every partition not open yet that holds data, `workers` at a time, until all are or the
+   * topic closes. An empty one (never written, as a new topic's partitions are) has nothing to
+   * recover or serve: it opens on first use, and 10,000 of them cost nothing until then.
+   */
   async openRest(workers: number): Promise<void> {
     let next = 0;
     const work = async (): Promise<void> => {
       while (!this.#closed.signal.aborted && next < this.#logs.length) {
         const p = next++;
-        if (this.#logs[p] !== undefined) continue;
+        if (this.#logs[p] !== undefined || this.#summaries[p]?.logEndOffset === 0) continue;
         let opening = this.#opening[p];
         if (opening === undefined) {
           opening = this.#open(p, false);
@@ -300,12 +309,27 @@ export class Topic {
     for (const log of this.#logs) log?.updateConfig(this.#logConfig);
   }
 
-  /** Opens partitions [partitionCount, count) (their count is already stored). */
-  async grow(store: TopicStore, count: number, broker: BrokerConfig, logger: Logger): Promise<void> {
+  /**
+   * Adds partitions [partitionCount, count) (their count is already stored): opened now, or with
+   * `lazy` left empty and unopened, each opening on first use as after a create (TopicOpening.fresh).
+   */
+  async grow(
+    store: TopicStore,
+    count: number,
+    broker: BrokerConfig,
+    logger: Logger,
+    lazy = false,
+  ): Promise<void> {
     const from = this.#logs.length;
-    const added = await openLogs(store, this.name, from, count, logConfigFor(this.#config, broker), logger);
-    this.#logs.push(...added);
-    this.#summaries.length = count;
+    if (lazy) {
+      this.#logs.length = count;
+      this.#summaries.length = count;
+      this.#summaries.fill(PartitionSummary.EMPTY, from);
+    } else {
+      const added = await openLogs(store, this.name, from, count, logConfigFor(this.#config, broker), logger);
+      this.#logs.push(...added);
+      this.#summaries.length = count;
+    }
     this.#opening.length = count;
   }
 
@@ -359,6 +383,10 @@ export class Topic {
     }
     return out;
   }
+}
+
+function emptySummaries(partitions: number): PartitionSummary[] {
+  return new Array<PartitionSummary>(partitions).fill(PartitionSummary.EMPTY);
 }
 
 async function openLogs(

@@ -43,6 +43,11 @@ export class LeaderEpochs {
     this.#entries = entries;
   }
 
+  /** The epochs of a log whose directory was just made: none, and no file to read. */
+  static none(dir: string): LeaderEpochs {
+    return new LeaderEpochs(dir, []);
+  }
+
   /**
    * Reads `dir`'s epoch file and keeps what agrees with a log ending at `logEndOffset`: entries
    * that start past it are dropped (their data did not survive the crash), as are lines that do not

@@ -8,6 +8,7 @@
  * so the caller may reuse it at once (a view into a socket frame is fine).
  */
 import { mkdir, readdir, rm, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
@@ -37,6 +38,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { SegmentPreparer } from "./segment-preparer.js";
+import { syncDirShared } from "./shared-dir-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 import { coarseDue, storageTicker, type Ticker, TickTask } from "./ticker.js";
@@ -208,7 +210,10 @@ export class PartitionLog {
           if (!this.#retentionTask.scheduled && segments.all.length > 1) this.#scheduleRetention();
         },
         flushed: (offset) => this.#advance(offset),
-        rolled: () => this.#snapshotProducers(),
+        rolled: () => {
+          this.#snapshotProducers();
+          this.#cleaner.segmentClosed();
+        },
       },
       logger,
       stats: this.stats,
@@ -253,9 +258,13 @@ export class PartitionLog {
     let segments: Segment[];
     let cleanedEnd: number;
     let closedCleanly: boolean;
+    /** The directory was made by this open: it holds nothing to recover. */
+    let created = false;
     try {
       // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
-      const swap = await recoverSwap(dir, logger, await listOrCreate(dir));
+      const names = await listOrCreate(dir);
+      created = names === null;
+      const swap = await recoverSwap(dir, logger, names ?? []);
       cleanedEnd = swap.cleanedEnd;
       ({ segments, closedCleanly } = await recoverSegments(
         dir,
@@ -302,7 +311,7 @@ export class PartitionLog {
     }
     let epochs: LeaderEpochs;
     try {
-      epochs = await LeaderEpochs.load(dir, segments.at(-1)!.nextOffset);
+      epochs = created ? LeaderEpochs.none(dir) : await LeaderEpochs.load(dir, segments.at(-1)!.nextOffset);
     } catch (err) {
       await Promise.all(segments.map((s) => s.closeFile()));
       throw storageError(`cannot read the leader epochs in ${dir}`, err);
@@ -310,7 +319,7 @@ export class PartitionLog {
     const list = new SegmentList(segments);
     const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs);
     try {
-      await log.#recoverProducers();
+      if (!created) await log.#recoverProducers();
     } catch (err) {
       await log.close();
       throw storageError(`cannot recover the producer state in ${dir}`, err);
@@ -912,13 +921,19 @@ function readLimit(maxBytes: number): number {
   return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
 }
 
-/** The names in `dir`, created (empty) when it does not exist yet. */
-async function listOrCreate(dir: string): Promise<string[]> {
+/**
+ * The names in `dir`, or null when it did not exist and was created (empty). A new partition's
+ * directory is made on its first open, which may be its first produce: its entry in the parent is
+ * made durable before anything can be acknowledged in it.
+ */
+async function listOrCreate(dir: string): Promise<string[] | null> {
   try {
     return await readdir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     await mkdir(dir, { recursive: true });
-    return [];
+    // Many partitions of one topic open for the first time together: one fsync serves them.
+    await syncDirShared(dirname(dir));
+    return null;
   }
 }

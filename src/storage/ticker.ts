@@ -40,10 +40,22 @@ export class Ticker {
   /** Due tasks are running: the timer is armed once they are done, not by each reschedule. */
   #running = false;
   readonly #fire = (): void => this.#fired();
+  #runs = 0;
+  #wakeUps = 0;
 
   /** Tasks scheduled (for tests and metrics). */
   get size(): number {
     return this.#heap.length;
+  }
+
+  /** Tasks run since the ticker was made (for tests: an idle broker runs none). */
+  get runs(): number {
+    return this.#runs;
+  }
+
+  /** Times its timer fired since it was made, whether or not a task was due. */
+  get wakeUps(): number {
+    return this.#wakeUps;
   }
 
   /** Schedules `task` at `at` (performance.now() time), or moves it there if already scheduled. */
@@ -106,6 +118,7 @@ export class Ticker {
   #fired(): void {
     this.#timer = null;
     this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#wakeUps++;
     const heap = this.#heap;
     const now = performance.now();
     this.#running = true;
@@ -114,6 +127,7 @@ export class Ticker {
       while (heap.length > 0 && heap[0]!.at <= now) {
         const task = heap[0]!;
         this.cancel(task);
+        this.#runs++;
         task.run(now);
       }
     } finally {

@@ -89,12 +89,16 @@ export class LogCleaner {
   readonly #abort = new AbortController();
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
-  readonly #toConch = new StoredKafkaToConch();
+  /** Made on the first pass that needs it: it holds a 1 MiB slab, and most logs never compact. */
+  #toConch: StoredKafkaToConch | null = null;
   readonly #filter: SegmentFilter;
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
   #tombstoneDueMs = 0;
-  /** The background check, every #timerMs while the policy compacts. */
+  /**
+   * The background check, every #timerMs while the policy compacts and the log has a closed
+   * segment (the active one is never compacted: a log of one segment has nothing to check).
+   */
   readonly #task = new TickTask((now) => this.#tick(now));
   #timerMs = 0;
   #passes: Promise<unknown> = Promise.resolve();
@@ -130,7 +134,14 @@ export class LogCleaner {
     if (want === this.#timerMs) return;
     this.#ctx.ticker.cancel(this.#task);
     this.#timerMs = want;
-    if (want > 0) this.#ctx.ticker.schedule(this.#task, coarseDue(performance.now(), want));
+    this.segmentClosed();
+  }
+
+  /** A segment closed (or may have): the background checks start if they are on and stopped. */
+  segmentClosed(): void {
+    if (this.#timerMs > 0 && !this.#task.scheduled && this.#ctx.segments.all.length > 1) {
+      this.#ctx.ticker.schedule(this.#task, coarseDue(performance.now(), this.#timerMs));
+    }
   }
 
   /**
@@ -160,7 +171,9 @@ export class LogCleaner {
   }
 
   #tick(now: number): void {
-    if (this.#timerMs > 0) this.#ctx.ticker.schedule(this.#task, coarseDue(now, this.#timerMs));
+    // Stops once retention or a truncation left only the active segment; the next roll restarts it.
+    if (this.#timerMs > 0 && this.#ctx.segments.all.length > 1)
+      this.#ctx.ticker.schedule(this.#task, coarseDue(now, this.#timerMs));
     if (this.#busy || !this.#needsPass(Date.now())) return;
     this.compact(Date.now(), false).catch((err: unknown) =>
       this.#ctx.logger?.warn({ err }, "compaction failed"),
@@ -356,7 +369,7 @@ export class LogCleaner {
       await this.#throttle.take(records.length, signal);
       // Kafka batches stored as they came are read as Conch copies, and compressed batches
       // decompressed: their keys supersede older records too.
-      const keyed = this.#toConch.convert(records);
+      const keyed = (this.#toConch ??= new StoredKafkaToConch()).convert(records);
       const plain = expandBatches(keyed, 0, keyed.length, this.#ctx.config().maxBatchBytes);
       cursor.reset(plain);
       while (cursor.next()) {

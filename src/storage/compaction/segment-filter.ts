@@ -26,7 +26,8 @@ export class SegmentFilter {
   readonly #throttle: IoThrottle;
   readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
   readonly #cursor = new RecordCursor();
-  readonly #toConch = new StoredKafkaToConch();
+  /** Made on the first Kafka batch met: it holds a 1 MiB slab, and a log that never compacts needs none. */
+  #toConch: StoredKafkaToConch | null = null;
   #positions = new Int32Array(64);
   #ends = new Int32Array(64);
   #keep = new Uint8Array(64);
@@ -110,7 +111,9 @@ export class SegmentFilter {
     const keep = this.#keep;
     // A Kafka batch stored as it came is walked as a Conch copy, and kept or dropped whole below.
     const kafka = isStoredKafkaBatch(buf, at);
-    const walked = kafka ? this.#toConch.convert(buf.subarray(at, at + size)) : buf;
+    const walked = kafka
+      ? (this.#toConch ??= new StoredKafkaToConch()).convert(buf.subarray(at, at + size))
+      : buf;
     const cursor = kafka ? this.#cursor.reset(walked) : this.#cursor.reset(buf, at, at + size);
     const digest = this.#digest;
     const retention = config.deleteRetentionMs;
