@@ -40,6 +40,12 @@ export interface OutboxSink {
 const SIZE_FIELD_BYTES = 4;
 /** partition u32 | records length u32 */
 const ENTRY_BYTES = 8;
+/**
+ * A batch this large goes in a request of its own (version 1), whose records are written as they
+ * are: copying it into a shared request would cost more than the request it saves. Gathering is
+ * for the many small batches of a send spread over many partitions.
+ */
+const GATHER_MAX_BATCH_BYTES = 32 * 1024;
 
 export class ProduceOutbox {
   readonly #acks: AcksValue;
@@ -99,7 +105,7 @@ export class ProduceOutbox {
       const conn = leader.current;
       const many = conn !== null && conn.version >= MULTI_PRODUCE_PROTOCOL_VERSION;
       for (const [topic, list] of byTopic) {
-        if (many && list.length > 1) this.#sendMany(conn, topic, list);
+        if (many && list.length > 1) this.#sendMany(leader, conn, topic, list);
         else
           for (const batch of list) {
             this.aloneRequests++;
@@ -114,22 +120,56 @@ export class ProduceOutbox {
     this.#leaders.fill(undefined as unknown as ConnectionManager, 0, n);
   }
 
-  /** One request per run of batches that fits the broker's frame limit and the partition limit. */
-  #sendMany(conn: Connection, topic: string, batches: ProducerBatch[]): void {
+  /**
+   * One request per run of small batches that fits the broker's frame limit and the partition
+   * limit; a large batch goes alone, in its place in the order, so its records are written as
+   * they are instead of copied into the request.
+   */
+  #sendMany(leader: ConnectionManager, conn: Connection, topic: string, batches: ProducerBatch[]): void {
     const limit = conn.maxFrameBytes + SIZE_FIELD_BYTES;
     const empty = multiProduceRequestBytes(topic, 0, 0);
     let start = 0;
     let bytes = empty;
     for (let i = 0; i < batches.length; i++) {
-      const add = ENTRY_BYTES + batches[i]!.records.length;
+      const batch = batches[i]!;
+      if (batch.records.length >= GATHER_MAX_BATCH_BYTES) {
+        this.#sendRun(leader, conn, topic, batches, start, i);
+        this.aloneRequests++;
+        this.#sink.sendAlone(leader, batch);
+        start = i + 1;
+        bytes = empty;
+        continue;
+      }
+      const add = ENTRY_BYTES + batch.records.length;
       if (i > start && (bytes + add > limit || i - start === MAX_PRODUCE_PARTITIONS)) {
-        this.#sendRequest(conn, topic, batches.slice(start, i));
+        this.#sendRun(leader, conn, topic, batches, start, i);
         start = i;
         bytes = empty;
       }
       bytes += add;
     }
-    this.#sendRequest(conn, topic, start === 0 ? batches : batches.slice(start));
+    this.#sendRun(leader, conn, topic, batches, start, batches.length);
+  }
+
+  /** batches[start, end): none, one alone, or several in one request. */
+  #sendRun(
+    leader: ConnectionManager,
+    conn: Connection,
+    topic: string,
+    batches: ProducerBatch[],
+    start: number,
+    end: number,
+  ): void {
+    if (end - start === 1) {
+      this.aloneRequests++;
+      this.#sink.sendAlone(leader, batches[start]!);
+    } else if (end - start > 1) {
+      this.#sendRequest(
+        conn,
+        topic,
+        start === 0 && end === batches.length ? batches : batches.slice(start, end),
+      );
+    }
   }
 
   #sendRequest(conn: Connection, topic: string, batches: ProducerBatch[]): void {
