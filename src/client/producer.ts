@@ -40,6 +40,7 @@ import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import { partitionForKey, StickyPartitioner } from "./partitioner.js";
+import { ProduceOutbox } from "./produce-outbox.js";
 import {
   type ProducerBatch,
   type RecordMetadata,
@@ -155,6 +156,8 @@ export class Producer {
   #manager: ConnectionManager;
   /** Batches go to their partition's leader; the bootstrap connection is #manager. */
   #pool: BrokerPool;
+  /** Sealed batches waiting for the end of the operation that sealed them. */
+  #outbox: ProduceOutbox;
   #metadata: TopicMetadata;
   #acc: RecordAccumulator;
   #acks: AcksValue;
@@ -242,6 +245,11 @@ export class Producer {
       },
     };
     this.#manager = new ConnectionManager(managerOptions);
+    this.#outbox = new ProduceOutbox(this.#acks, this.#requestTimeoutMs, {
+      sendAlone: (leader, batch) => this.#sendAlone(leader, batch),
+      produced: (batch, baseOffset) => this.#settle(batch, baseOffset),
+      failed: (batch, err) => this.#onError(batch, err),
+    });
     this.#pool = new BrokerPool(this.#manager, managerOptions);
     this.#metadata = new TopicMetadata(
       this.#pool,
@@ -677,28 +685,29 @@ export class Producer {
     this.#sendToLeader(batch);
   };
 
+  /** Batches sealed in one operation go out together (produce-outbox.ts). */
   #sendToLeader(batch: ProducerBatch): void {
+    this.#outbox.add(this.#pool.leaderFor(batch.topic, batch.partition), batch);
+  }
+
+  /** One batch in a Produce version 1 request. */
+  #sendAlone(leader: ConnectionManager, batch: ProducerBatch): void {
     if (this.#acks === Acks.NONE) {
-      this.#pool
-        .leaderFor(batch.topic, batch.partition)
-        .send(this.#encodeProduce, batch, batch.records)
-        .then(
-          () => this.#settle(batch, -1),
-          (err: unknown) => this.#onError(batch, err),
-        );
+      leader.send(this.#encodeProduce, batch, batch.records).then(
+        () => this.#settle(batch, -1),
+        (err: unknown) => this.#onError(batch, err),
+      );
       return;
     }
-    this.#pool
-      .leaderFor(batch.topic, batch.partition)
-      .requestTo(
-        this.#encodeProduce,
-        batch,
-        decodeProduceResponse,
-        this.#produced,
-        batch,
-        undefined,
-        batch.records,
-      );
+    leader.requestTo(
+      this.#encodeProduce,
+      batch,
+      decodeProduceResponse,
+      this.#produced,
+      batch,
+      undefined,
+      batch.records,
+    );
   }
 
   /** One listener for every produce request; the batch comes back as the request's context. */

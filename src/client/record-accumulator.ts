@@ -123,7 +123,9 @@ export class RecordAccumulator {
     this.#recycle = options.recycleBuffers ?? true;
     this.#compression = options.compression ?? 0;
     this.#idempotent = options.idempotent ?? null;
-    this.#pool = new EncodeBufferPool();
+    // Free encode buffers up to a quarter of the buffer memory are kept: a send spread over many
+    // partitions opens a batch, and takes a buffer, for each.
+    this.#pool = new EncodeBufferPool({ maxFreeBytes: Math.floor(options.bufferBytes / 4) });
     this.#send = send;
   }
 

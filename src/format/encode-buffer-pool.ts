@@ -27,6 +27,13 @@ export interface EncodeBufferPoolOptions {
   shrinkIntervalMs?: number;
   /** Free buffers kept for reuse. Default 16. */
   maxFree?: number;
+  /**
+   * More free buffers are kept while they hold at most this many bytes in all (default 0: only
+   * `maxFree`). A producer writing to many partitions at once has as many batches open, each
+   * with a buffer: keeping only 16 meant allocating (and first touching) most of them afresh for
+   * every send call.
+   */
+  maxFreeBytes?: number;
   /** Monotonic clock in ms (tests pass their own). */
   now?: () => number;
 }
@@ -39,6 +46,7 @@ export class EncodeBufferPool {
   readonly #shrinkRatio: number;
   readonly #shrinkIntervalMs: number;
   readonly #maxFree: number;
+  readonly #maxFreeBytes: number;
   readonly #now: () => number;
   #capacity: number;
   #average: number;
@@ -53,6 +61,7 @@ export class EncodeBufferPool {
     this.#shrinkRatio = options.shrinkRatio ?? 3;
     this.#shrinkIntervalMs = options.shrinkIntervalMs ?? 30_000;
     this.#maxFree = options.maxFree ?? 16;
+    this.#maxFreeBytes = options.maxFreeBytes ?? 0;
     this.#now = options.now ?? (() => performance.now());
     this.#capacity = this.#initial;
     this.#average = this.#initial;
@@ -89,7 +98,10 @@ export class EncodeBufferPool {
   /** Takes back a buffer (or any view of one) from `acquire` once nothing refers to it. */
   release(view: Uint8Array): void {
     const ab = view.buffer;
-    if (ab.byteLength !== this.#capacity || this.#free.length >= this.#maxFree) return;
+    const cap = this.#capacity;
+    if (ab.byteLength !== cap) return;
+    const n = this.#free.length;
+    if (n >= this.#maxFree && (n + 1) * cap > this.#maxFreeBytes) return;
     if (!(ab instanceof ArrayBuffer)) return;
     this.#free.push(ab);
   }

@@ -51,9 +51,16 @@ export type ApiKeyNumber = (typeof ApiKey)[ApiKeyName];
 export const GROUP_API_KEY_FIRST = 20;
 export const GROUP_API_KEY_LAST = 29;
 
-/** The protocol versions this codec speaks, negotiated by the handshake. */
+/**
+ * The protocol versions this codec speaks, negotiated by the handshake. A version names what a
+ * broker serves beyond the one before it; a client that agreed to a lower one sends only what that
+ * one has. Version 2: Produce version 2, many partitions in one request (produce-v2.ts).
+ */
 export const PROTOCOL_MIN_VERSION = 1;
-export const PROTOCOL_MAX_VERSION = 1;
+export const PROTOCOL_MAX_VERSION = 2;
+
+/** The protocol version from which a broker serves Produce version 2. */
+export const MULTI_PRODUCE_PROTOCOL_VERSION = 2;
 
 /**
  * The apiVersion of each request, by apiKey. Every request is at version 1; a request type gains a

@@ -31,6 +31,7 @@ export * from "./list-offsets.js";
 export * from "./list-topics.js";
 export * from "./metadata.js";
 export * from "./produce.js";
+export * from "./produce-v2.js";
 export * from "./reassign-partitions.js";
 export * from "./replica-fetch.js";
 export * from "./reset-offsets.js";

@@ -9,12 +9,15 @@ import type { FetchListener } from "../broker/long-poll.js";
 import { releaseReadBuffer } from "../format/read-buffers.js";
 import { Acks as WireAcks, OffsetSpec as WireOffsetSpec } from "../protocol/api.js";
 import { decodeFetchRequest } from "../protocol/fetch.js";
+import { requestApiVersion } from "../protocol/frame.js";
 import { decodeInitProducerIdRequest, encodeInitProducerIdResponse } from "../protocol/init-producer-id.js";
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
+import { PRODUCE_MULTI_VERSION } from "../protocol/produce-v2.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
+import { produceMany } from "./multi-produce.js";
 import { nativeFetchResponse } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
@@ -36,6 +39,9 @@ export function initProducerId(ctx: RequestContext, frame: Buffer, correlationId
 }
 
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
+  // Version 2 carries many partitions of one topic (multi-produce.ts).
+  if (requestApiVersion(frame) === PRODUCE_MULTI_VERSION)
+    return produceMany(ctx, frame, correlationId, ACKS_BY_WIRE);
   const req = decodeProduceRequest(frame);
   authorize(ctx, "write", "topic", req.topic);
   const acks = ACKS_BY_WIRE[req.acks]!;

@@ -10,6 +10,7 @@ import {
   FETCH_GROUP_VERSION,
   GROUP_KIND_VERSION,
 } from "../protocol/api.js";
+import { PRODUCE_MULTI_VERSION } from "../protocol/produce-v2.js";
 import {
   alterTopic,
   createPartitions,
@@ -47,7 +48,13 @@ export function defaultHandlers(): HandlerTable {
     handle: describeTopic,
   };
   // The broker copies a produce's batches into the log before it returns (Broker.produce).
-  table[ApiKey.PRODUCE] = { version: API_VERSION[ApiKey.PRODUCE], copiesFrame: true, handle: produce };
+  // Version 2 carries many partitions; version 1 stays served.
+  table[ApiKey.PRODUCE] = {
+    version: PRODUCE_MULTI_VERSION,
+    minVersion: API_VERSION[ApiKey.PRODUCE],
+    copiesFrame: true,
+    handle: produce,
+  };
   // Version 2 is a group member fetching as the partition's owner; version 1 stays served.
   table[ApiKey.FETCH] = {
     version: FETCH_GROUP_VERSION,

@@ -40,6 +40,7 @@ import {
 import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import type { ServerLimits } from "./server-options.js";
 import type { OpenStream, StreamHost } from "./stream-host.js";
+import { isWireError, wireErrorCode, wireErrorMessage } from "./wire-error.js";
 
 /** What a session needs of the broker's security (BrokerSecurity). */
 export interface SessionSecurity extends AuthorizerSource {
@@ -55,9 +56,6 @@ const LOGIN_API_KEYS: ReadonlySet<number> = new Set([
   ApiKey.SASL_HANDSHAKE,
   ApiKey.SASL_AUTHENTICATE,
 ]);
-
-/** Codes at or above this are client-side only and never sent. */
-const FIRST_CLIENT_ONLY_CODE = 100;
 
 export class NativeSession implements Session, TicketOwner, StreamHost {
   #conn: FramedConnection;
@@ -293,11 +291,9 @@ export class NativeSession implements Session, TicketOwner, StreamHost {
   }
 
   #writeError(correlationId: number, apiKey: number, err: unknown): void {
-    let code: number = ErrorCode.INTERNAL;
-    let message = "internal broker error";
-    if (err instanceof ConchError && err.code > ErrorCode.NONE && err.code < FIRST_CLIENT_ONLY_CODE) {
-      code = err.code;
-      message = err.message;
+    const code = wireErrorCode(err);
+    const message = wireErrorMessage(err);
+    if (isWireError(err)) {
       this.#conn.logger.debug(
         { api: apiName(apiKey), code: err.codeName, msg: err.message },
         "request failed",

@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { TestContext } from "node:test";
 import { FrameParser } from "../../src/net/frame-parser.js";
 import { ApiKey } from "../../src/protocol/api.js";
+import { encodeDescribeTopicResponse } from "../../src/protocol/describe-topic.js";
 import { encodeErrorResponse } from "../../src/protocol/error-response.js";
 import { requestApiKey, requestCorrelationId, responseWriter } from "../../src/protocol/frame.js";
 import { encodeHandshakeResponse } from "../../src/protocol/handshake.js";
@@ -32,9 +33,20 @@ export class FakeConnection {
   error(correlationId: number, code: number, message: string): void {
     this.socket.write(encodeErrorResponse(correlationId, code, message));
   }
+  /** Answers a DescribeTopic: topic "t" with `count` empty partitions. */
+  describeTopic(correlationId: number, count: number): void {
+    const partitions = Array.from({ length: count }, (_, p) => ({
+      partition: p,
+      logStartOffset: 0,
+      highWatermark: 0,
+    }));
+    this.socket.write(encodeDescribeTopicResponse(correlationId, { topic: "t", partitions, configs: {} }));
+  }
 }
 
 export interface FakeBrokerOptions {
+  /** The protocol version it agrees to in the handshake; default 1. */
+  protocolVersion?: number;
   maxFrameBytes?: number;
   maxBatchBytes?: number;
 }
@@ -61,7 +73,7 @@ export class FakeBroker {
           if (apiKey === ApiKey.HANDSHAKE) {
             socket.write(
               encodeHandshakeResponse(correlationId, {
-                version: 1,
+                version: options.protocolVersion ?? 1,
                 maxFrameBytes: options.maxFrameBytes ?? (4 << 20) + 65536,
                 maxBatchBytes: options.maxBatchBytes ?? 4 << 20,
               }),

@@ -6,7 +6,6 @@ import { batchCount } from "../../src/format/batch-header.js";
 import { ConchError, ErrorCode } from "../../src/format/errors.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { ApiKey } from "../../src/protocol/api.js";
-import { encodeDescribeTopicResponse } from "../../src/protocol/describe-topic.js";
 import {
   decodeProduceRequest,
   encodeProduceResponse,
@@ -24,14 +23,7 @@ class FakeLog {
 
   handle = (req: FakeRequest): void => {
     if (req.apiKey === ApiKey.DESCRIBE_TOPIC) {
-      const partitions = Array.from({ length: this.partitions }, (_, p) => ({
-        partition: p,
-        logStartOffset: 0,
-        highWatermark: 0,
-      }));
-      req.conn.socket.write(
-        encodeDescribeTopicResponse(req.correlationId, { topic: "t", partitions, configs: {} }),
-      );
+      req.conn.describeTopic(req.correlationId, this.partitions);
       return;
     }
     if (req.apiKey !== ApiKey.PRODUCE) return;

@@ -103,3 +103,16 @@ test("detach gives an idle builder's buffer back; the next add takes one again",
   assert.equal(pool.freeCount, 0);
   assert.equal(b.finish().length > 0, true);
 });
+
+test("free buffers past maxFree are kept up to maxFreeBytes, counted at the current capacity", () => {
+  const held = (pool: EncodeBufferPool): number => {
+    const out = Array.from({ length: 100 }, () => pool.acquire());
+    for (const b of out) pool.release(b);
+    return pool.freeCount;
+  };
+  assert.equal(held(new EncodeBufferPool()), 16);
+  assert.equal(held(new EncodeBufferPool({ maxFreeBytes: 64 * 8 * 1024 })), 64);
+  const pool = new EncodeBufferPool({ maxFreeBytes: 64 * 8 * 1024 });
+  pool.acquire(10_000); // capacity 16 KiB: the same bytes hold 32 buffers
+  assert.equal(held(pool), 32);
+});

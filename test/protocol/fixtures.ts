@@ -153,6 +153,47 @@ c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
 000000000000002a                    ; baseOffset 42
 000000000000002a                    ; lastOffset 42
 
+# produce-v2-request: correlationId 8, topic "orders", acks 1, timeoutMs 30000, partitions 0 and 3 with one batch each
+000000cb 0005 0002 00000008         ; size 203, apiKey 5, apiVersion 2, correlationId 8
+0006 6f7264657273                   ; topic "orders"
+01                                  ; acks 1 (leader)
+00007530                            ; timeoutMs 30000
+00000002                            ; partitions: 2 entries
+00000000                            ; partition 0
+00000051                            ; records: 81 bytes
+c1 17979cfe362a0000                 ;   batch: magic, timestamp (ns)
+0000000000000000                    ;   base offset (0: the broker stamps it)
+00000014 00000020 00000001          ;   metadata size 20, payload size 32, record count 1
+043337e6 0000 0000                  ;   CRC32C, attributes, reserved
+ffffffffffffffff 00000000           ;   producer id (none), base sequence
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000000                    ;   offset delta 0
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+00000003                            ; partition 3
+00000051                            ; records: 81 bytes, the same batch
+c1 17979cfe362a0000
+0000000000000000
+00000014 00000020 00000001
+043337e6 0000 0000
+ffffffffffffffff 00000000
+c1 17979cfe362a0000
+0000000000000000
+00000001 00000002 00000001
+6b 6869
+
+# produce-v2-response: correlationId 8, partition 0 stored at 42, partition 3 NOT_LEADER
+00000048 00000008 0000              ; size 72, correlationId 8, errorCode 0
+00000002                            ; partitions: 2 results
+00000000 0000                       ; partition 0, errorCode 0
+000000000000002a                    ; baseOffset 42
+000000000000002a                    ; lastOffset 42
+0000                                ; message ""
+00000003 0032                       ; partition 3, errorCode 50 (NOT_LEADER)
+ffffffffffffffff                    ; baseOffset none
+ffffffffffffffff                    ; lastOffset none
+000e 6e6f7420746865206c6561646572   ; message "not the leader"
+
 # fetch-request: correlationId 7, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1
 00000028 0006 0001 00000007         ; size 40, apiKey 6, apiVersion 1, correlationId 7
 0006 6f7264657273                   ; topic "orders"

@@ -261,6 +261,33 @@ const cases: Record<string, Case> = {
     encode: p.encodeProduceResponse,
     decode: p.decodeProduceResponse,
   },
+  "produce-v2-request": {
+    apiKey: p.ApiKey.PRODUCE,
+    apiVersion: 2,
+    correlationId: 8,
+    value: {
+      topic: "orders",
+      acks: 1,
+      timeoutMs: 30_000,
+      partitions: [
+        { partition: 0, records: batch },
+        { partition: 3, records: batch },
+      ],
+    },
+    encode: p.encodeMultiProduceRequest,
+    decode: p.decodeMultiProduceRequest,
+  },
+  "produce-v2-response": {
+    correlationId: 8,
+    value: {
+      partitions: [
+        { partition: 0, errorCode: 0, baseOffset: 42, lastOffset: 42, message: "" },
+        { partition: 3, errorCode: 50, baseOffset: -1, lastOffset: -1, message: "not the leader" },
+      ],
+    },
+    encode: p.encodeMultiProduceResponse,
+    decode: p.decodeMultiProduceResponse,
+  },
   "fetch-request": {
     apiKey: p.ApiKey.FETCH,
     correlationId: 7,

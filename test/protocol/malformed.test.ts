@@ -27,6 +27,8 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "describe-topic-v3-response": p.decodeDescribeTopicResponseV3,
   "produce-request": p.decodeProduceRequest,
   "produce-response": p.decodeProduceResponse,
+  "produce-v2-request": p.decodeMultiProduceRequest,
+  "produce-v2-response": p.decodeMultiProduceResponse,
   "fetch-request": p.decodeFetchRequest,
   "fetch-response": p.decodeFetchResponse,
   "list-offsets-request": p.decodeListOffsetsRequest,
@@ -249,4 +251,42 @@ test("DescribeTopic version 3: a scope or a figuresKnown flag other than 0 or 1 
   // Partition 0's flag, after its two lists of two broker ids.
   res.writeUInt8(2, 6 + 8 + 4 + 12 + 12 + 12);
   assert.throws(() => p.decodeDescribeTopicResponseV3(res), /figuresKnown must be 0 or 1, got 2/);
+});
+
+test("produce version 2: a forged partition count, none, or more than the limit is refused before allocating", () => {
+  const frame = frameOf("produce-v2-request");
+  const countAt = 8 + 2 + 6 + 1 + 4;
+  frame.writeUInt32BE(0xffffffff, countAt);
+  assert.throws(() => p.decodeMultiProduceRequest(frame), /array count 4294967295 exceeds the frame/);
+  frame.writeUInt32BE(0, countAt);
+  assert.throws(() => p.decodeMultiProduceRequest(frame), invalid);
+  // More entries than the limit, each well-formed (partition 0, no records).
+  const n = p.MAX_PRODUCE_PARTITIONS + 1;
+  const many = Buffer.alloc(countAt + 4 + n * 8);
+  frame.copy(many, 0, 0, countAt);
+  many.writeUInt32BE(n, countAt);
+  assert.throws(() => p.decodeMultiProduceRequest(many), invalid);
+  many.writeUInt32BE(n - 1, countAt);
+  assert.throws(() => p.decodeMultiProduceRequest(many), malformed, "8 bytes left over");
+  assert.equal(p.decodeMultiProduceRequest(many.subarray(0, many.length - 8)).partitions.length, n - 1);
+  const entry = { partition: 0, records: Buffer.alloc(0) };
+  const req = {
+    topic: "t",
+    acks: p.Acks.LEADER,
+    timeoutMs: 0,
+    partitions: [] as { partition: number; records: Buffer }[],
+  };
+  assert.throws(() => p.encodeMultiProduceRequest(1, req), invalid);
+  req.partitions = new Array(n).fill(entry);
+  assert.throws(() => p.encodeMultiProduceRequest(1, req), invalid);
+});
+
+test("produce version 2: an entry's records length past the end is malformed, and acks past 3 invalid", () => {
+  const frame = frameOf("produce-v2-request");
+  const firstRecordsAt = 8 + 2 + 6 + 1 + 4 + 4 + 4;
+  frame.writeUInt32BE(0xffffff, firstRecordsAt);
+  assert.throws(() => p.decodeMultiProduceRequest(frame), malformed);
+  const acks = frameOf("produce-v2-request");
+  acks[8 + 2 + 6] = 4;
+  assert.throws(() => p.decodeMultiProduceRequest(acks), invalid);
 });

@@ -209,3 +209,43 @@ test("header-only encoders agree with the whole-message encoders", () => {
     { numRuns: 100 },
   );
 });
+
+test("round trip: PRODUCE version 2 request and response", () => {
+  const entry = rec({ partition: u32, records: bytes });
+  fc.assert(
+    fc.property(
+      u32,
+      rec({ topic: str, acks, timeoutMs: u32, partitions: fc.array(entry, { minLength: 1, maxLength: 20 }) }),
+      (id, value) => {
+        const frame = frameOf(p.encodeMultiProduceRequest(id, value));
+        assert.equal(p.requestApiKey(frame), p.ApiKey.PRODUCE);
+        assert.equal(p.requestApiVersion(frame), p.PRODUCE_MULTI_VERSION);
+        assert.equal(p.requestCorrelationId(frame), id);
+        assert.deepEqual(p.decodeMultiProduceRequest(frame), value);
+        const size = p.multiProduceRequestBytes(
+          value.topic,
+          value.partitions.length,
+          value.partitions.reduce((n, e) => n + e.records.length, 0),
+        );
+        assert.equal(frame.length + 4, size);
+      },
+    ),
+    { numRuns: 100 },
+  );
+  const offset = fc.oneof(fc.constant(-1), u64);
+  const result = rec({
+    partition: u32,
+    errorCode: u16,
+    baseOffset: offset,
+    lastOffset: offset,
+    message: str,
+  });
+  fc.assert(
+    fc.property(u32, fc.array(result, { maxLength: 20 }), (id, partitions) => {
+      const frame = frameOf(p.encodeMultiProduceResponse(id, { partitions }));
+      assert.equal(p.responseCorrelationId(frame), id);
+      assert.deepEqual(p.decodeMultiProduceResponse(frame), { partitions });
+    }),
+    { numRuns: 100 },
+  );
+});

@@ -51,6 +51,20 @@ const cases: Case[] = [
     needs: [["write", "topic", TOPIC]],
   },
   {
+    name: "Produce version 2 (many partitions)",
+    encode: (id) =>
+      p.encodeMultiProduceRequest(id, {
+        topic: TOPIC,
+        acks: 1,
+        timeoutMs: 1000,
+        partitions: [
+          { partition: 0, records: batchOf(["x"]) },
+          { partition: 0, records: batchOf(["y"]) },
+        ],
+      }),
+    needs: [["write", "topic", TOPIC]],
+  },
+  {
     name: "Fetch",
     encode: (id) =>
       p.encodeFetchRequest(id, {

@@ -102,15 +102,21 @@ test("a handshake with no common version is refused and may be retried", async (
   assert.equal(
     await errorCodeOf(
       c,
-      p.encodeHandshakeRequest(1, { minVersion: 2, maxVersion: 5, clientId: "future" }),
+      p.encodeHandshakeRequest(1, {
+        minVersion: p.PROTOCOL_MAX_VERSION + 1,
+        maxVersion: p.PROTOCOL_MAX_VERSION + 4,
+        clientId: "future",
+      }),
       1,
     ),
     ErrorCode.UNSUPPORTED_VERSION,
   );
   const res = p.decodeHandshakeResponse(
-    await c.call((id) => p.encodeHandshakeRequest(id, { minVersion: 1, maxVersion: 3, clientId: "x" })),
+    await c.call((id) =>
+      p.encodeHandshakeRequest(id, { minVersion: 1, maxVersion: p.PROTOCOL_MAX_VERSION + 1, clientId: "x" }),
+    ),
   );
-  assert.equal(res.version, 1);
+  assert.equal(res.version, p.PROTOCOL_MAX_VERSION);
   assert.equal(res.maxBatchBytes, f.broker.config.maxBatchBytes);
   assert.equal(res.maxFrameBytes, f.broker.config.maxBatchBytes + p.FRAME_OVERHEAD_BYTES);
 });
