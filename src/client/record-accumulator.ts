@@ -86,6 +86,9 @@ class PartitionQueue {
   }
 }
 
+/** Batches up to this size are copied out of their encode buffer when sealed (see #seal). */
+const SMALL_BATCH_BYTES = 2048;
+
 export class RecordAccumulator {
   #batchBytes: number;
   #lingerMs: number;
@@ -125,7 +128,12 @@ export class RecordAccumulator {
     this.#idempotent = options.idempotent ?? null;
     // Free encode buffers up to a quarter of the buffer memory are kept: a send spread over many
     // partitions opens a batch, and takes a buffer, for each.
-    this.#pool = new EncodeBufferPool({ maxFreeBytes: Math.floor(options.bufferBytes / 4) });
+    // Buffers start at 1 KiB (a batch that needs more grows them at once): a send over many
+    // partitions has a batch open for each, most of a record or two.
+    this.#pool = new EncodeBufferPool({
+      initialBytes: 1024,
+      maxFreeBytes: Math.floor(options.bufferBytes / 4),
+    });
     this.#send = send;
   }
 
@@ -350,9 +358,17 @@ export class RecordAccumulator {
   #seal(q: PartitionQueue, forSize: boolean): ProducerBatch {
     const batch = q.open!;
     const records = q.builder!.finish();
-    if (this.#compression === 0) {
+    if (this.#compression === 0 && records.length > SMALL_BATCH_BYTES) {
       batch.records = records;
       batch.encoded = records;
+    } else if (this.#compression === 0) {
+      // A small batch is copied out (a slice of Node's shared slab, no allocation of its own) and
+      // its encode buffer goes back at once: a send over 1,000 partitions seals 1,000 batches of
+      // a record or two, and with 4 sends in flight would otherwise hold 4,000 encode buffers,
+      // most of them allocated and first touched anew for each send.
+      batch.records = Buffer.from(records);
+      batch.encoded = null;
+      this.#pool.release(records);
     } else {
       // The compressed copy is not the pool's: the encoded records go back to the pool at once.
       batch.records = compressBatch(records, this.#compression);

@@ -168,3 +168,23 @@ test("failUnsent rejects waiting and open batches and frees their memory", () =>
   assert.ok(results.every((r) => r === err));
   assert.equal(acc.usedBytes, sent[0]!.bytes, "only the in-flight batch still holds memory");
 });
+
+test("small batches in flight over many partitions hold no encode buffer each, and keep their bytes", async () => {
+  const { sent, add } = setup();
+  const partitions = 1000;
+  for (let p = 0; p < partitions; p++) add(`first-${p}`, p);
+  await Promise.resolve();
+  assert.equal(sent.length, partitions);
+  // Each batch of one record is copied out of its encode buffer when sealed: the 1,000 batches in
+  // flight share a few slabs instead of holding 1,000 encode buffers.
+  const arrayBuffers = new Set(sent.map((b) => b.records.buffer));
+  assert.ok(
+    arrayBuffers.size <= partitions / 20,
+    `${arrayBuffers.size} distinct buffers behind 1,000 batches`,
+  );
+  // The encode buffers went back to the pool and are reused for the next send's batches, while
+  // the first ones are still in flight: those must keep their own bytes.
+  for (let p = 0; p < partitions; p++) add(`second-${p}`, p);
+  await Promise.resolve();
+  for (let p = 0; p < partitions; p++) assert.deepEqual(values(sent[p]!), [`first-${p}`]);
+});
