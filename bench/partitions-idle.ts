@@ -2,7 +2,7 @@
 // broker` on an empty data directory and, with the admin SDK, creates a topic of PARTITIONS_HALF
 // partitions, then grows it to PARTITIONS (CreatePartitions), each timed with the broker's CPU for
 // it (from /proc/<pid>/stat); sends one message to every partition; waits until the broker's
-// follow-up work is done (owed fsyncs, and the logs' three quiet checks 10 s apart: at least 31 s,
+// follow-up work is done (owed fsyncs, the logs' three quiet checks 10 s apart, V8's memory reducer: at least 60 s,
 // then until its CPU over the last PARTITIONS_SETTLE_S seconds is under 1% of a core, at most
 // 120 s in all); then reads its CPU over PARTITIONS_IDLE_S
 // seconds (default 30) and its RSS. PARTITIONS_COMPARE_BIN=<another build's bin/conch.js> runs that
@@ -22,8 +22,12 @@ const RUNS = Number(process.env.PARTITIONS_RUNS ?? 3);
 const IDLE_S = Number(process.env.PARTITIONS_IDLE_S ?? 30);
 const SETTLE_S = Number(process.env.PARTITIONS_SETTLE_S ?? 5);
 const SETTLE_LIMIT_S = 120;
-/** A log's quiet checks run 10 s apart from its last append, the third lets its tail cache go. */
-const QUIET_CHECKS_S = 31;
+/**
+ * A log's quiet checks run 10 s apart from its last append, the third lets its tail cache go; and
+ * 40-50 s after the writes V8's memory reducer runs a few full collections, once. The idle window
+ * starts after both.
+ */
+const QUIET_CHECKS_S = 60;
 const TOPIC = "idle";
 const BIN = resolve(import.meta.dirname, "../../bin/conch.js");
 const COMPARE_BIN = process.env.PARTITIONS_COMPARE_BIN;
