@@ -85,8 +85,7 @@ export class ProduceOutbox {
       const batch = this.#batches[0]!;
       const leader = this.#leaders[0]!;
       this.#clear(1);
-      this.aloneRequests++;
-      this.#sink.sendAlone(leader, batch);
+      this.#sendAlone(leader, batch);
       return;
     }
     // By leader, then by topic, each in the order the batches came.
@@ -106,11 +105,7 @@ export class ProduceOutbox {
       const many = conn !== null && conn.version >= MULTI_PRODUCE_PROTOCOL_VERSION;
       for (const [topic, list] of byTopic) {
         if (many && list.length > 1) this.#sendMany(leader, conn, topic, list);
-        else
-          for (const batch of list) {
-            this.aloneRequests++;
-            this.#sink.sendAlone(leader, batch);
-          }
+        else for (const batch of list) this.#sendAlone(leader, batch);
       }
     }
   };
@@ -134,8 +129,7 @@ export class ProduceOutbox {
       const batch = batches[i]!;
       if (batch.records.length >= GATHER_MAX_BATCH_BYTES) {
         this.#sendRun(leader, conn, topic, batches, start, i);
-        this.aloneRequests++;
-        this.#sink.sendAlone(leader, batch);
+        this.#sendAlone(leader, batch);
         start = i + 1;
         bytes = empty;
         continue;
@@ -160,16 +154,19 @@ export class ProduceOutbox {
     start: number,
     end: number,
   ): void {
-    if (end - start === 1) {
-      this.aloneRequests++;
-      this.#sink.sendAlone(leader, batches[start]!);
-    } else if (end - start > 1) {
+    if (end - start === 1) this.#sendAlone(leader, batches[start]!);
+    else if (end - start > 1) {
       this.#sendRequest(
         conn,
         topic,
         start === 0 && end === batches.length ? batches : batches.slice(start, end),
       );
     }
+  }
+
+  #sendAlone(leader: ConnectionManager, batch: ProducerBatch): void {
+    this.aloneRequests++;
+    this.#sink.sendAlone(leader, batch);
   }
 
   #sendRequest(conn: Connection, topic: string, batches: ProducerBatch[]): void {
