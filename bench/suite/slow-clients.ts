@@ -6,6 +6,7 @@
 
 import { loadClient } from "./clients.js";
 import { errorText } from "./deadline.js";
+import { stopRequested } from "./side-process.js";
 import type { Producer } from "./types.js";
 import type { SlowClientsRequest } from "./worker-protocol.js";
 import { payloadBatch } from "./workloads/send-loop.js";
@@ -72,11 +73,7 @@ async function main(): Promise<void> {
       clearInterval(interval);
     };
   });
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.stdin.once("close", resolve);
-    process.stdin.resume();
-  });
+  await stopRequested();
   for (const stop of timers) stop();
   // Sends still in flight are waited for (a bounded time): closing under them would fail them.
   const until = Date.now() + SETTLE_MS;

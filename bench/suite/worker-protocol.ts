@@ -27,3 +27,13 @@ export interface SlowClientsRequest {
   intervalMs: number;
   payloadBytes: number;
 }
+
+/** What workload 8's worker asks its paced producer's process to do (paced-client.ts; one JSON argument). */
+export interface PacedClientRequest {
+  system: SystemId;
+  endpoint: Endpoint;
+  stream: string;
+  /** Messages a second, sent as what fell due every millisecond. */
+  rate: number;
+  payloadBytes: number;
+}

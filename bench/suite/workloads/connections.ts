@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { startSideProcess } from "../side-process.js";
 import type { SlowClientsRequest } from "../worker-protocol.js";
 import { runProducers } from "./produce-run.js";
 import { scaled, type Workload, type WorkloadParams } from "./workload.js";
@@ -61,54 +60,22 @@ export const connections1k: Workload = {
   },
 };
 
-interface Crowd {
-  /** Stops the crowd; resolves with its acknowledged sends, rejects when any of them failed. */
-  stop(): Promise<number>;
-}
-
 interface CrowdCounts {
   acknowledged: number;
   failed: number;
   firstError: string | null;
 }
 
-/** Starts the crowd process and resolves once all its connections are open and warm. */
-function startCrowd(request: SlowClientsRequest): Promise<Crowd> {
-  const child = spawn(process.execPath, [SLOW_CLIENTS, JSON.stringify(request)], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let done: string | null = null;
-  return new Promise<Crowd>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the crowd did not connect and warm up within ${CROWD_READY_MS} ms`));
-    }, CROWD_READY_MS);
-    lines.on("line", (line) => {
-      if (line.startsWith("READY ")) {
-        clearTimeout(timer);
-        resolve({
-          stop: async () => {
-            child.stdin.end();
-            await exited;
-            const counts = JSON.parse(done ?? "null") as CrowdCounts | null;
-            if (counts === null) throw new Error("the crowd stopped without its counts");
-            if (counts.failed > 0)
-              throw new Error(`${counts.failed} of the crowd's sends failed: ${counts.firstError}`);
-            return counts.acknowledged;
-          },
-        });
-      } else if (line.startsWith("DONE ")) {
-        done = line.slice(5);
-      } else if (line.startsWith("FAILED ")) {
-        clearTimeout(timer);
-        reject(new Error(`the crowd failed: ${line.slice(7)}`));
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the crowd exited (${code}) before it was ready`));
-    });
-  });
+/** Starts the crowd process; resolves once all its connections are open and warm. */
+async function startCrowd(request: SlowClientsRequest): Promise<{ stop(): Promise<number> }> {
+  const crowd = await startSideProcess<CrowdCounts>(SLOW_CLIENTS, request, "the crowd", CROWD_READY_MS);
+  return {
+    // Resolves with the crowd's acknowledged sends; rejects when any of them failed.
+    async stop() {
+      const counts = await crowd.stop();
+      if (counts.failed > 0)
+        throw new Error(`${counts.failed} of the crowd's sends failed: ${counts.firstError}`);
+      return counts.acknowledged;
+    },
+  };
 }
