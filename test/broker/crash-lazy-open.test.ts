@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Broker } from "../../src/broker/broker.js";
+import { createClient } from "../../src/index.js";
+import { BrokerProcess } from "../cli/cli-harness.js";
+import { batchOf, fetchValues, tempDataDir } from "./helpers.js";
+
+const PARTITIONS = 12;
+const SEGMENT_BYTES = 64 * 1024;
+
+/** Open logs, counted through the metrics walk (a partition not recovered yet has no log). */
+function openLogs(broker: Broker): number {
+  let n = 0;
+  broker.forEachPartition(() => n++);
+  return n;
+}
+
+/**
+ * A `conch broker` process that creates topic "t", gets partition p's p + 2 messages acknowledged
+ * (acks leader: written, not fsynced) and is killed with SIGKILL. Resolves with what each
+ * partition acknowledged, in order.
+ */
+async function crashedDir(dataDir: string): Promise<string[][]> {
+  const first = await BrokerProcess.start(dataDir);
+  const client = createClient({ brokers: [first.address] });
+  const acked: string[][] = [];
+  try {
+    await client.admin().createTopic("t", {
+      partitions: PARTITIONS,
+      configs: { "segment.bytes": String(SEGMENT_BYTES) },
+    });
+    const producer = client.producer({ acks: "leader" });
+    for (let p = 0; p < PARTITIONS; p++) {
+      acked.push([]);
+      for (let i = 0; i < p + 2; i++) {
+        await producer.send("t", { value: `p${p}-${i}`, partition: p });
+        acked[p]!.push(`p${p}-${i}`);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+  assert.deepEqual(await first.stop("SIGKILL"), { code: null, signal: "SIGKILL" });
+  return acked;
+}
+
+/** Appends half a batch after the data of partition `p`'s active segment: what a write cut by a crash leaves. */
+async function tearTail(dataDir: string, p: number): Promise<void> {
+  const dir = join(dataDir, "topics", "t", String(p));
+  const wal = join(
+    dir,
+    (await readdir(dir))
+      .filter((n) => n.endsWith(".wal"))
+      .sort()
+      .at(-1)!,
+  );
+  const bytes = await readFile(wal);
+  const end = bytes.indexOf(Buffer.alloc(64));
+  bytes.set(bytes.subarray(0, 40), end);
+  await writeFile(wal, bytes);
+}
+
+test("after SIGKILL a lazy open serves a produce and a fetch before recovering the other logs, and loses no acknowledged message", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const acked = await crashedDir(dataDir);
+  await tearTail(dataDir, 0);
+
+  const broker = await Broker.open({ dataDir }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  // Open and serving, with no log recovered yet: the background opener has not had a turn.
+  assert.equal(openLogs(broker), 0);
+  const produced = broker.produce("t", 1, batchOf(["after"]), "durable");
+  const fetched = fetchValues(broker, "t", 2);
+  const latest = broker.listOffsets("t", 3, { kind: "latest" });
+  const earliest = broker.listOffsets("t", 4, { kind: "earliest" });
+  assert.equal((await produced).baseOffset, acked[1]!.length, "appended after every acknowledged message");
+  assert.deepEqual(await fetched, acked[2]);
+  assert.deepEqual(await latest, { found: true, offset: acked[3]!.length });
+  assert.deepEqual(await earliest, { found: true, offset: 0 });
+
+  await broker.recovered("t");
+  const ends = broker.describeTopic("t").partitions.map((p) => p.highWatermark);
+  assert.deepEqual(
+    ends,
+    acked.map((a, p) => a.length + (p === 1 ? 1 : 0)),
+    "describe reports each recovered log's end; partition 0's torn tail is cut",
+  );
+  await broker.partitionsOpened();
+  assert.equal(openLogs(broker), PARTITIONS);
+  for (let p = 0; p < PARTITIONS; p++) {
+    const expected = p === 1 ? [...acked[p]!, "after"] : acked[p]!;
+    assert.deepEqual(await fetchValues(broker, "t", p), expected, `partition ${p}`);
+  }
+});
+
+test("conch broker restarted after SIGKILL listens before its logs are recovered, and they all are afterwards", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const acked = await crashedDir(dataDir);
+  await tearTail(dataDir, 5);
+
+  const second = await BrokerProcess.start(dataDir);
+  t.after(() => second.stop("SIGTERM"));
+  const client = createClient({ brokers: [second.address] });
+  t.after(() => client.close());
+  const sent = await client.producer().send("t", { value: "after", partition: 5 });
+  assert.equal(sent.offset, acked[5]!.length, "the torn tail was cut, every acknowledged message kept");
+  const described = await client.admin().describeTopic("t");
+  assert.deepEqual(
+    described.partitions.map((p) => p.highWatermark),
+    acked.map((a, p) => a.length + (p === 5 ? 1 : 0)),
+  );
+  const opened = (): boolean =>
+    second.logLines.some((l) => l.includes("every partition log holding data is open"));
+  while (!opened()) await new Promise((ok) => second.child.stdout!.once("data", ok));
+  const lines = second.logLines.map((l) => JSON.parse(l) as { msg: string; crashedThisBoot?: boolean });
+  const at = (msg: string): number => lines.findIndex((l) => l.msg.includes(msg));
+  assert.ok(
+    at("listening on") < at("every partition log holding data is open"),
+    "listening came before the background opener finished",
+  );
+  assert.equal(lines[at("broker opened")]!.crashedThisBoot, true, "a crash of the process alone");
+});
