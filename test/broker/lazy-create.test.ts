@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { Broker } from "../../src/broker/broker.js";
 import { CLEAN_STOP_FILE } from "../../src/broker/clean-stop.js";
-import { batchOf, fetchValues, recordsOf, tempDataDir } from "./helpers.js";
+import { batchOf, fetchValues, tempDataDir } from "./helpers.js";
 
 const PARTITIONS = 1000;
 

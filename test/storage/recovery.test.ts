@@ -3,8 +3,8 @@ import { cp, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises
 import { basename, join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
-import { PartitionLog } from "../../src/storage/partition-log.js";
 import { FlushQueue } from "../../src/storage/flush-queue.js";
+import { PartitionLog } from "../../src/storage/partition-log.js";
 import { searchLimit } from "../../src/storage/recovery.js";
 import { TestFileOps } from "./file-ops-fakes.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
