@@ -77,8 +77,9 @@ export interface LogOptions {
   /**
    * The last process to write the log crashed without the machine going down (the data directory
    * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
-   * the file's allocated blocks (recovery.ts, searchLimit), and what recovery kept is fsynced in
-   * the background instead of before the log is used (its flushed end starts below it meanwhile).
+   * the file's allocated blocks (recovery.ts, searchLimit), and (unless flush=sync) what recovery
+   * kept is fsynced in the background instead of before the log is used (its flushed end starts
+   * below it meanwhile).
    */
   pagesKept?: boolean;
 }
@@ -227,8 +228,7 @@ export class PartitionLog {
       skipDamaged: () => this.#config.corruptData === "skip",
       damageFound: (seg, damage) => this.#quarantine(seg, damage),
     });
-    // Under flush=sync readers see only what an fsync covers, recovered data included.
-    this.#highWatermark = config.flush === "sync" ? this.#writer.flushedOffset : segments.active.nextOffset;
+    this.#highWatermark = segments.active.nextOffset;
     this.#localEnd = this.#highWatermark;
     this.#requireKeys = compacts(config);
     this.#cleaner = new LogCleaner({
@@ -305,8 +305,11 @@ export class PartitionLog {
         // After a crash of the process alone the page cache holds every byte kept, and a later
         // fdatasync of the file covers them as well as it would now: the log serves at once, its
         // flushed end starting at the active segment's base (nothing in it counts as durable, so
-        // an acks=durable append and a flush=sync reader wait for that fsync), queued below.
-        if (!closedCleanly && options.pagesKept === true) flushedFrom = active.baseOffset;
+        // an acks=durable append waits for that fsync), queued below. Not under flush=sync, whose
+        // readers see only what an fsync covers: a high watermark held back to the base would
+        // tell a consumer already past it that its offset is out of range.
+        if (!closedCleanly && options.pagesKept === true && checked.flush !== "sync")
+          flushedFrom = active.baseOffset;
         else if (!closedCleanly) await ops.datasync(active.openFile!);
         if (active.fileSize < checked.segmentBytes) {
           await ops.truncate(active.openFile!, checked.segmentBytes);

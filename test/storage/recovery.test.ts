@@ -354,41 +354,50 @@ test("after a crash of the process alone the search past zeros stops at the allo
   assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB, true), 4 * MiB);
 });
 
-test("after a crash in the same boot the log serves before the fsync of what recovery kept, which durable appends and flush=sync readers wait for", {
+test("after a crash in the same boot the log serves before the fsync of what recovery kept, which durable appends wait for", {
   timeout: 20_000,
 }, async () => {
   await withTempDir(async (dir) => {
     const live = join(dir, "live");
-    const copy = join(dir, "copy");
-    const config = testConfig({ flush: "sync" });
+    const config = testConfig();
     const log = await PartitionLog.open(live, config);
     for (let i = 0; i < 10; i++) await log.append(makeBatch(`k${i}`, 3));
-    // A copy taken while the log is open is what a SIGKILL leaves.
-    await cp(live, copy, { recursive: true });
+    // Copies taken while the log is open are what a SIGKILL leaves.
+    await cp(live, join(dir, "copy"), { recursive: true });
+    await cp(live, join(dir, "sync"), { recursive: true });
     await log.close();
 
     const ops = new TestFileOps();
     let release = (): void => {};
     ops.syncGate = new Promise<void>((resolve) => (release = resolve));
     // No fsync can end while the gate is shut: an open that waited for one would never return.
-    const recovered = await PartitionLog.open(copy, config, undefined, {
+    const recovered = await PartitionLog.open(join(dir, "copy"), config, undefined, {
       fileOps: ops,
       pagesKept: true,
       flushQueue: new FlushQueue(),
     });
     try {
       assert.equal(recovered.logEndOffset, 30);
+      assert.equal(recovered.highWatermark, 30, "readers see what the crashed process wrote, as it did");
       assert.equal(recovered.flushedOffset, 0, "nothing recovered counts as durable before its fsync");
-      assert.equal(recovered.highWatermark, 0, "flush=sync readers see only what an fsync covers");
       const durable = recovered.append(makeBatch("k10", 3), { durable: true });
       release();
       assert.equal((await durable).baseOffset, 30);
       assert.equal(recovered.flushedOffset, 33);
-      assert.equal(recovered.highWatermark, 33);
       assert.deepEqual(offsetsOf(await readAll(recovered)), range(0, 33));
     } finally {
       release();
       await recovered.close();
     }
+
+    // Under flush=sync readers see only what an fsync covers: that one still comes first.
+    const syncOps = new TestFileOps();
+    const synced = await PartitionLog.open(join(dir, "sync"), testConfig({ flush: "sync" }), undefined, {
+      fileOps: syncOps,
+      pagesKept: true,
+    });
+    assert.equal(syncOps.datasyncs.count, 1);
+    assert.equal(synced.highWatermark, 30);
+    await synced.close();
   });
 });
