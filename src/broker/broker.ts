@@ -385,7 +385,7 @@ export class Broker {
       const t = this.#existing(topic);
       if (partition !== undefined) t.checkPartition(partition);
       if (t.known(partition)) return Promise.resolve();
-      return withTimeout(t.whenKnown(partition), timeoutMs, () => recoveryTimeout(topic, partition));
+      return withTimeout(t.whenKnown(partition), timeoutMs, () => openTimeout(topic, partition, timeoutMs));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -573,10 +573,13 @@ export class Broker {
     const log = t.openedPartition(partition);
     if (log === undefined) {
       t.checkPartition(partition);
-      // Not opened since a clean stop: this produce opens it. The records are copied (the caller
-      // may reuse them), and produces waiting on one open append in the order they came.
+      // Not opened since a clean stop, or not recovered yet after a crash: this produce opens it,
+      // waiting at most its own timeout (then TIMEOUT, and nothing is appended). The records are
+      // copied (the caller may reuse them), and produces waiting on one open append in the order
+      // they came.
       const kept = Buffer.from(records);
-      t.openPartition(partition)
+      const ms = acksAllTimeout(timeoutMs);
+      withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms))
         .then(() => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs))
         .catch((err: unknown) => {
           this.errors.count(err);
@@ -881,7 +884,7 @@ function checkCount(what: string, value: number): void {
 }
 
 /** `work`, or the error `timedOut` makes once `ms` pass first (`work` goes on). */
-function withTimeout(work: Promise<void>, ms: number, timedOut: () => Error): Promise<void> {
+function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(timedOut()), Math.min(ms, MAX_TIMER_MS));
@@ -889,12 +892,15 @@ function withTimeout(work: Promise<void>, ms: number, timedOut: () => Error): Pr
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-function recoveryTimeout(topic: string, partition: number | undefined): ConchError {
+function openTimeout(topic: string, partition: number | undefined, ms: number): ConchError {
   const what =
     partition === undefined
       ? `some partition of topic "${topic}"`
       : `partition ${partition} of topic "${topic}"`;
-  return new ConchError(ErrorCode.TIMEOUT, `${what} is still being recovered after a crash; try again`);
+  return new ConchError(
+    ErrorCode.TIMEOUT,
+    `${what} did not open within ${ms} ms (being recovered after a crash, or a slow disk); try again`,
+  );
 }
 
 function asError(err: unknown): Error {
@@ -912,7 +918,10 @@ function unknownTopic(name: string): ConchError {
   return new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
 }
 
-/** A produce's timeout as the wait of acks "all": none given (0 or less) is the default; at most a timer's ceiling. */
+/**
+ * A produce's timeout as the wait of acks "all" or of its partition's open: none given (0 or
+ * less) is the default; at most a timer's ceiling.
+ */
 function acksAllTimeout(timeoutMs: number): number {
   if (!(timeoutMs > 0)) return ACKS_ALL_DEFAULT_TIMEOUT_MS;
   return Math.min(Math.floor(timeoutMs), MAX_TIMER_MS);

@@ -3,9 +3,11 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Broker } from "../../src/broker/broker.js";
+import { OPEN_CONCURRENCY, openSlot, releaseSlot } from "../../src/broker/open-slots.js";
+import { ErrorCode } from "../../src/format/errors.js";
 import { createClient } from "../../src/index.js";
 import { BrokerProcess } from "../cli/cli-harness.js";
-import { batchOf, fetchValues, tempDataDir } from "./helpers.js";
+import { batchOf, conchError, fetchValues, tempDataDir } from "./helpers.js";
 
 const PARTITIONS = 12;
 const SEGMENT_BYTES = 64 * 1024;
@@ -128,4 +130,36 @@ test("conch broker restarted after SIGKILL listens before its logs are recovered
     at("listening on") < at("every partition log holding data is open"),
     "listening came before the background opener finished",
   );
+});
+
+test("a produce waiting for its partition's recovery gives up at its own timeout and appends nothing", {
+  timeout: 60_000,
+}, async (t) => {
+  const dataDir = await tempDataDir(t);
+  const acked = await crashedDir(dataDir);
+  // Every open slot of the process held: no recovery can start until they are given back.
+  for (let i = 0; i < OPEN_CONCURRENCY; i++) assert.equal(openSlot(), undefined);
+  let held = OPEN_CONCURRENCY;
+  const giveBack = (): void => {
+    for (; held > 0; held--) releaseSlot();
+  };
+  t.after(giveBack);
+  const broker = await Broker.open({ dataDir }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  await assert.rejects(
+    broker.produce("t", 1, batchOf(["late"]), "leader", 50),
+    conchError(ErrorCode.TIMEOUT, /did not open within 50 ms/),
+  );
+  await assert.rejects(broker.recovered("t", 3, 50), conchError(ErrorCode.TIMEOUT));
+  giveBack();
+  await broker.partitionsOpened();
+  assert.deepEqual(
+    await fetchValues(broker, "t", 1),
+    acked[1],
+    "the produce that timed out appended nothing",
+  );
+  assert.deepEqual(await broker.listOffsets("t", 3, { kind: "latest" }), {
+    found: true,
+    offset: acked[3]!.length,
+  });
 });
