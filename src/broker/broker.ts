@@ -140,6 +140,7 @@ export class Broker {
           Topic.open(store, meta, resolved, log, {
             summaries: lazyTopic(meta) ? cleanStop?.get(meta.name) : undefined,
             recover: lazyTopic(meta),
+            partitionDirs: meta.partitionDirs,
             pagesKept: lock.crashedThisBoot,
           }),
         ),

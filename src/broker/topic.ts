@@ -84,9 +84,12 @@ export interface TopicOpening {
   pagesKept?: boolean;
   /**
    * After a crash: open none now, each log is recovered on first use (`openPartition`) or when
-   * `openRest` reaches it. Until then a partition's figures are unknown (`whenKnown` waits for them).
+   * `openRest` reaches it. Until then a partition's figures are unknown (`whenKnown` waits for
+   * them), but for a partition that has no directory (`partitionDirs`): never opened, it is empty.
    */
   recover?: boolean;
+  /** The partitions that have a directory (TopicStore.scan), for `recover`. */
+  partitionDirs?: ReadonlySet<number>;
   /**
    * The topic was just created and its partitions are empty: open none now, each opens (and its
    * directory is made) on first use. Its metadata, already durable, is all a create must keep.
@@ -162,6 +165,9 @@ export class Topic {
         ? new Array<PartitionLog | undefined>(meta.partitions)
         : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
     const kept = summarised ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
+    if (!summarised && how.recover === true && how.partitionDirs !== undefined) {
+      for (let p = 0; p < kept.length; p++) if (!how.partitionDirs.has(p)) kept[p] = PartitionSummary.EMPTY;
+    }
     return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger, options);
   }
 
