@@ -179,8 +179,10 @@ export class Broker {
     for (const topic of topics) await topic.openRest(BACKGROUND_OPENS);
     if (this.#closing !== null) return;
     // Only once every log the crash left is recovered may a crash from here on count as one of
-    // the process alone (data-dir-lock.ts); an open that failed leaves it to the next start.
-    if (recovering && !topics.some((t) => t.hasUnrecoveredPartitions)) await this.#lock.opened();
+    // the process alone (data-dir-lock.ts); an open that failed leaves it to the next start. A
+    // topic deleted meanwhile left nothing to recover.
+    const unrecovered = (t: Topic): boolean => this.#topics.get(t.name) === t && t.hasUnrecoveredPartitions;
+    if (recovering && !topics.some(unrecovered)) await this.#lock.opened();
     const ms = Math.round(performance.now() - started);
     this.#logger.info({ topics: topics.length, ms }, "every partition log holding data is open");
   }
