@@ -97,6 +97,9 @@ test("after SIGKILL a lazy open serves a produce and a fetch before recovering t
     const expected = p === 1 ? [...acked[p]!, "after"] : acked[p]!;
     assert.deepEqual(await fetchValues(broker, "t", p), expected, `partition ${p}`);
   }
+  // Appended where the torn bytes were: read back whole.
+  await broker.produce("t", 0, batchOf(["past the tear"]), "leader");
+  assert.deepEqual(await fetchValues(broker, "t", 0), [...acked[0]!, "past the tear"]);
 });
 
 test("conch broker restarted after SIGKILL listens before its logs are recovered, and they all are afterwards", {
