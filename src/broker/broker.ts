@@ -23,9 +23,14 @@ import { OPEN_CONCURRENCY } from "./open-slots.js";
 import type { PartitionSummary, PartitionView } from "./partition-view.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
-import { Topic, type TopicDescription } from "./topic.js";
+import { Topic, type TopicDescription, type TopicInfo } from "./topic.js";
 import { type PartitionMove, type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
-import { mergeOverrides, parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
+import {
+  describeTopicConfig,
+  mergeOverrides,
+  parseTopicConfigs,
+  type TopicOverrides,
+} from "./topic-config.js";
 import { MAX_PARTITIONS, type TopicMeta, TopicStore } from "./topic-store.js";
 
 export type { Acks, OffsetSpec } from "./broker-requests.js";
@@ -40,6 +45,13 @@ export interface BrokerOpenOptions {
    */
   openLazily?: boolean;
 }
+
+/**
+ * How long a request that reports a partition's figures waits for its recovery after a crash (a
+ * client's default request timeout): one partition's recovery takes milliseconds; thousands asked
+ * for at once on a loaded disk may not.
+ */
+const RECOVERY_WAIT_MS = 30_000;
 
 /** Partitions the background opener opens at a time: every open slot; a request's open still goes first. */
 const BACKGROUND_OPENS = OPEN_CONCURRENCY;
@@ -119,14 +131,16 @@ export class Broker {
       broker.#producerIds = await ProducerIdAllocator.open(dataDir);
       // Always taken (removed): once any log opens, the manifest no longer describes it.
       const cleanStop = await takeCleanStop(dataDir, resolved.maxPartitions);
-      const useSummaries = broker.#lazy && cleanStop !== null;
-      const summariesOf = (meta: TopicMeta): PartitionSummary[] | undefined =>
-        useSummaries && !isInternalTopicName(meta.name) ? cleanStop.get(meta.name) : undefined;
+      // A client topic opens lazily: from the manifest's summaries after a clean stop, else (a
+      // crash, or a log that did not close cleanly) each log is recovered on first use.
+      const lazyTopic = (meta: TopicMeta): boolean => broker.#lazy && !isInternalTopicName(meta.name);
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
         (await store.scan()).map((meta) =>
           Topic.open(store, meta, resolved, log, {
-            summaries: summariesOf(meta),
+            summaries: lazyTopic(meta) ? cleanStop?.get(meta.name) : undefined,
+            recover: lazyTopic(meta),
+            partitionDirs: meta.partitionDirs,
             pagesKept: lock.crashedThisBoot,
           }),
         ),
@@ -135,9 +149,9 @@ export class Broker {
       const failed = opened.find((r) => r.status === "rejected");
       if (failed !== undefined) throw failed.reason;
       await broker.groups.load();
-      // Every log this open recovered is open (a lazy one was closed cleanly: nothing to recover).
-      await lock.opened();
       for (const topic of broker.#topics.values()) if (topic.hasClosedPartitions) lazy.push(topic);
+      // Every log this open had to recover is open: none is left to the background opener.
+      if (!lazy.some((t) => t.hasUnrecoveredPartitions)) await lock.opened();
     } catch (err) {
       await broker.close().catch(() => {});
       throw err;
@@ -161,8 +175,14 @@ export class Broker {
    */
   async #openRest(topics: Topic[]): Promise<void> {
     const started = performance.now();
+    const recovering = topics.some((t) => t.hasUnrecoveredPartitions);
     for (const topic of topics) await topic.openRest(BACKGROUND_OPENS);
     if (this.#closing !== null) return;
+    // Only once every log the crash left is recovered may a crash from here on count as one of
+    // the process alone (data-dir-lock.ts); an open that failed leaves it to the next start. A
+    // topic deleted meanwhile left nothing to recover.
+    const unrecovered = (t: Topic): boolean => this.#topics.get(t.name) === t && t.hasUnrecoveredPartitions;
+    if (recovering && !topics.some(unrecovered)) await this.#lock.opened();
     const ms = Math.round(performance.now() - started);
     this.#logger.info({ topics: topics.length, ms }, "every partition log holding data is open");
   }
@@ -328,9 +348,50 @@ export class Broker {
     }
   }
 
+  /**
+   * A topic with every partition's figures. After a crash a partition's figures are its recovered
+   * log's: callers that report them wait for `recovered(name)` first (a partition not recovered yet
+   * is refused with the retriable TIMEOUT). What needs no figures asks `topicInfo`.
+   */
   describeTopic(name: string): TopicDescription {
     this.#checkOpen();
     return this.#existing(name).describe();
+  }
+
+  /** What a topic is without any partition's figures: known from its metadata alone, never waits. */
+  topicInfo(name: string): TopicInfo {
+    this.#checkOpen();
+    const topic = this.#existing(name);
+    return {
+      name: topic.name,
+      internal: topic.internal,
+      partitions: topic.partitionCount,
+      configs: describeTopicConfig(topic.config),
+    };
+  }
+
+  /** UNKNOWN_TOPIC or UNKNOWN_PARTITION unless the broker has the partition; never waits. */
+  checkPartition(topic: string, partition: number): void {
+    this.#checkOpen();
+    this.#existing(topic).checkPartition(partition);
+  }
+
+  /**
+   * Resolves once the figures of `topic`'s partitions (or of `partition`) are known, so that
+   * `describeTopic` and `partitionView` can answer: at once unless a crash left them to recover,
+   * else once each is recovered (opened now, ahead of the background opener). A recovery longer
+   * than `timeoutMs` fails with the retriable TIMEOUT; the recovery goes on.
+   */
+  recovered(topic: string, partition?: number, timeoutMs = RECOVERY_WAIT_MS): Promise<void> {
+    try {
+      this.#checkOpen();
+      const t = this.#existing(topic);
+      if (partition !== undefined) t.checkPartition(partition);
+      if (t.known(partition)) return Promise.resolve();
+      return withTimeout(t.whenKnown(partition), timeoutMs, () => openTimeout(topic, partition, timeoutMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -515,10 +576,13 @@ export class Broker {
     const log = t.openedPartition(partition);
     if (log === undefined) {
       t.checkPartition(partition);
-      // Not opened since a clean stop: this produce opens it. The records are copied (the caller
-      // may reuse them), and produces waiting on one open append in the order they came.
+      // Not opened since a clean stop, or not recovered yet after a crash: this produce opens it,
+      // waiting at most its own timeout (then TIMEOUT, and nothing is appended). The records are
+      // copied (the caller may reuse them), and produces waiting on one open append in the order
+      // they came.
       const kept = Buffer.from(records);
-      t.openPartition(partition)
+      const ms = acksAllTimeout(timeoutMs);
+      withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms))
         .then(() => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs))
         .catch((err: unknown) => {
           this.errors.count(err);
@@ -608,7 +672,9 @@ export class Broker {
   async listOffsets(topic: string, partition: number, spec: OffsetSpec): Promise<OffsetLookup> {
     this.#checkOpen();
     const t = this.#existing(topic);
-    // Earliest and latest are known without opening the log (a clean stop's summary).
+    // Earliest and latest are known without opening the log after a clean stop (its summary);
+    // after a crash only the recovered log knows them.
+    if (spec.kind !== "timestamp") await this.recovered(topic, partition);
     switch (spec.kind) {
       case "earliest":
         return { found: true, offset: t.view(partition).logStartOffset };
@@ -820,6 +886,26 @@ function checkCount(what: string, value: number): void {
   }
 }
 
+/** `work`, or the error `timedOut` makes once `ms` pass first (`work` goes on). */
+function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), Math.min(ms, MAX_TIMER_MS));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+function openTimeout(topic: string, partition: number | undefined, ms: number): ConchError {
+  const what =
+    partition === undefined
+      ? `some partition of topic "${topic}"`
+      : `partition ${partition} of topic "${topic}"`;
+  return new ConchError(
+    ErrorCode.TIMEOUT,
+    `${what} did not open within ${ms} ms (being recovered after a crash, or a slow disk); try again`,
+  );
+}
+
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
@@ -835,7 +921,10 @@ function unknownTopic(name: string): ConchError {
   return new ConchError(ErrorCode.UNKNOWN_TOPIC, `unknown topic "${name}"`);
 }
 
-/** A produce's timeout as the wait of acks "all": none given (0 or less) is the default; at most a timer's ceiling. */
+/**
+ * A produce's timeout as the wait of acks "all" or of its partition's open: none given (0 or
+ * less) is the default; at most a timer's ceiling.
+ */
 function acksAllTimeout(timeoutMs: number): number {
   if (!(timeoutMs > 0)) return ACKS_ALL_DEFAULT_TIMEOUT_MS;
   return Math.min(Math.floor(timeoutMs), MAX_TIMER_MS);

@@ -39,15 +39,16 @@ const SELF: readonly number[] = [0];
  * The topic as the broker's cluster has it; on a single-node broker, the local topic in the same
  * shape, broker 0 leading every partition at epoch 0 (as its Metadata answers).
  */
-export function describeTopicView(
+export async function describeTopicView(
   broker: Broker,
   name: string,
   scope: FiguresScope,
 ): Promise<ClusterTopicView> {
   const cluster = broker.cluster;
   if (cluster !== null) return describeClusterTopic(broker, cluster, name, scope);
+  await broker.recovered(name);
   const local = broker.describeTopic(name);
-  return Promise.resolve({
+  return {
     name,
     internal: local.internal,
     partitions: local.partitions.map((p) => ({
@@ -59,7 +60,7 @@ export function describeTopicView(
       figures: localFigures(broker, local, p.partition),
     })),
     configs: local.configs,
-  });
+  };
 }
 
 export async function describeClusterTopic(

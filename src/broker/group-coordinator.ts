@@ -17,7 +17,7 @@ import type { OffsetSpec } from "./broker-requests.js";
 import type { ClusterBroker, ClusterMetadata } from "./cluster-metadata.js";
 import { ConsumerGroup } from "./group.js";
 import { parseStrategy } from "./group-assignor.js";
-import { describe, type GroupDescription, type GroupListing } from "./group-description.js";
+import { describe, type GroupDescription, type GroupListing, groupTopics } from "./group-description.js";
 import { otherKind, shuttingDown, unknownGroup } from "./group-errors.js";
 import { KafkaGroup, type KafkaJoinResult } from "./group-kafka.js";
 import { OffsetsLeadership } from "./group-leadership.js";
@@ -35,9 +35,8 @@ import {
   type ResetTarget,
 } from "./group-requests.js";
 import { type OffsetEntry, type OffsetLogHost, OffsetStore } from "./offset-store.js";
-import type { PartitionView } from "./partition-view.js";
 import { unknownMember } from "./rebalancing-group.js";
-import type { TopicDescription } from "./topic.js";
+import type { TopicDescription, TopicInfo } from "./topic.js";
 
 export type { AssignmentStrategy } from "./group-assignor.js";
 export type {
@@ -65,8 +64,12 @@ export interface GroupHost extends OffsetLogHost {
   describeTopic(name: string): TopicDescription;
   /** Cluster mode: the cluster's topics, which a coordinator need not hold a replica of. */
   readonly cluster: ClusterMetadata | null;
+  /** What a topic is, without its partitions' figures (never waits). */
+  topicInfo(name: string): TopicInfo;
+  /** Resolves once the figures of the topic's partitions are known (after a crash, recovered). */
+  recovered(topic: string): Promise<void>;
   /** Throws UNKNOWN_TOPIC or UNKNOWN_PARTITION for a partition the broker does not have. */
-  partitionView(topic: string, partition: number): PartitionView;
+  checkPartition(topic: string, partition: number): void;
   listOffsets(
     topic: string,
     partition: number,
@@ -391,11 +394,23 @@ export class GroupCoordinator {
     });
   }
 
+  /**
+   * The group now. After a crash, a topic whose partitions are not all recovered yet shows its
+   * committed offsets with the high watermark and lag unknown (-1): `describeGroupRecovered` waits.
+   */
   describeGroup(group: string): GroupDescription {
     this.#checkCoordinator(group);
     const g = this.#groups.get(group);
     if (g === undefined && !this.#offsets.hasGroup(group)) throw unknownGroup(group);
     return describe(group, g, this.#offsets, this.#host);
+  }
+
+  /** `describeGroup` once the partitions of the group's topics are recovered (Broker.recovered). */
+  async describeGroupRecovered(group: string): Promise<GroupDescription> {
+    this.#checkCoordinator(group);
+    const topics = groupTopics(group, this.#groups.get(group), this.#offsets);
+    await Promise.all(topics.map((t) => this.#host.recovered(t).catch(ignoreUnknownTopic)));
+    return this.describeGroup(group);
   }
 
   /** Stops the sweep and answers every waiting join with SHUTTING_DOWN. Later calls fail with it. */
@@ -465,7 +480,7 @@ export class GroupCoordinator {
   #checkPartition(topic: string, partition: number): void {
     const inCluster = this.#host.cluster?.partitions(topic);
     if (inCluster === undefined) {
-      this.#host.partitionView(topic, partition);
+      this.#host.checkPartition(topic, partition);
       return;
     }
     if (!Number.isInteger(partition) || partition < 0 || partition >= inCluster.length) {
@@ -480,11 +495,17 @@ export class GroupCoordinator {
     const inCluster = this.#host.cluster?.partitions(topic);
     if (inCluster !== undefined) return inCluster.length;
     try {
-      return this.#host.describeTopic(topic).partitions.length;
+      return this.#host.topicInfo(topic).partitions;
     } catch {
       return 0;
     }
   }
+}
+
+/** A group's topic deleted meanwhile: its description shows what was committed, as before. */
+function ignoreUnknownTopic(err: unknown): void {
+  if (err instanceof ConchError && err.code === ErrorCode.UNKNOWN_TOPIC) return;
+  throw err;
 }
 
 function copy(bytes: Uint8Array): Uint8Array {

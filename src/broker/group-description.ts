@@ -2,6 +2,7 @@
  * What `listGroups` and `describeGroup` tell of a group, for both kinds: members and what each
  * owns, and per partition its owner, committed offset and lag.
  */
+import { ConchError, ErrorCode } from "../format/errors.js";
 import { ConsumerGroup } from "./group.js";
 import { decodeConsumerAssignment } from "./group-consumer-protocol.js";
 import type { KafkaGroup, KafkaGroupStateName } from "./group-kafka.js";
@@ -49,8 +50,9 @@ export interface GroupPartitionDescription {
   owner: string;
   /** -1: none committed. */
   committed: number;
+  /** -1 while the partition is being recovered after a crash (Broker.recovered). */
   highWatermark: number;
-  /** highWatermark - committed, or -1 when nothing is committed. */
+  /** highWatermark - committed, or -1 when nothing is committed or the high watermark is not known. */
   lag: number;
 }
 
@@ -71,6 +73,23 @@ export interface GroupDescription {
 
 const NO_BYTES = new Uint8Array(0);
 
+/**
+ * The topics a description of the group covers, sorted: those its members subscribe to or own
+ * partitions of, and those it committed offsets for.
+ */
+export function groupTopics(
+  name: string,
+  g: ConsumerGroup | KafkaGroup | undefined,
+  offsets: OffsetStore,
+  members: readonly GroupMemberDescription[] = describeMembers(g),
+): string[] {
+  const topics = new Set<string>();
+  if (g instanceof ConsumerGroup) for (const m of g.members()) for (const t of m.topics) topics.add(t);
+  for (const m of members) for (const a of m.assignment) topics.add(a.topic);
+  for (const c of offsets.groupOffsets(name)) topics.add(c.topic);
+  return [...topics].sort();
+}
+
 /** The description of a group (undefined: one known only by its committed offsets). */
 export function describe(
   name: string,
@@ -80,27 +99,28 @@ export function describe(
 ): GroupDescription {
   const members = describeMembers(g);
   const owners = new Map<string, string>();
-  const topics = new Set<string>();
-  if (g instanceof ConsumerGroup) for (const m of g.members()) for (const t of m.topics) topics.add(t);
   for (const m of members) {
     for (const a of m.assignment) {
-      topics.add(a.topic);
       for (const p of a.partitions) owners.set(`${a.topic}:${p}`, m.memberId);
     }
   }
   const committed = offsets.groupOffsets(name);
-  for (const c of committed) topics.add(c.topic);
   const partitions: GroupPartitionDescription[] = [];
-  for (const topic of [...topics].sort()) {
+  for (const topic of groupTopics(name, g, offsets, members)) {
     let described: TopicDescription | null = null;
+    let unknown = false;
     try {
       described = host.describeTopic(topic);
-    } catch {
-      // Deleted (or not created yet): only what was committed for it is left to show.
+    } catch (err) {
+      // Deleted (or not created yet): only what was committed for it is left to show. Still being
+      // recovered after a crash (TIMEOUT): its end is not known yet, nor the lag (-1).
+      unknown = err instanceof ConchError && err.code === ErrorCode.TIMEOUT;
     }
     const rows =
       described?.partitions ??
-      committed.filter((c) => c.topic === topic).map((c) => ({ partition: c.partition, highWatermark: 0 }));
+      committed
+        .filter((c) => c.topic === topic)
+        .map((c) => ({ partition: c.partition, highWatermark: unknown ? -1 : 0 }));
     for (const p of rows) {
       const offset = offsets.get(name, topic, p.partition);
       partitions.push({
@@ -109,7 +129,7 @@ export function describe(
         owner: owners.get(`${topic}:${p.partition}`) ?? "",
         committed: offset,
         highWatermark: p.highWatermark,
-        lag: offset < 0 ? -1 : Math.max(0, p.highWatermark - offset),
+        lag: offset < 0 || p.highWatermark < 0 ? -1 : Math.max(0, p.highWatermark - offset),
       });
     }
   }

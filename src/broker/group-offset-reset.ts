@@ -8,10 +8,12 @@ import type { OffsetEntry } from "./offset-store.js";
  * host's timestamp lookup (listOffsets) finds, or a given offset held within the partition's range.
  */
 export async function resetPositions(
-  host: Pick<GroupHost, "describeTopic" | "listOffsets">,
+  host: Pick<GroupHost, "describeTopic" | "listOffsets" | "recovered">,
   topic: string,
   target: ResetTarget,
 ): Promise<OffsetEntry[]> {
+  // The partitions' offsets: after a crash, each recovered log's.
+  await host.recovered(topic);
   const partitions = host.describeTopic(topic).partitions;
   const entries: OffsetEntry[] = [];
   for (const p of partitions) {

@@ -34,6 +34,15 @@ export interface TopicMeta {
   configs: TopicOverrides;
 }
 
+/** A topic as `scan` found it: its metadata, and which of its partitions have a directory. */
+export interface ScannedTopic extends TopicMeta {
+  /**
+   * A partition without one was never opened (its first open makes it, durably, before anything
+   * is appended): it is empty.
+   */
+  partitionDirs: ReadonlySet<number>;
+}
+
 export class TopicStore {
   readonly root: string;
   #logger: Logger;
@@ -56,9 +65,9 @@ export class TopicStore {
    * behind, and returns the metadata of every topic. Unreadable metadata fails the open: serving
    * without a topic whose data is still on disk would be worse than not starting.
    */
-  async scan(): Promise<TopicMeta[]> {
+  async scan(): Promise<ScannedTopic[]> {
     await mkdir(this.root, { recursive: true });
-    const topics: TopicMeta[] = [];
+    const topics: ScannedTopic[] = [];
     for (const entry of await readdir(this.root, { withFileTypes: true })) {
       const path = join(this.root, entry.name);
       if (entry.name.startsWith(STAGING_PREFIX) || entry.name.startsWith(TRASH_PREFIX)) {
@@ -76,8 +85,7 @@ export class TopicStore {
         continue;
       }
       const meta = await this.#readMeta(entry.name);
-      await this.#removeStrays(meta);
-      topics.push(meta);
+      topics.push({ ...meta, partitionDirs: await this.#removeStrays(meta) });
     }
     return topics;
   }
@@ -151,10 +159,12 @@ export class TopicStore {
   /**
    * Removes a metadata temp file left by an update that never completed. Partition directories past
    * the count are only reported: partitions are added after the new count is durable, so such a
-   * directory was not made by the broker, and data is never deleted on a guess.
+   * directory was not made by the broker, and data is never deleted on a guess. Returns the
+   * partitions (within the count) that have a directory.
    */
-  async #removeStrays(meta: TopicMeta): Promise<void> {
+  async #removeStrays(meta: TopicMeta): Promise<Set<number>> {
     const dir = this.topicDir(meta.name);
+    const partitions = new Set<number>();
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.name === `${META_FILE}.tmp`) {
@@ -169,8 +179,11 @@ export class TopicStore {
           { path, partitions: meta.partitions },
           "ignoring a partition directory past the count",
         );
+      } else if (entry.isDirectory() && PARTITION_DIR.test(entry.name)) {
+        partitions.add(Number(entry.name));
       }
     }
+    return partitions;
   }
 }
 

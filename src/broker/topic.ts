@@ -27,6 +27,15 @@ export interface PartitionDescription {
   quarantined: QuarantinedRange[];
 }
 
+/** What a topic is without its partitions' figures (Broker.topicInfo): never waits for a recovery. */
+export interface TopicInfo {
+  name: string;
+  internal: boolean;
+  partitions: number;
+  /** The effective config, every key present. */
+  configs: Record<string, string>;
+}
+
 export interface TopicDescription {
   name: string;
   internal: boolean;
@@ -74,6 +83,14 @@ export interface TopicOpening {
   /** The last broker crashed without the machine (LogOptions.pagesKept). */
   pagesKept?: boolean;
   /**
+   * After a crash: open none now, each log is recovered on first use (`openPartition`) or when
+   * `openRest` reaches it. Until then a partition's figures are unknown (`whenKnown` waits for
+   * them), but for a partition that has no directory (`partitionDirs`): never opened, it is empty.
+   */
+  recover?: boolean;
+  /** The partitions that have a directory (TopicStore.scan), for `recover`. */
+  partitionDirs?: ReadonlySet<number>;
+  /**
    * The topic was just created and its partitions are empty: open none now, each opens (and its
    * directory is made) on first use. Its metadata, already durable, is all a create must keep.
    */
@@ -85,7 +102,10 @@ export class Topic {
   readonly internal: boolean;
   /** The open log of each partition; undefined while a lazy partition is not open yet. */
   #logs: (PartitionLog | undefined)[];
-  /** What a clean stop left of each partition not open yet (clean-stop.ts); undefined once open. */
+  /**
+   * What a clean stop left of each partition not open yet (clean-stop.ts); undefined once open,
+   * and for a partition not yet recovered after a crash (its figures are unknown until it opens).
+   */
   #summaries: (PartitionSummary | undefined)[];
   /** Opens under way, so everyone asking for one partition waits on the same open. */
   #opening: (Promise<PartitionLog> | undefined)[];
@@ -94,6 +114,7 @@ export class Topic {
   #logConfig: LogConfig;
   readonly #store: TopicStore;
   readonly #logger: Logger;
+  readonly #logOptions: LogOptions;
   #closed = new AbortController();
 
   private constructor(
@@ -105,6 +126,7 @@ export class Topic {
     logConfig: LogConfig,
     store: TopicStore,
     logger: Logger,
+    logOptions: LogOptions,
   ) {
     this.name = name;
     this.internal = isInternalTopicName(name);
@@ -116,12 +138,14 @@ export class Topic {
     this.#logConfig = logConfig;
     this.#store = store;
     this.#logger = logger;
+    this.#logOptions = logOptions;
   }
 
   /**
    * Opens a topic whose metadata is on disk. With `how.summaries` (what a clean stop left of every
    * partition, clean-stop.ts) no log is opened: each opens on first use (`openPartition`) or when
-   * `openRest` reaches it, and until then `view` answers from its summary. Without, every log is
+   * `openRest` reaches it, and until then `view` answers from its summary. With `how.recover` none
+   * is opened either, and a partition's figures wait for its recovery. Otherwise every log is
    * opened before this returns.
    */
   static async open(
@@ -134,13 +158,17 @@ export class Topic {
     const config = effectiveTopicConfig(meta.configs, broker);
     const logConfig = logConfigFor(config, broker);
     const summaries = how.fresh === true ? emptySummaries(meta.partitions) : how.summaries;
-    const lazy = summaries !== undefined && summaries.length === meta.partitions;
+    const summarised = summaries !== undefined && summaries.length === meta.partitions;
     const options = { pagesKept: how.pagesKept === true };
-    const logs = lazy
-      ? new Array<PartitionLog | undefined>(meta.partitions)
-      : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
-    const kept = lazy ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
-    return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger);
+    const logs =
+      summarised || how.recover === true
+        ? new Array<PartitionLog | undefined>(meta.partitions)
+        : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
+    const kept = summarised ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
+    if (!summarised && how.recover === true && how.partitionDirs !== undefined) {
+      for (let p = 0; p < kept.length; p++) if (!how.partitionDirs.has(p)) kept[p] = PartitionSummary.EMPTY;
+    }
+    return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger, options);
   }
 
   get partitionCount(): number {
@@ -168,6 +196,40 @@ export class Topic {
   get hasClosedPartitions(): boolean {
     for (const log of this.#logs) if (log === undefined) return true;
     return false;
+  }
+
+  /** Whether some partition left by a crash is not recovered yet (its figures are unknown). */
+  get hasUnrecoveredPartitions(): boolean {
+    return !this.known();
+  }
+
+  /**
+   * Whether the figures of `partition` (of every partition when undefined) are known: its log is
+   * open, or a clean stop summarised it.
+   */
+  known(partition?: number): boolean {
+    if (partition !== undefined) return this.#known(partition);
+    for (let p = 0; p < this.#logs.length; p++) if (!this.#known(p)) return false;
+    return true;
+  }
+
+  #known(partition: number): boolean {
+    return this.#logs[partition] !== undefined || this.#summaries[partition] !== undefined;
+  }
+
+  /**
+   * Resolves once the figures (offsets, size) of `partition`, or of every partition when it is
+   * undefined, are known: at once after a clean stop or once open; after a crash, once the logs
+   * not recovered yet are, each opened now ahead of the background opener. Rejects as an open fails.
+   */
+  whenKnown(partition?: number): Promise<void> {
+    if (partition !== undefined) {
+      if (this.#known(partition)) return Promise.resolve();
+      return this.openPartition(partition).then(noop);
+    }
+    const opens: Promise<PartitionLog>[] = [];
+    for (let p = 0; p < this.#logs.length; p++) if (!this.#known(p)) opens.push(this.openPartition(p));
+    return opens.length === 0 ? Promise.resolve() : Promise.all(opens).then(noop);
   }
 
   /** Throws UNKNOWN_PARTITION unless the topic has `partition`. */
@@ -199,12 +261,23 @@ export class Topic {
     return this.#logs[partition];
   }
 
-  /** The partition's offsets and size: from its log, or from the summary while it is not open. */
+  /**
+   * The partition's offsets and size: from its log, or from the summary while it is not open.
+   * A partition not yet recovered after a crash has none: callers wait for `whenKnown` first, and
+   * one that did not is refused with the retriable TIMEOUT rather than told a made-up offset.
+   */
   view(partition: number): PartitionView {
     const log = this.openedPartition(partition);
     if (log !== undefined) return log;
     this.checkPartition(partition);
-    return this.#summaries[partition]!;
+    return this.#summaries[partition] ?? this.#unrecovered(partition);
+  }
+
+  #unrecovered(partition: number): never {
+    throw new ConchError(
+      ErrorCode.TIMEOUT,
+      `partition ${partition} of topic "${this.name}" is still being recovered after a crash; try again`,
+    );
   }
 
   /**
@@ -256,7 +329,12 @@ export class Topic {
       if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
       const dir = this.#store.partitionDir(this.name, partition);
       const config = this.#logConfig;
-      const log = await PartitionLog.open(dir, config, this.#logger.child({ topic: this.name, partition }));
+      const log = await PartitionLog.open(
+        dir,
+        config,
+        this.#logger.child({ topic: this.name, partition }),
+        this.#logOptions,
+      );
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
       const summary = this.#summaries[partition];
@@ -284,7 +362,7 @@ export class Topic {
     const partitions: PartitionDescription[] = new Array(this.#logs.length);
     for (let partition = 0; partition < partitions.length; partition++) {
       const log = this.#logs[partition];
-      const view = log ?? this.#summaries[partition]!;
+      const view = log ?? this.view(partition);
       partitions[partition] = {
         partition,
         logStartOffset: view.logStartOffset,
@@ -384,6 +462,8 @@ export class Topic {
     return out;
   }
 }
+
+function noop(): void {}
 
 function emptySummaries(partitions: number): PartitionSummary[] {
   return new Array<PartitionSummary>(partitions).fill(PartitionSummary.EMPTY);

@@ -175,9 +175,10 @@ function registerGroupMetrics(context: HttpContext, registry: Registry): void {
   };
   const perPartition = (pick: "lag" | "committed") => (): Sample[] => {
     const out: Sample[] = [];
+    // A lag of -1: nothing committed, or its partition not recovered yet after a crash.
     for (const g of described())
       for (const p of g.partitions)
-        if (p.committed >= 0)
+        if (p.committed >= 0 && (pick === "committed" || p.lag >= 0))
           out.push({ labels: { group: g.group, topic: p.topic, partition: p.partition }, value: p[pick] });
     return out;
   };

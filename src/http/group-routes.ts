@@ -30,9 +30,9 @@ export function groupRoutes(context: HttpContext): Route[] {
       method: "GET",
       path: "/api/v1/groups/:group",
       access: { operation: "describe", type: "group", param: "group" },
-      handler: ({ params }) => ({
+      handler: async ({ params }) => ({
         status: 200,
-        body: context.requireBroker().groups.describeGroup(params.group!),
+        body: await context.requireBroker().groups.describeGroupRecovered(params.group!),
       }),
     },
     {

@@ -48,17 +48,29 @@ function partitionRows(broker: Broker, name: string) {
 
 /** A listing's row: in cluster mode the cluster's topic with its leaders' figures (cluster-topic-rows.ts). */
 async function summary(broker: Broker, name: string) {
-  if (broker.cluster === null) return topicSummary(broker, name);
+  if (broker.cluster === null) {
+    // After a crash the figures are the recovered logs'.
+    await broker.recovered(name);
+    return topicSummary(broker, name);
+  }
   return clusterTopicSummary(await describeTopicView(broker, name, "cluster"));
 }
 
 async function detail(broker: Broker, name: string) {
-  if (broker.cluster === null) return topicDetail(broker, name);
+  if (broker.cluster === null) {
+    // After a crash the figures are the recovered logs'.
+    await broker.recovered(name);
+    return topicDetail(broker, name);
+  }
   return clusterTopicDetail(await describeTopicView(broker, name, "cluster"));
 }
 
 async function partitions(broker: Broker, name: string) {
-  if (broker.cluster === null) return partitionRows(broker, name);
+  if (broker.cluster === null) {
+    // After a crash the figures are the recovered logs'.
+    await broker.recovered(name);
+    return partitionRows(broker, name);
+  }
   return (await describeTopicView(broker, name, "cluster")).partitions.map(clusterPartitionRow);
 }
 
@@ -191,7 +203,7 @@ export function topicRoutes(context: HttpContext): Route[] {
           const ts = integerParam("timestamp", timestamp, 0, MAX_OFFSET);
           from = (await broker.listOffsets(topic, partition, { kind: "timestamp", timestampMs: ts })).offset;
         } else {
-          broker.partitionView(topic, partition);
+          broker.checkPartition(topic, partition);
           from = integerParam("offset", query.get("offset"), 0, MAX_OFFSET, 0);
         }
         return { status: 200, body: await browse(broker, topic, partition, from, limit, key) };

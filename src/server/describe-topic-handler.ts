@@ -47,8 +47,10 @@ export function describeTopic(
       ? encodeDescribeTopicResponseV2
       : encodeDescribeTopicResponse;
   if (ctx.broker.cluster === null) {
-    const d = ctx.broker.describeTopic(req.topic);
-    return encode(correlationId, { topic: d.name, partitions: d.partitions, configs: d.configs });
+    return ctx.broker.recovered(req.topic).then(() => {
+      const d = ctx.broker.describeTopic(req.topic);
+      return encode(correlationId, { topic: d.name, partitions: d.partitions, configs: d.configs });
+    });
   }
   return describeTopicView(ctx.broker, req.topic, "cluster").then((view) => {
     const missing = view.partitions.find((p) => p.figures === null);

@@ -91,10 +91,15 @@ export function listGroups(ctx: RequestContext, frame: Buffer, correlationId: nu
 }
 
 /** Versions 1 and 2 share the request; version 2's response adds the group's kind and protocol type. */
-export function describeGroup(ctx: RequestContext, frame: Buffer, correlationId: number): Reply {
+export async function describeGroup(
+  ctx: RequestContext,
+  frame: Buffer,
+  correlationId: number,
+): Promise<Reply> {
   const req = decodeDescribeGroupRequest(frame);
   authorize(ctx, "describe", "group", req.group);
-  const d = ctx.broker.groups.describeGroup(req.group);
+  // Its lag needs its topics' high watermarks: after a crash, their recovered logs'.
+  const d = await ctx.broker.groups.describeGroupRecovered(req.group);
   const res = { ...d, state: WIRE_STATE[d.state], kind: groupKindValue(d.kind) };
   return requestApiVersion(frame) >= GROUP_KIND_VERSION
     ? encodeDescribeGroupResponseV2(correlationId, res)

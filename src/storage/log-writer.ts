@@ -71,6 +71,8 @@ export interface WriterOptions {
   stats: LogStats;
   /** The partition's idempotent producers, checked and updated as offsets are assigned. */
   producers: ProducerTable;
+  /** Where the flushed end starts, when below the log end (recovered data not fsynced yet). */
+  flushedOffset?: number;
 }
 
 export class LogWriter {
@@ -123,7 +125,7 @@ export class LogWriter {
       failed: () => this.#failure !== null,
     });
     this.#commit = new GroupCommit(
-      this.#writtenOffset,
+      Math.min(options.flushedOffset ?? this.#writtenOffset, this.#writtenOffset),
       () => this.#writtenOffset,
       (done) => this.#syncWritten(done),
       (offset) => {

@@ -77,7 +77,9 @@ export interface LogOptions {
   /**
    * The last process to write the log crashed without the machine going down (the data directory
    * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
-   * the file's allocated blocks (recovery.ts, searchLimit).
+   * the file's allocated blocks (recovery.ts, searchLimit), and (unless flush=sync) what recovery
+   * kept is fsynced in the background instead of before the log is used (its flushed end starts
+   * below it meanwhile).
    */
   pagesKept?: boolean;
 }
@@ -167,6 +169,7 @@ export class PartitionLog {
     options: LogOptions,
     cleanedEnd: number,
     epochs: LeaderEpochs,
+    flushedFrom: number,
   ) {
     this.dir = dir;
     this.epochs = epochs;
@@ -218,6 +221,7 @@ export class PartitionLog {
       logger,
       stats: this.stats,
       producers: this.#producers,
+      flushedOffset: flushedFrom,
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
@@ -258,6 +262,8 @@ export class PartitionLog {
     let segments: Segment[];
     let cleanedEnd: number;
     let closedCleanly: boolean;
+    /** Where the flushed end starts: the log end, or below what recovery kept and did not fsync. */
+    let flushedFrom = Number.POSITIVE_INFINITY;
     /** The directory was made by this open: it holds nothing to recover. */
     let created = false;
     try {
@@ -296,7 +302,15 @@ export class PartitionLog {
       try {
         // What recovery kept is made durable now, so the flushed end can start at the log end. A
         // clean stop fsynced it all before writing the index that let recovery skip the scan.
-        if (!closedCleanly) await ops.datasync(active.openFile!);
+        // After a crash of the process alone the page cache holds every byte kept, and a later
+        // fdatasync of the file covers them as well as it would now: the log serves at once, its
+        // flushed end starting at the active segment's base (nothing in it counts as durable, so
+        // an acks=durable append waits for that fsync), queued below. Not under flush=sync, whose
+        // readers see only what an fsync covers: a high watermark held back to the base would
+        // tell a consumer already past it that its offset is out of range.
+        if (!closedCleanly && options.pagesKept === true && checked.flush !== "sync")
+          flushedFrom = active.baseOffset;
+        else if (!closedCleanly) await ops.datasync(active.openFile!);
         if (active.fileSize < checked.segmentBytes) {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
@@ -317,7 +331,9 @@ export class PartitionLog {
       throw storageError(`cannot read the leader epochs in ${dir}`, err);
     }
     const list = new SegmentList(segments);
-    const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs);
+    const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs, flushedFrom);
+    // The fsync of what recovery kept waits its turn with the interval fsyncs (flush-queue.ts).
+    if (log.flushedOffset < log.logEndOffset) log.#flushes.push(log.#flushEntry);
     try {
       if (!created) await log.#recoverProducers();
     } catch (err) {

@@ -50,6 +50,19 @@ export function batchOf(values: string[], timestampMs = Date.now()): Buffer {
   return Buffer.from(b.finish());
 }
 
+/** The values of every record of a partition, read with one fetch from offset 0. */
+export async function fetchValues(broker: Broker, topic: string, partition: number): Promise<string[]> {
+  const read = await broker.fetch({
+    topic,
+    partition,
+    offset: 0,
+    maxBytes: 1 << 20,
+    maxWaitMs: 0,
+    minBytes: 0,
+  });
+  return recordsOf(read.records).map(([, v]) => v);
+}
+
 /** The offset and value of every record in fetched bytes at or after `from`. */
 export function recordsOf(bytes: Buffer, from = 0): [number, string][] {
   const out: [number, string][] = [];

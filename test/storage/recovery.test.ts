@@ -3,6 +3,7 @@ import { cp, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises
 import { basename, join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
+import { FlushQueue } from "../../src/storage/flush-queue.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { searchLimit } from "../../src/storage/recovery.js";
 import { TestFileOps } from "./file-ops-fakes.js";
@@ -351,4 +352,52 @@ test("after a crash of the process alone the search past zeros stops at the allo
   assert.equal(searchLimit({ blocks: 0, size: 128 * MiB }, 128 * MiB, true), 0, "an empty segment");
   assert.equal(searchLimit({ blocks: 300_000, size: 128 * MiB }, 128 * MiB, true), 128 * MiB);
   assert.equal(searchLimit({ blocks: Number.NaN, size: 4 * MiB }, 4 * MiB, true), 4 * MiB);
+});
+
+test("after a crash in the same boot the log serves before the fsync of what recovery kept, which durable appends wait for", {
+  timeout: 20_000,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const live = join(dir, "live");
+    const config = testConfig();
+    const log = await PartitionLog.open(live, config);
+    for (let i = 0; i < 10; i++) await log.append(makeBatch(`k${i}`, 3));
+    // Copies taken while the log is open are what a SIGKILL leaves.
+    await cp(live, join(dir, "copy"), { recursive: true });
+    await cp(live, join(dir, "sync"), { recursive: true });
+    await log.close();
+
+    const ops = new TestFileOps();
+    let release = (): void => {};
+    ops.syncGate = new Promise<void>((resolve) => (release = resolve));
+    // No fsync can end while the gate is shut: an open that waited for one would never return.
+    const recovered = await PartitionLog.open(join(dir, "copy"), config, undefined, {
+      fileOps: ops,
+      pagesKept: true,
+      flushQueue: new FlushQueue(),
+    });
+    try {
+      assert.equal(recovered.logEndOffset, 30);
+      assert.equal(recovered.highWatermark, 30, "readers see what the crashed process wrote, as it did");
+      assert.equal(recovered.flushedOffset, 0, "nothing recovered counts as durable before its fsync");
+      const durable = recovered.append(makeBatch("k10", 3), { durable: true });
+      release();
+      assert.equal((await durable).baseOffset, 30);
+      assert.equal(recovered.flushedOffset, 33);
+      assert.deepEqual(offsetsOf(await readAll(recovered)), range(0, 33));
+    } finally {
+      release();
+      await recovered.close();
+    }
+
+    // Under flush=sync readers see only what an fsync covers: that one still comes first.
+    const syncOps = new TestFileOps();
+    const synced = await PartitionLog.open(join(dir, "sync"), testConfig({ flush: "sync" }), undefined, {
+      fileOps: syncOps,
+      pagesKept: true,
+    });
+    assert.equal(syncOps.datasyncs.count, 1);
+    assert.equal(synced.highWatermark, 30);
+    await synced.close();
+  });
 });

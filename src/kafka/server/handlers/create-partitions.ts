@@ -36,7 +36,7 @@ async function grow(ctx: KafkaContext, t: CreatePartitionsTopic, validateOnly: b
     );
   }
   if (validateOnly) {
-    const now = ctx.broker.describeTopic(t.name).partitions.length;
+    const now = ctx.broker.topicInfo(t.name).partitions;
     if (t.count <= now) {
       throw new KafkaRefusal(
         KafkaErrorCode.INVALID_PARTITIONS,

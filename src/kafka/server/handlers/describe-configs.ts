@@ -54,7 +54,7 @@ export const describeConfigsHandler: KafkaHandler = {
 function configsOf(ctx: KafkaContext, type: number, name: string): [string, string][] {
   if (type === ConfigResourceType.TOPIC) {
     authorize(ctx, "describe", "topic", name);
-    return Object.entries(ctx.broker.describeTopic(name).configs);
+    return Object.entries(ctx.broker.topicInfo(name).configs);
   }
   if (type === ConfigResourceType.BROKER && name === String(ctx.node.nodeId)) {
     authorize(ctx, "describe", "cluster", "cluster");

@@ -86,7 +86,7 @@ async function answer(
   let left = maxBytes;
   for (const r of reads) {
     if (left <= 0 || ctx.signal.aborted) {
-      offsetsOnly(ctx, r);
+      await offsetsOnly(ctx, r);
       continue;
     }
     await readPartition(ctx, r, Math.min(Math.max(r.asked.partitionMaxBytes, 0), left), 0, 0, undefined);
@@ -152,8 +152,10 @@ function emptyAnswer(partitionIndex: number): FetchPartitionResponse {
 }
 
 /** A partition past max_bytes: its offsets, from the log, with nothing read. */
-function offsetsOnly(ctx: KafkaContext, r: PartitionRead): void {
+async function offsetsOnly(ctx: KafkaContext, r: PartitionRead): Promise<void> {
   try {
+    // After a crash, the offsets of a partition not recovered yet are its log's once it is.
+    await ctx.broker.recovered(r.topic, r.asked.partition);
     const view = ctx.broker.partitionView(r.topic, r.asked.partition);
     setOffsets(r.answer, view.highWatermark, view.logStartOffset);
   } catch (err) {

@@ -31,7 +31,7 @@ export const metadataHandler: KafkaHandler = {
     const names =
       req.topics ??
       cluster?.topicNames() ??
-      broker.listTopics().filter((name) => !broker.describeTopic(name).internal);
+      broker.listTopics().filter((name) => !broker.topicInfo(name).internal);
     const topics: MetadataTopic[] = [];
     const named = req.topics !== null;
     for (const name of names) {
@@ -79,11 +79,12 @@ async function describe(ctx: KafkaContext, name: string, mayCreate: boolean): Pr
       });
     }
     if (broker.cluster !== null) return clusterTopic(broker.cluster, name);
-    const d = broker.describeTopic(name);
+    // The partitions' count only: a Metadata answer never waits for a recovery after a crash.
+    const d = broker.topicInfo(name);
     const nodes = [ctx.node.nodeId];
-    const partitions: MetadataPartition[] = d.partitions.map((p) => ({
+    const partitions: MetadataPartition[] = Array.from({ length: d.partitions }, (_, partitionIndex) => ({
       errorCode: KafkaErrorCode.NONE,
-      partitionIndex: p.partition,
+      partitionIndex,
       leaderId: ctx.node.nodeId,
       replicaNodes: nodes,
       isrNodes: nodes,
@@ -115,7 +116,7 @@ function clusterTopic(cluster: ClusterMetadata, name: string): MetadataTopic {
 function exists(broker: Broker, name: string): boolean {
   if (broker.cluster !== null) return broker.cluster.partitions(name) !== undefined;
   try {
-    broker.describeTopic(name);
+    broker.topicInfo(name);
     return true;
   } catch {
     return false;
