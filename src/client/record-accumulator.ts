@@ -53,6 +53,9 @@ export interface AccumulatorOptions {
  */
 export type BatchSender = (batch: ProducerBatch) => void;
 
+/** Partition numbers below this are kept in a dense array; higher ones (refused by any broker) are not. */
+const DENSE_PARTITIONS = 1 << 16;
+
 class PartitionQueue {
   readonly topic: string;
   readonly partition: number;
@@ -97,7 +100,11 @@ export class RecordAccumulator {
   #deliveryTimeoutMs: number;
   #maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
   #send: BatchSender;
-  #queues = new Map<string, Map<number, PartitionQueue>>();
+  /**
+   * Each topic's queues by partition number: an array kept dense (grown with undefined up to a new
+   * partition), as a Map of 10,000 partitions cost a hash lookup per record.
+   */
+  #queues = new Map<string, Array<PartitionQueue | undefined>>();
   /** The queue found last: consecutive records mostly go to the same partition. */
   #lastQueue: PartitionQueue | null = null;
   /** Queues with an open, ready or in-flight batch. */
@@ -183,7 +190,7 @@ export class RecordAccumulator {
 
   /** Whether a record of `bytes` would not fit the partition's open batch (and so would start a new one). */
   wouldSeal(topic: string, partition: number, bytes: number): boolean {
-    const q = this.#queues.get(topic)?.get(partition);
+    const q = this.#queues.get(topic)?.[partition];
     if (q === undefined || q.open === null) return false;
     return q.builder!.sizeBytes + bytes > Math.min(this.#batchBytes, this.#maxBatchBytes);
   }
@@ -333,9 +340,15 @@ export class RecordAccumulator {
     const last = this.#lastQueue;
     if (last !== null && last.partition === partition && last.topic === topic) return last;
     let byPartition = this.#queues.get(topic);
-    if (byPartition === undefined) this.#queues.set(topic, (byPartition = new Map()));
-    let q = byPartition.get(partition);
-    if (q === undefined) byPartition.set(partition, (q = new PartitionQueue(topic, partition)));
+    if (byPartition === undefined) this.#queues.set(topic, (byPartition = []));
+    let q = byPartition[partition];
+    if (q === undefined) {
+      q = new PartitionQueue(topic, partition);
+      // Grown without holes, as an index far past the end turns the array into a dictionary; but
+      // only so far: a send may name any partition up to 2^32 - 1 (the broker refuses it).
+      if (partition < DENSE_PARTITIONS) while (byPartition.length < partition) byPartition.push(undefined);
+      byPartition[partition] = q;
+    }
     this.#lastQueue = q;
     return q;
   }

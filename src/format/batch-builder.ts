@@ -401,7 +401,9 @@ export class BatchBuilder {
     const slab = this.#slab;
     const s = this.#start;
     slab[s] = MAGIC;
-    slab.fill(0, s + 1, s + HEADER_SIZE);
+    // A loop, not Buffer#fill: its argument checks cost more than the 28 stores (every batch of a
+    // send over many partitions begins here).
+    for (let i = s + 1; i < s + HEADER_SIZE; i++) slab[i] = 0;
     writeU32(slab, s + CRC_AT, 0);
     writeU16(slab, s + CRC_AT + 4, 0); // attributes: no compression
     writeProducerFields(slab, s, NO_PRODUCER_ID, 0, 0);

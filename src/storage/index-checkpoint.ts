@@ -12,7 +12,8 @@
  * a checkpoint costs only a longer scan. Written under a temporary name and renamed, so a reader
  * never sees half a file. Whoever cuts the active segment back must `discard` it first.
  */
-import { rename, unlink, writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs";
+import { unlink } from "node:fs/promises";
 import type { Segment } from "./segment.js";
 import type { SegmentIndex } from "./segment-index.js";
 import { TMP_SUFFIX } from "./segment-name.js";
@@ -64,8 +65,7 @@ export class IndexCheckpoint {
       if (previous !== null && previous !== seg) await unlink(checkpointPath(previous)).catch(() => {});
       this.#segment = seg;
       // A copy: the index grows (and may be replaced) while the file is written.
-      await writeFile(tmp, Buffer.from(index.bytes()));
-      await rename(tmp, path);
+      await writeAndRename(tmp, path, Buffer.from(index.bytes()));
       this.#index = index;
       this.#count = count;
       // The log was cut back while the file was written (its index replaced or shorter), or damage
@@ -79,4 +79,19 @@ export class IndexCheckpoint {
       await unlink(tmp).catch(() => {});
     }
   }
+}
+
+/**
+ * Writes `bytes` to `tmp`, then renames it to `path`: with the callback API, as every log writes
+ * its checkpoint every CHECKPOINT_INTERVAL_MS. fs/promises' writeFile makes a FileHandle (an event
+ * emitter), an abort check and a promise per step: with 10,000 logs written to, those were about
+ * a tenth of the broker's event loop (docs/performance/scale.md, "Workload 6b: per-batch costs").
+ */
+function writeAndRename(tmp: string, path: string, bytes: Buffer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    writeFile(tmp, bytes, (writeErr) => {
+      if (writeErr) reject(writeErr);
+      else rename(tmp, path, (renameErr) => (renameErr ? reject(renameErr) : resolve()));
+    });
+  });
 }

@@ -188,3 +188,21 @@ test("small batches in flight over many partitions hold no encode buffer each, a
   await Promise.resolve();
   for (let p = 0; p < partitions; p++) assert.deepEqual(values(sent[p]!), [`first-${p}`]);
 });
+
+test("partitions far apart, up to 2^32 - 1, get queues of their own at once (no array grown to the largest)", async () => {
+  const { sent, add } = setup();
+  const started = performance.now();
+  for (const partition of [0xffffffff, 7, 70_000, 0, 7]) add(`p${partition}`, partition);
+  assert.ok(performance.now() - started < 1000, "no array of billions of slots was filled");
+  await Promise.resolve();
+  const byPartition = new Map(sent.map((b) => [b.partition, values(b)]));
+  assert.deepEqual(
+    [...byPartition].sort((x, y) => x[0] - y[0]),
+    [
+      [0, ["p0"]],
+      [7, ["p7", "p7"]],
+      [70_000, ["p70000"]],
+      [0xffffffff, ["p4294967295"]],
+    ],
+  );
+});
