@@ -46,32 +46,32 @@ function partitionRows(broker: Broker, name: string) {
   });
 }
 
+/**
+ * A topic's figures as `local` reads them from a single-node broker (after a crash, once its
+ * partitions are recovered), or as `cluster` makes them from the cluster's view of the topic.
+ */
+async function figures<T>(
+  broker: Broker,
+  name: string,
+  local: (broker: Broker, name: string) => T,
+  cluster: (view: Awaited<ReturnType<typeof describeTopicView>>) => T,
+): Promise<T> {
+  if (broker.cluster !== null) return cluster(await describeTopicView(broker, name, "cluster"));
+  await broker.recovered(name);
+  return local(broker, name);
+}
+
 /** A listing's row: in cluster mode the cluster's topic with its leaders' figures (cluster-topic-rows.ts). */
-async function summary(broker: Broker, name: string) {
-  if (broker.cluster === null) {
-    // After a crash the figures are the recovered logs'.
-    await broker.recovered(name);
-    return topicSummary(broker, name);
-  }
-  return clusterTopicSummary(await describeTopicView(broker, name, "cluster"));
+function summary(broker: Broker, name: string) {
+  return figures<unknown>(broker, name, topicSummary, clusterTopicSummary);
 }
 
-async function detail(broker: Broker, name: string) {
-  if (broker.cluster === null) {
-    // After a crash the figures are the recovered logs'.
-    await broker.recovered(name);
-    return topicDetail(broker, name);
-  }
-  return clusterTopicDetail(await describeTopicView(broker, name, "cluster"));
+function detail(broker: Broker, name: string) {
+  return figures<unknown>(broker, name, topicDetail, clusterTopicDetail);
 }
 
-async function partitions(broker: Broker, name: string) {
-  if (broker.cluster === null) {
-    // After a crash the figures are the recovered logs'.
-    await broker.recovered(name);
-    return partitionRows(broker, name);
-  }
-  return (await describeTopicView(broker, name, "cluster")).partitions.map(clusterPartitionRow);
+function partitions(broker: Broker, name: string) {
+  return figures<unknown>(broker, name, partitionRows, (view) => view.partitions.map(clusterPartitionRow));
 }
 
 function topicSummary(broker: Broker, name: string) {
