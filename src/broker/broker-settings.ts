@@ -187,7 +187,7 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
   setting(
     "directReads",
     "mode",
-    "read old segment files with direct I/O (O_DIRECT), past the page cache: auto (once a read finds a segment not cached), on, or off",
+    "read old segment files with direct I/O (O_DIRECT), past the page cache: auto (once a read finds a segment not cached), on (every closed segment), or off",
     "auto",
     enumValue(DIRECT_READS),
   ),
