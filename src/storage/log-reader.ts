@@ -18,6 +18,7 @@ import { storedBatchIntact } from "../format/stored-batch-intact.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
 import type { DirectReads } from "./config.js";
 import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
+import { diskReadBytes } from "./disk-read-bytes.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { CachedRun, TailCache } from "./tail-cache.js";
@@ -322,8 +323,9 @@ export class LogReader {
     try {
       const probe = closed && mode === "auto" && seg.readMode === "cached" && len >= COLD_PROBE_BYTES;
       const started = probe ? performance.now() : 0;
+      const diskBefore = probe ? diskReadBytes() : -1;
       const n = await seg.read(buf, len, pos);
-      if (probe && n >= COLD_PROBE_BYTES && (performance.now() - started) * CACHED_BYTES_PER_MS > n) {
+      if (probe && n >= COLD_PROBE_BYTES && foundCold(n, performance.now() - started, diskBefore)) {
         seg.readMode = "direct";
       }
       return buf.subarray(0, n);
@@ -354,6 +356,20 @@ export class LogReader {
       return null;
     }
   }
+}
+
+/**
+ * Whether a read through the page cache of `bytes` that took `ms` went to the disk: slower than
+ * the cache serves, and, where the process's disk reads are counted (disk-read-bytes.ts), with at
+ * least half its bytes read from the disk meanwhile (a cached read answered late by a busy process
+ * is not cold). Reads running at the same time count too: a read found cold wrongly is still read
+ * right, directly.
+ */
+function foundCold(bytes: number, ms: number, diskBefore: number): boolean {
+  if (ms * CACHED_BYTES_PER_MS <= bytes) return false;
+  if (diskBefore < 0) return true;
+  const diskAfter = diskReadBytes();
+  return diskAfter < 0 || diskAfter - diskBefore >= bytes / 2;
 }
 
 /**

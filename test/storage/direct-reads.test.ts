@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
@@ -115,16 +117,40 @@ test("any read, direct or through the cache, returns the same bytes", async () =
   });
 });
 
-test("auto: a closed segment whose read came from the disk is read directly from then on; the active one never", async () => {
+/** Reads through the cache made slow (20 ms), as reads that wait for a disk are; restored by the result. */
+function slowCachedReads(): () => void {
+  const cachedRead = Segment.prototype.read;
+  Segment.prototype.read = async function (this: Segment, buf: Buffer, length: number, position: number) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return cachedRead.call(this, buf, length, position);
+  };
+  return () => {
+    Segment.prototype.read = cachedRead;
+  };
+}
+
+/** Drops the clean cached pages of the log's segment files (GNU dd: posix_fadvise DONTNEED); false where it cannot. */
+async function dropCachedPages(dir: string): Promise<boolean> {
+  try {
+    for (const f of await readdir(dir)) {
+      if (f.endsWith(".wal"))
+        execFileSync("dd", [`if=${join(dir, f)}`, "iflag=nocache", "count=0", "status=none"]);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("auto: a closed segment whose read came from the disk is read directly from then on; the active one never", async (t) => {
   await withTempDir(async (dir) => {
     await writeLog(dir, "off", 1200, MiB);
+    if (!(await dropCachedPages(dir))) {
+      t.skip("the page cache cannot be dropped here");
+      return;
+    }
     const counts = countReads();
-    // Reads through the cache made slow, as reads that go to the disk are.
-    const cachedRead = Segment.prototype.read;
-    Segment.prototype.read = async function (this: Segment, buf: Buffer, length: number, position: number) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      return cachedRead.call(this, buf, length, position);
-    };
+    const restoreReads = slowCachedReads();
     try {
       // Segments of 1 MiB, so that a read is long enough to be timed.
       const log = await PartitionLog.open(dir, testConfig({ segmentBytes: MiB, directReads: "auto" }));
@@ -132,12 +158,32 @@ test("auto: a closed segment whose read came from the disk is read directly from
       const expected = await readAll(log, 512 * KiB);
       const afterFirstPass = counts.direct;
       assert.deepEqual(await readAll(log, 512 * KiB), expected);
-      assert.ok(counts.direct > afterFirstPass, "the second pass reads the segments found slow directly");
+      assert.ok(counts.direct > afterFirstPass, "the second pass reads the segments found cold directly");
       assert.ok(!counts.directBases.has(await activeBase(dir)), "never the active segment");
       await log.close();
     } finally {
+      restoreReads();
       counts.restore();
     }
+  });
+});
+
+test("auto: a read of cached pages that was only slow to be answered does not make a segment direct", async () => {
+  await withTempDir(async (dir) => {
+    await writeLog(dir, "off", 1200, MiB);
+    const counts = countReads();
+    const restoreReads = slowCachedReads();
+    try {
+      const log = await PartitionLog.open(dir, testConfig({ segmentBytes: MiB, directReads: "auto" }));
+      await readAll(log, 512 * KiB);
+      await readAll(log, 512 * KiB);
+      await log.close();
+    } finally {
+      restoreReads();
+      counts.restore();
+    }
+    assert.equal(counts.direct, 0, "the pages were cached: no disk reads were counted");
+    assert.ok(counts.cached > 0);
   });
 });
 
