@@ -79,6 +79,9 @@ async function ceilings(): Promise<Ceilings> {
         (out.disk.coldReadMBps === undefined
           ? "cold read: not measured (the page cache could not be dropped); "
           : `cold read ${out.disk.coldReadMBps.toFixed(0)} MB/s (the same file in 1 MiB reads, its pages dropped first); `) +
+        (out.disk.coldReadDirectMBps === undefined
+          ? ""
+          : `cold read with direct I/O ${out.disk.coldReadDirectMBps.toFixed(0)} MB/s; `) +
         `4 KiB write + fdatasync: ${out.disk.syncWriteMedianUs.toFixed(0)} us`,
     );
   } catch (err) {

@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
+import { newAlignedBuffer } from "../../src/format/aligned-buffers.js";
 
 // The machine's limits, measured in the same run as the brokers so every figure can be read as a
 // fraction of what the disk and the loopback interface can do at all from Node.
@@ -20,6 +22,8 @@ export interface DiskCeiling {
    * MB/s; absent when they could not be dropped (then a read would measure memory, not the disk).
    */
   coldReadMBps?: number;
+  /** The same cold read with direct I/O (O_DIRECT, no page cache), as the broker reads old segments. */
+  coldReadDirectMBps?: number;
   bytes: number;
   /** One 4 KiB write + fdatasync, median of `syncSamples`, in microseconds. */
   syncWriteMedianUs: number;
@@ -41,6 +45,7 @@ export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promis
     }
     const seconds = (performance.now() - start) / 1000;
     const coldReadMBps = await measureColdRead(join(dir, "seq"), bytes);
+    const coldReadDirectMBps = await measureColdReadDirect(join(dir, "seq"), bytes);
 
     const small = Buffer.alloc(4096, 0x33);
     const syncFile = await open(join(dir, "sync"), "w");
@@ -59,6 +64,7 @@ export async function measureDisk(bytes = 1024 * MiB, syncSamples = 200): Promis
     return {
       sequentialMBps: bytes / 1e6 / seconds,
       ...(coldReadMBps === null ? {} : { coldReadMBps }),
+      ...(coldReadDirectMBps === null ? {} : { coldReadDirectMBps }),
       bytes,
       syncWriteMedianUs: samples[samples.length >> 1] ?? 0,
       syncSamples,
@@ -82,6 +88,28 @@ async function measureColdRead(path: string, bytes: number): Promise<number | nu
   }
   const chunk = Buffer.allocUnsafe(MiB);
   const file = await open(path, "r");
+  const start = performance.now();
+  try {
+    for (let read = 0; read < bytes; read += MiB) await file.read(chunk, 0, MiB, read);
+  } finally {
+    await file.close();
+  }
+  return bytes / 1e6 / ((performance.now() - start) / 1000);
+}
+
+/**
+ * The cold read with direct I/O: the file opened with O_DIRECT, 1 MiB reads into a page-aligned
+ * buffer. Null where there is no O_DIRECT or no aligned buffer.
+ */
+async function measureColdReadDirect(path: string, bytes: number): Promise<number | null> {
+  const chunk = newAlignedBuffer(MiB);
+  if (chunk === null || constants.O_DIRECT === undefined) return null;
+  let file: FileHandle;
+  try {
+    file = await open(path, constants.O_RDONLY | constants.O_DIRECT);
+  } catch {
+    return null;
+  }
   const start = performance.now();
   try {
     for (let read = 0; read < bytes; read += MiB) await file.read(chunk, 0, MiB, read);

@@ -147,10 +147,16 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
         ? `${((s.msgsPerSec / one.msgsPerSec) * 100).toFixed(0)}% of 1 partition`
         : "–";
     }
-    case "cold-read":
-      return input.disk?.coldReadMBps
-        ? `${((mbps / input.disk.coldReadMBps) * 100).toFixed(0)}% cold disk read`
-        : "–";
+    case "cold-read": {
+      // Against both ways of reading the disk: through the page cache, and with direct I/O.
+      const cached = input.disk?.coldReadMBps;
+      const direct = input.disk?.coldReadDirectMBps;
+      if (!cached) return "–";
+      const share = (ceiling: number) => `${((mbps / ceiling) * 100).toFixed(0)}%`;
+      return direct
+        ? `${share(cached)} cold disk read, ${share(direct)} direct`
+        : `${share(cached)} cold disk read`;
+    }
     case "connections-1k":
       // Against the same producer alone, just before, on the same server.
       return s.soloShare === undefined ? "–" : `${(s.soloShare * 100).toFixed(0)}% of alone`;

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import type { FlushPolicy } from "../storage/config.js";
+import type { DirectReads, FlushPolicy } from "../storage/config.js";
 import {
   type AnyBrokerSetting,
   BROKER_SETTINGS,
@@ -49,6 +49,8 @@ export interface BrokerConfig {
   httpPort: number;
   /** Count traffic for /metrics and the event feed (docs/performance/features.md, metrics cost). */
   metrics: boolean;
+  /** Reads of old segments with direct I/O: once found cold ("auto"), always ("on") or never ("off"). */
+  directReads: DirectReads;
   /** Serve the Kafka wire protocol (docs/kafka.md) on kafkaPort, at the same host. */
   kafka: boolean;
   kafkaPort: number;

@@ -5,7 +5,7 @@
  * added here and nowhere else.
  */
 import { MAX_TIMER_MS } from "../format/duration.js";
-import { MAX_BATCH_BYTES_LIMIT, MAX_PRODUCER_IDS } from "../storage/config.js";
+import { DIRECT_READS, MAX_BATCH_BYTES_LIMIT, MAX_PRODUCER_IDS } from "../storage/config.js";
 import type { FlushPolicy } from "./broker-config.js";
 import { CLUSTER_SETTINGS } from "./cluster-settings.js";
 import { booleanValue, enumValue, integerValue, textValue } from "./config-values.js";
@@ -183,6 +183,13 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     "HTTP port for metrics, health and admin (0 picks a free one)",
     7421,
     integerValue(0, 65535),
+  ),
+  setting(
+    "directReads",
+    "mode",
+    "read old segment files with direct I/O (O_DIRECT), past the page cache: auto (once a read finds a segment not cached), on (every closed segment), or off",
+    "auto",
+    enumValue(DIRECT_READS),
   ),
   {
     ...setting(

@@ -71,6 +71,7 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
     compactionBytesPerSec: broker.compactionBytesPerSec,
     corruptData: topic.corruptData,
     metrics: broker.metrics,
+    directReads: broker.directReads,
     producerIdExpirationMs: broker.producerIdExpirationMs,
     maxProducerIds: broker.maxProducerIds,
   };

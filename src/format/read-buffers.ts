@@ -16,6 +16,8 @@
  * Node's shared pool, a copy).
  */
 
+import { isAlignedBuffer, newAlignedBuffer } from "./aligned-buffers.js";
+
 /** Buffers are made in steps of this size, so that reads of similar sizes share them. */
 const STEP_BYTES = 256 * 1024;
 /** Reads larger than this get a buffer of their own, never kept. */
@@ -48,6 +50,29 @@ export function takeReadBuffer(bytes: number): Buffer {
   // Its own ArrayBuffer (not Node's shared pool): the views of it are known by it.
   buf ??= Buffer.allocUnsafeSlow(Math.ceil(bytes / STEP_BYTES) * STEP_BYTES);
   lent.add(buf.buffer);
+  return buf;
+}
+
+/**
+ * `takeReadBuffer` for a direct read: a page-aligned buffer (aligned-buffers.ts), the most recently
+ * handed back aligned one that is large enough, else a new one; null when none can be made (the
+ * read then goes through the page cache).
+ */
+export function takeAlignedReadBuffer(bytes: number): Buffer | null {
+  if (bytes > MAX_POOLED_BYTES) return null;
+  let buf: Buffer | null = null;
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const k = kept[i]!;
+    if (k.length >= bytes && isAlignedBuffer(k)) {
+      buf = k;
+      kept[i] = kept[kept.length - 1]!;
+      kept.pop();
+      keptBytes -= k.length;
+      break;
+    }
+  }
+  buf ??= newAlignedBuffer(Math.ceil(bytes / STEP_BYTES) * STEP_BYTES);
+  if (buf !== null) lent.add(buf.buffer);
   return buf;
 }
 

@@ -13,6 +13,9 @@ export const CLEANUP_POLICIES: readonly CleanupPolicy[] = ["delete", "compact", 
 /** How a read of a quarantined range is answered: CORRUPT_DATA, or the batches after it. */
 export type CorruptDataPolicy = "fail" | "skip";
 export const CORRUPT_DATA_POLICIES: readonly CorruptDataPolicy[] = ["fail", "skip"];
+/** When old segments are read with direct I/O (storage/log-reader.ts): "auto" once found cold. */
+export type DirectReads = "auto" | "on" | "off";
+export const DIRECT_READS: readonly DirectReads[] = ["auto", "on", "off"];
 
 export interface LogConfig {
   /** Roll the active segment when full (default 128 MiB); the active file is preallocated to this size. */
@@ -48,6 +51,11 @@ export interface LogConfig {
    * the hot path skips the counters and the clock reads (docs/performance/features.md, metrics cost).
    */
   metrics: boolean;
+  /**
+   * Reads of closed segments with direct I/O (O_DIRECT), which neither fills the page cache nor
+   * copies through it: "auto" (default) once a segment is found not cached, "on" always, "off" never.
+   */
+  directReads: DirectReads;
   /** An idempotent producer idle this long is forgotten by the partition (default 24 h, Kafka's). */
   producerIdExpirationMs: number;
   /** Idempotent producers a partition remembers at most; past it the longest idle goes (default 1000). */
@@ -72,6 +80,7 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   compactionBytesPerSec: -1,
   corruptData: "fail",
   metrics: true,
+  directReads: "auto",
   producerIdExpirationMs: DAY_MS,
   maxProducerIds: 1000,
 });
@@ -114,6 +123,9 @@ export function validateLogConfig(config: LogConfig): LogConfig {
   if (config.compactionBytesPerSec !== -1) {
     checkInt("compactionBytesPerSec", config.compactionBytesPerSec, 1, Number.MAX_SAFE_INTEGER);
   }
+  if (!DIRECT_READS.includes(config.directReads)) {
+    throw invalid(`directReads must be "auto", "on" or "off", got ${String(config.directReads)}`);
+  }
   if (!CORRUPT_DATA_POLICIES.includes(config.corruptData)) {
     throw invalid(`corruptData must be "fail" or "skip", got ${String(config.corruptData)}`);
   }
@@ -135,6 +147,7 @@ export function validateLogConfig(config: LogConfig): LogConfig {
     compactionBytesPerSec: config.compactionBytesPerSec,
     corruptData: config.corruptData,
     metrics: config.metrics !== false,
+    directReads: config.directReads,
     producerIdExpirationMs: config.producerIdExpirationMs,
     maxProducerIds: config.maxProducerIds,
   };

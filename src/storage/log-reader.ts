@@ -7,15 +7,18 @@
  * skipped (damaged-range.ts).
  */
 
+import { DIRECT_ALIGN } from "../format/aligned-buffers.js";
 import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE, TIMESTAMP_AT } from "../format/layout.js";
-import { releaseReadBuffer, takeReadBuffer } from "../format/read-buffers.js";
+import { releaseReadBuffer, takeAlignedReadBuffer, takeReadBuffer } from "../format/read-buffers.js";
 import { RecordCursor } from "../format/record-cursor.js";
 import { storedBatchIntact } from "../format/stored-batch-intact.js";
 import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
+import type { DirectReads } from "./config.js";
 import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
+import { diskReadBytes } from "./disk-read-bytes.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { CachedRun, TailCache } from "./tail-cache.js";
@@ -23,6 +26,14 @@ import type { CachedRun, TailCache } from "./tail-cache.js";
 export const EMPTY = Buffer.alloc(0);
 /** Read beyond the index entry's distance so that one file read usually finds the batches. */
 const READ_SLACK = 64 * 1024;
+/**
+ * A read through the page cache faster than this (bytes per ms: 1 GB/s) found its pages cached; a
+ * slower one went to the disk. Copies from the cache run at several GB/s even on a small machine,
+ * and a disk that reads faster than 1 GB/s costs little to read through the cache anyway.
+ */
+const CACHED_BYTES_PER_MS = 1_000_000;
+/** Reads smaller than this are not timed: too short to tell the cache from the disk. */
+const COLD_PROBE_BYTES = 256 * 1024;
 /** Chunk size of a timestamp lookup's forward scan. */
 const SCAN_BYTES = 256 * 1024;
 /** Timestamps are written from whole milliseconds below 2^42. */
@@ -30,6 +41,7 @@ const MAX_TIMESTAMP_MS = 2 ** 42 - 1;
 
 export interface ReaderOptions {
   indexInterval: () => number;
+  directReads: () => DirectReads;
   /** Whether a read of a quarantined range skips past it (corrupt.data=skip) rather than failing. */
   skipDamaged: () => boolean;
   /** Quarantines what a read found damaged in `seg`'s file; the read is then answered again. */
@@ -254,10 +266,10 @@ export class LogReader {
       const len = Math.min(want, limit - pos);
       if (len < MIN_BATCH_SIZE) throw corrupt(seg, pos);
       // Lent: the batches returned are views of it, and whoever sends them hands it back.
-      const buf = takeReadBuffer(len);
+      const buf = await this.#readAt(seg, len, pos);
+      const n = buf.length;
       let returned = false;
       try {
-        const n = await seg.read(buf, len, pos);
         let at = 0;
         let need = 0;
         while (at + HEADER_SIZE <= n) {
@@ -290,6 +302,74 @@ export class LogReader {
       }
     }
   }
+
+  /**
+   * Up to `len` bytes of `seg` from file position `pos`, in a lent read buffer: the view returned
+   * starts at `pos` and is as long as what was read. A closed segment found cold (a read through
+   * the page cache slower than CACHED_BYTES_PER_MS) is read with direct I/O from then on
+   * (`directReads` "auto"; "on": every closed segment; "off": never); the active segment, whose
+   * pages the producers just wrote, is always read through the cache.
+   */
+  async #readAt(seg: Segment, len: number, pos: number): Promise<Buffer> {
+    const mode = this.#o.directReads();
+    const closed = seg !== this.#segments.active;
+    if (closed && mode !== "off" && seg.readMode !== "unsupported") {
+      if (seg.readMode === "direct" || mode === "on") {
+        const direct = await this.#readDirect(seg, len, pos);
+        if (direct !== null) return direct;
+      }
+    }
+    const buf = takeReadBuffer(len);
+    try {
+      const probe = closed && mode === "auto" && seg.readMode === "cached" && len >= COLD_PROBE_BYTES;
+      const started = probe ? performance.now() : 0;
+      const diskBefore = probe ? diskReadBytes() : -1;
+      const n = await seg.read(buf, len, pos);
+      if (probe && n >= COLD_PROBE_BYTES && foundCold(n, performance.now() - started, diskBefore)) {
+        seg.readMode = "direct";
+      }
+      return buf.subarray(0, n);
+    } catch (err) {
+      releaseReadBuffer(buf);
+      throw err;
+    }
+  }
+
+  /**
+   * `#readAt` with direct I/O: the aligned span around [pos, pos + len) into an aligned buffer.
+   * Null when no aligned buffer is free or the span is larger than one (read through the cache
+   * instead), or when the file system refuses direct I/O (then never tried again for `seg`).
+   */
+  async #readDirect(seg: Segment, len: number, pos: number): Promise<Buffer | null> {
+    const from = pos - (pos % DIRECT_ALIGN);
+    const head = pos - from;
+    const span = Math.ceil((head + len) / DIRECT_ALIGN) * DIRECT_ALIGN;
+    const buf = takeAlignedReadBuffer(span);
+    if (buf === null) return null;
+    try {
+      const n = await seg.readDirect(buf, span, from);
+      return buf.subarray(head, head + Math.max(0, Math.min(n - head, len)));
+    } catch (err) {
+      releaseReadBuffer(buf);
+      if ((err as NodeJS.ErrnoException | null)?.code !== "EINVAL") throw err;
+      seg.readMode = "unsupported";
+      return null;
+    }
+  }
+}
+
+/**
+ * Whether a read through the page cache of `bytes` that took `ms` went to the disk: slower than
+ * the cache serves, and, where the process's disk reads are counted (disk-read-bytes.ts), with at
+ * least half its bytes read from the disk meanwhile (a cached read answered late by a busy process
+ * is not cold). Reads running at the same time count too: a read found cold wrongly is still read
+ * right, directly.
+ */
+function foundCold(bytes: number, ms: number, diskBefore: number): boolean {
+  if (ms * CACHED_BYTES_PER_MS <= bytes) return false;
+  if (diskBefore < 0) return true;
+  const diskAfter = diskReadBytes();
+  return diskAfter < 0 || diskAfter - diskBefore >= bytes / 2;
 }
 
 /**

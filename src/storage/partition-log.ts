@@ -225,6 +225,7 @@ export class PartitionLog {
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
+      directReads: () => this.#config.directReads,
       skipDamaged: () => this.#config.corruptData === "skip",
       damageFound: (seg, damage) => this.#quarantine(seg, damage),
     });

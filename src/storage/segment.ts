@@ -4,6 +4,7 @@
  * newest timestamp). The active segment keeps its file open for writing; closed segments open
  * theirs for reading on first use.
  */
+import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
@@ -48,6 +49,14 @@ export class Segment {
   #entryDue = false;
   #file: FileHandle | null = null;
   #opening: Promise<FileHandle> | null = null;
+  /**
+   * How reads of this segment go (log-reader.ts): through the page cache, or, once a read found
+   * its pages not cached (a closed segment read from the disk), with direct I/O, which neither
+   * fills the page cache nor copies through it. "unsupported": the file system refused O_DIRECT.
+   */
+  readMode: "cached" | "direct" | "unsupported" = "cached";
+  /** The file opened with O_DIRECT, on the first direct read; closed with the segment. */
+  #direct: Promise<FileHandle> | null = null;
   /** fdatasyncs of the bare descriptor running now (FileHandle.close does not wait for those). */
   #syncs = 0;
   /** A close waiting for the last of them to end. */
@@ -141,6 +150,33 @@ export class Segment {
   }
 
   /**
+   * Reads up to `length` bytes at file `position` into `buf[0..]` with direct I/O: `buf`, `length`
+   * and `position` aligned to DIRECT_ALIGN (aligned-read-arena.ts). Fails with the open's error
+   * (EINVAL where the file system has no O_DIRECT: the caller reads through the page cache then).
+   */
+  async readDirect(buf: Buffer, length: number, position: number): Promise<number> {
+    let opening = this.#direct;
+    if (opening === null) {
+      const started = openDirect(this.walPath).catch((err: unknown) => {
+        // A failed open is not kept: the next direct read (if the caller makes one) tries again.
+        if (this.#direct === started) this.#direct = null;
+        throw err;
+      });
+      opening = this.#direct = started;
+    }
+    const file = await opening;
+    if (this.deleted) {
+      // Opened after the close that went with the delete: nobody else will close it.
+      if (this.#direct === opening) {
+        this.#direct = null;
+        void file.close().catch(() => {});
+      }
+      throw new Error(`segment ${this.walPath} was deleted`);
+    }
+    return readFully(file, buf, length, position);
+  }
+
+  /**
    * An fdatasync of `openFile`'s bare descriptor starts: a close waits for `syncEnded`, so that the
    * descriptor is never closed, and perhaps reused by another file, under it.
    */
@@ -161,7 +197,19 @@ export class Segment {
     if (opening !== null) await opening.catch(() => {});
     const file = this.#file;
     this.#file = null;
+    const direct = this.#direct;
+    this.#direct = null;
     if (this.#syncs > 0) await this.#syncsDone.wait();
     if (file !== null) await file.close();
+    // Reads running on it finish first (FileHandle.close waits for them).
+    if (direct !== null) await direct.then((d) => d.close()).catch(() => {});
   }
+}
+
+/** The file opened for direct reads; EINVAL where there is no O_DIRECT (Node defines it only on Linux). */
+function openDirect(path: string): Promise<FileHandle> {
+  const flag = constants.O_DIRECT;
+  if (flag === undefined)
+    return Promise.reject(Object.assign(new Error("no O_DIRECT here"), { code: "EINVAL" }));
+  return open(path, constants.O_RDONLY | flag);
 }

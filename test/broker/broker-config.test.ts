@@ -78,6 +78,7 @@ test("defaults when nothing is given", () => {
     replicaLagTimeMaxMs: 10_000,
     advertisedPort: 0,
     defaultReplicationFactor: 3,
+    directReads: "auto",
   });
   assert.equal(maxFrameBytes(c), 4 * 1024 * 1024 + 64 * 1024);
   // The loaded config passes Broker.open's own check as it is (conch broker hands it over whole).
@@ -143,6 +144,7 @@ test("every setting is reachable by its flag key, its environment variable and t
     httpHost: ["::1", "::1"],
     httpPort: ["0", 0],
     metrics: ["false", false],
+    directReads: ["off", "off"],
     kafka: ["false", false],
     kafkaPort: ["0", 0],
     kafkaAdvertisedHost: ["kafka.example", "kafka.example"],

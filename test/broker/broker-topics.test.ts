@@ -112,6 +112,7 @@ test("alter updates overrides, the logs' config, and survives reopen", async (t)
     compactionBytesPerSec: -1,
     corruptData: "fail",
     metrics: true,
+    directReads: "auto",
     producerIdExpirationMs: 86_400_000,
     maxProducerIds: 1000,
   });

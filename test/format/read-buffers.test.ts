@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
+import { closeSync, constants, openSync, readSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { isAlignedBuffer } from "../../src/format/aligned-buffers.js";
 import {
   isLentReadBuffer,
   keptReadBuffers,
   releaseReadBuffer,
   releaseUnlessSent,
+  takeAlignedReadBuffer,
   takeReadBuffer,
 } from "../../src/format/read-buffers.js";
 
@@ -66,4 +72,43 @@ test("idle buffers kept are bounded in bytes", () => {
   for (let i = 0; i < 40; i++) lent.push(takeReadBuffer(MiB));
   for (const b of lent) releaseReadBuffer(b);
   assert.ok(keptReadBuffers().bytes <= 32 * MiB);
+});
+
+test("aligned read buffers are lent and handed back like the others, and hold a direct read", async () => {
+  // An empty pool first (the tests above leave it full, and a full pool keeps nothing handed back).
+  for (let n = keptReadBuffers().count; n > 0; n--) takeReadBuffer(1);
+  const a = takeAlignedReadBuffer(MiB + 68 * KiB);
+  assert.ok(a !== null, "WebAssembly memory is available here");
+  assert.ok(a.length >= MiB + 68 * KiB && isAlignedBuffer(a) && isLentReadBuffer(a));
+  releaseReadBuffer(a.subarray(4096, 8192));
+  assert.equal(isLentReadBuffer(a), false);
+  const b = takeAlignedReadBuffer(MiB);
+  assert.ok(b?.buffer === a.buffer, "the aligned buffer handed back serves the next direct read");
+  // A plain buffer handed back does not serve a direct read.
+  const plain = takeReadBuffer(2 * MiB);
+  releaseReadBuffer(plain);
+  const c = takeAlignedReadBuffer(2 * MiB);
+  assert.ok(c !== null && c.buffer !== plain.buffer && isAlignedBuffer(c));
+  // The kernel takes it for O_DIRECT where the file system has it (EINVAL for a misaligned buffer).
+  const dir = await mkdtemp(join(tmpdir(), "conch-aligned-"));
+  try {
+    const path = join(dir, "f");
+    await writeFile(path, Buffer.alloc(8192, 7));
+    let fd = -1;
+    try {
+      fd = openSync(path, constants.O_RDONLY | (constants.O_DIRECT ?? 0));
+    } catch {
+      return; // no O_DIRECT on this file system
+    }
+    try {
+      assert.equal(readSync(fd, c, 0, 8192, 0), 8192);
+      assert.equal(c[8191], 7);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    releaseReadBuffer(b!);
+    releaseReadBuffer(c);
+  }
 });
