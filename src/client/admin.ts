@@ -91,8 +91,10 @@ export class Admin {
    * its quarantined ranges (stored data that failed its check), and the topic's configs. In cluster
    * mode any broker describes any topic, asking each partition's leader for its figures: a
    * partition whose leader did not answer in time has `figuresKnown: false` and offsets of -1
-   * (UNKNOWN_OFFSET; `requireFigures` refuses such a description). Against older brokers it asks
-   * at version 2, then 1: the partitions then come without placement (and, at 1, without ranges).
+   * (UNKNOWN_OFFSET; `requireFigures` refuses such a description). So has a partition a single-node
+   * broker is still recovering after a crash: the answer comes at once rather than after the
+   * recovery. Against older brokers it asks at version 2, then 1: the partitions then come without
+   * placement (and, at 1, without ranges), and such a broker waits for the recovery.
    */
   async describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
     const m = this.#manager;
@@ -169,8 +171,9 @@ function isUnsupported(err: unknown): boolean {
 }
 
 /**
- * Throws TIMEOUT when a partition's offsets are not known (cluster mode: its leader did not answer
- * the broker asked in time, or it has none): for callers that compute from them.
+ * Throws the retriable TIMEOUT when a partition's offsets are not known (cluster mode: its leader
+ * did not answer the broker asked in time, or it has none; a single node: still recovering it
+ * after a crash): for callers that compute from them.
  */
 export function requireFigures(view: DescribeTopicResponse): void {
   const missing = view.partitions.find((p) => p.figuresKnown === false);
