@@ -4,7 +4,6 @@
  * INVALID_CONFIG, ...).
  */
 
-import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeAlterTopicResponse, encodeAlterTopicRequest } from "../protocol/alter-topic.js";
 import { OffsetSpec } from "../protocol/api.js";
 import {
@@ -13,20 +12,7 @@ import {
 } from "../protocol/create-partitions.js";
 import { decodeCreateTopicResponse, encodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicResponse, encodeDeleteTopicRequest } from "../protocol/delete-topic.js";
-import {
-  type DescribeTopicResponse,
-  decodeDescribeTopicResponse,
-  encodeDescribeTopicRequest,
-  figuresUnknownError,
-} from "../protocol/describe-topic.js";
-import {
-  decodeDescribeTopicResponseV2,
-  encodeDescribeTopicRequestV2,
-} from "../protocol/describe-topic-v2.js";
-import {
-  decodeDescribeTopicResponseV3,
-  encodeDescribeTopicRequestV3,
-} from "../protocol/describe-topic-v3.js";
+import { type DescribeTopicResponse, figuresUnknownError } from "../protocol/describe-topic.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { decodeListTopicsResponse, encodeListTopicsRequest } from "../protocol/list-topics.js";
 import {
@@ -35,6 +21,7 @@ import {
   type PartitionReassignment,
 } from "../protocol/reassign-partitions.js";
 import type { ConnectionManager } from "./connection-manager.js";
+import { describeTopicNewest } from "./describe-topic-versions.js";
 import type { StartPosition } from "./partition-fetcher.js";
 
 export type {
@@ -96,19 +83,8 @@ export class Admin {
    * recovery. Against older brokers it asks at version 2, then 1: the partitions then come without
    * placement (and, at 1, without ranges), and such a broker waits for the recovery.
    */
-  async describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
-    const m = this.#manager;
-    try {
-      return await m.request(encodeDescribeTopicRequestV3, { topic }, decodeDescribeTopicResponseV3, call);
-    } catch (err) {
-      if (!isUnsupported(err)) throw err;
-    }
-    try {
-      return await m.request(encodeDescribeTopicRequestV2, { topic }, decodeDescribeTopicResponseV2, call);
-    } catch (err) {
-      if (!isUnsupported(err)) throw err;
-    }
-    return m.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, call);
+  describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
+    return describeTopicNewest(this.#manager, topic, call);
   }
 
   /** Changes the given configs; others keep their values. */
@@ -164,10 +140,6 @@ export class Admin {
       call,
     );
   }
-}
-
-function isUnsupported(err: unknown): boolean {
-  return err instanceof ConchError && err.code === ErrorCode.UNSUPPORTED_VERSION;
 }
 
 /**

@@ -139,3 +139,21 @@ test("after SIGKILL a describe answers before the topic is recovered: recovered 
   );
   assert.deepEqual(await broker.stop("SIGTERM"), { code: 0, signal: null });
 });
+
+test("after SIGKILL a producer learns a topic's partition count without waiting for the topic's recovery", {
+  timeout: 60_000,
+}, async (t) => {
+  const dataDir = await tempDataDir(t);
+  await crashedDir(dataDir);
+  const broker = await BrokerProcess.start(dataDir, [], HOLD_OPENS);
+  t.after(() => broker.stop("SIGKILL"));
+  const client = createClient({ brokers: [broker.address] });
+  t.after(() => client.close());
+  // No log can be recovered, and connect needs only the count (a keyless or keyed send's first step).
+  await client.producer().connect(["t"]);
+  assert.equal(
+    broker.logLines.some((l) => l.includes("every partition log holding data is open")),
+    false,
+  );
+  await broker.stop("SIGKILL");
+});
