@@ -9,8 +9,14 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
+import type { QuarantinedRange } from "../storage/partition-log.js";
 import type { Broker } from "./broker.js";
-import type { ClusterMetadata, ClusterPartition, PartitionFigures } from "./cluster-metadata.js";
+import type {
+  ClusterMetadata,
+  ClusterPartition,
+  FiguresRange,
+  PartitionFigures,
+} from "./cluster-metadata.js";
 import type { TopicInfo } from "./topic.js";
 import { describeTopicConfig, effectiveTopicConfig, parseTopicConfigs } from "./topic-config.js";
 
@@ -135,11 +141,13 @@ function localFigures(broker: Broker, local: TopicInfo, partition: number): Part
     highWatermark: d.highWatermark,
     sizeBytes: view.sizeBytes,
     segments: view.segmentCount,
-    quarantined: d.quarantined.map((q) => ({
-      firstOffset: q.firstOffset,
-      lastOffset: q.lastOffset,
-      segment: q.segment,
-      reason: q.reason,
-    })),
+    // Nearly every partition has none: one shared empty list rather than one per partition.
+    quarantined: d.quarantined.length === 0 ? NO_RANGES : d.quarantined.map(figuresRange),
   };
+}
+
+const NO_RANGES: readonly FiguresRange[] = Object.freeze([]);
+
+function figuresRange(q: QuarantinedRange): FiguresRange {
+  return { firstOffset: q.firstOffset, lastOffset: q.lastOffset, segment: q.segment, reason: q.reason };
 }
