@@ -34,7 +34,7 @@ export interface TopicSummary {
   name: string;
   internal: boolean;
   partitions: number;
-  /** null in cluster mode when a partition's leader did not answer the broker in time. */
+  /** null while a partition's figures are not known (a silent leader; a single node recovering after a crash). */
   sizeBytes: number | null;
   messages: number | null;
   retentionMs: number;
@@ -42,7 +42,10 @@ export interface TopicSummary {
   cleanupPolicy: string;
 }
 
-/** The figures are null in cluster mode when the partition's leader did not answer in time. */
+/**
+ * The figures are null when not known: in cluster mode the partition's leader did not answer in
+ * time; on a single node the partition is still being recovered after a crash.
+ */
 export interface PartitionRow {
   partition: number;
   logStartOffset: number | null;

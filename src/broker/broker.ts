@@ -23,7 +23,7 @@ import { OPEN_CONCURRENCY } from "./open-slots.js";
 import type { PartitionSummary, PartitionView } from "./partition-view.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
-import { Topic, type TopicDescription, type TopicInfo } from "./topic.js";
+import { type PartitionDescription, Topic, type TopicDescription, type TopicInfo } from "./topic.js";
 import { type PartitionMove, type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import {
   describeTopicConfig,
@@ -351,11 +351,22 @@ export class Broker {
   /**
    * A topic with every partition's figures. After a crash a partition's figures are its recovered
    * log's: callers that report them wait for `recovered(name)` first (a partition not recovered yet
-   * is refused with the retriable TIMEOUT). What needs no figures asks `topicInfo`.
+   * is refused with the retriable TIMEOUT), or ask `describePartition`, which can say "not known
+   * yet". What needs no figures asks `topicInfo`.
    */
   describeTopic(name: string): TopicDescription {
     this.#checkOpen();
     return this.#existing(name).describe();
+  }
+
+  /**
+   * One partition's figures as `describeTopic` gives them, or null while it is still being recovered
+   * after a crash: never waits, and leaves the recovery to the partition's first use or the
+   * background opener. UNKNOWN_TOPIC or UNKNOWN_PARTITION if there is none.
+   */
+  describePartition(topic: string, partition: number): PartitionDescription | null {
+    this.#checkOpen();
+    return this.#existing(topic).describePartition(partition);
   }
 
   /** What a topic is without any partition's figures: known from its metadata alone, never waits. */

@@ -9,9 +9,15 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
+import type { QuarantinedRange } from "../storage/partition-log.js";
 import type { Broker } from "./broker.js";
-import type { ClusterMetadata, ClusterPartition, PartitionFigures } from "./cluster-metadata.js";
-import type { TopicDescription } from "./topic.js";
+import type {
+  ClusterMetadata,
+  ClusterPartition,
+  FiguresRange,
+  PartitionFigures,
+} from "./cluster-metadata.js";
+import type { TopicInfo } from "./topic.js";
 import { describeTopicConfig, effectiveTopicConfig, parseTopicConfigs } from "./topic-config.js";
 
 /** How long a listing from any broker waits for the other brokers (leaders' figures, groups) before it answers without them. */
@@ -37,7 +43,11 @@ const SELF: readonly number[] = [0];
 
 /**
  * The topic as the broker's cluster has it; on a single-node broker, the local topic in the same
- * shape, broker 0 leading every partition at epoch 0 (as its Metadata answers).
+ * shape, broker 0 leading every partition at epoch 0 (as its Metadata answers). Either way it
+ * answers at once from what is known: after a crash a single-node broker's partition not recovered
+ * yet has its figures null, as a partition whose leader did not answer has in cluster mode.
+ * Describing does not hurry those recoveries: a console polling a large topic would put every
+ * partition ahead of the opens that produces and fetches wait for.
  */
 export async function describeTopicView(
   broker: Broker,
@@ -46,21 +56,19 @@ export async function describeTopicView(
 ): Promise<ClusterTopicView> {
   const cluster = broker.cluster;
   if (cluster !== null) return describeClusterTopic(broker, cluster, name, scope);
-  await broker.recovered(name);
-  const local = broker.describeTopic(name);
-  return {
-    name,
-    internal: local.internal,
-    partitions: local.partitions.map((p) => ({
-      partition: p.partition,
+  const local = broker.topicInfo(name);
+  const partitions: ClusterPartitionView[] = new Array(local.partitions);
+  for (let p = 0; p < partitions.length; p++) {
+    partitions[p] = {
+      partition: p,
       leaderId: 0,
       leaderEpoch: 0,
       replicas: SELF,
       isr: SELF,
-      figures: localFigures(broker, local, p.partition),
-    })),
-    configs: local.configs,
-  };
+      figures: localFigures(broker, local, p),
+    };
+  }
+  return { name, internal: local.internal, partitions, configs: local.configs };
 }
 
 export async function describeClusterTopic(
@@ -111,18 +119,20 @@ export async function describeClusterTopic(
   };
 }
 
-function hostedHere(broker: Broker, name: string): TopicDescription | null {
+function hostedHere(broker: Broker, name: string): TopicInfo | null {
   try {
-    return broker.describeTopic(name);
+    return broker.topicInfo(name);
   } catch (err) {
     if (err instanceof ConchError && err.code === ErrorCode.UNKNOWN_TOPIC) return null;
     throw err;
   }
 }
 
-function localFigures(broker: Broker, local: TopicDescription, partition: number): PartitionFigures | null {
-  const d = local.partitions[partition];
-  if (d === undefined) return null;
+/** A partition's figures from its local log, or null when there is none here or it is not recovered yet. */
+function localFigures(broker: Broker, local: TopicInfo, partition: number): PartitionFigures | null {
+  if (partition >= local.partitions) return null;
+  const d = broker.describePartition(local.name, partition);
+  if (d === null) return null;
   const view = broker.partitionView(local.name, partition);
   return {
     partition,
@@ -131,11 +141,13 @@ function localFigures(broker: Broker, local: TopicDescription, partition: number
     highWatermark: d.highWatermark,
     sizeBytes: view.sizeBytes,
     segments: view.segmentCount,
-    quarantined: d.quarantined.map((q) => ({
-      firstOffset: q.firstOffset,
-      lastOffset: q.lastOffset,
-      segment: q.segment,
-      reason: q.reason,
-    })),
+    // Nearly every partition has none: one shared empty list rather than one per partition.
+    quarantined: d.quarantined.length === 0 ? NO_RANGES : d.quarantined.map(figuresRange),
   };
+}
+
+const NO_RANGES: readonly FiguresRange[] = Object.freeze([]);
+
+function figuresRange(q: QuarantinedRange): FiguresRange {
+  return { firstOffset: q.firstOffset, lastOffset: q.lastOffset, segment: q.segment, reason: q.reason };
 }

@@ -359,24 +359,40 @@ export class Topic {
     }
   }
 
+  /**
+   * A topic with every partition's figures; a partition not yet recovered after a crash is refused
+   * with the retriable TIMEOUT (callers wait for `whenKnown` first).
+   */
   describe(): TopicDescription {
     const partitions: PartitionDescription[] = new Array(this.#logs.length);
     for (let partition = 0; partition < partitions.length; partition++) {
-      const log = this.#logs[partition];
-      const view = log ?? this.view(partition);
-      partitions[partition] = {
-        partition,
-        logStartOffset: view.logStartOffset,
-        highWatermark: view.highWatermark,
-        // A summary is written only for a log that closed without quarantined data.
-        quarantined: log === undefined ? [] : log.quarantined(),
-      };
+      partitions[partition] = this.describePartition(partition) ?? this.#unrecovered(partition);
     }
     return {
       name: this.name,
       internal: this.internal,
       partitions,
       configs: describeTopicConfig(this.#config),
+    };
+  }
+
+  /**
+   * One partition's figures as `describe` gives them, or null while a crash left it to recover: what
+   * a describe that can say "not known yet" reports, without waiting or starting the recovery.
+   */
+  describePartition(partition: number): PartitionDescription | null {
+    const log = this.#logs[partition];
+    const view = log ?? this.#summaries[partition];
+    if (view === undefined) {
+      this.checkPartition(partition);
+      return null;
+    }
+    return {
+      partition,
+      logStartOffset: view.logStartOffset,
+      highWatermark: view.highWatermark,
+      // A summary is written only for a log that closed without quarantined data.
+      quarantined: log === undefined ? [] : log.quarantined(),
     };
   }
 

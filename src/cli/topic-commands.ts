@@ -219,8 +219,12 @@ export function describeLines(view: TopicView): string[] {
   lines.push(...table(rows));
   const unknown = view.partitions.filter((p) => p.figuresKnown === false).map((p) => p.partition);
   if (unknown.length > 0) {
+    const list = partitionList(unknown);
+    // A single-node broker lacks a partition's offsets only while recovering it after a crash.
     lines.push(
-      `offsets not known here: partition ${unknown.join(", ")} (no leader, or it did not answer in time)`,
+      placement
+        ? `offsets not known here: ${list} (no leader, or it did not answer in time)`
+        : `offsets not known yet: ${list} (still being recovered after a crash; ask again)`,
     );
   }
   for (const p of view.partitions) {
@@ -239,7 +243,8 @@ export function describeJson(view: TopicView): object {
     topic: view.topic,
     partitions: view.partitions.map((p) => ({
       partition: p.partition,
-      // null: not known here (cluster mode: its leader did not answer in time).
+      // null: not known here (cluster mode: its leader did not answer in time; a single node: the
+      // partition is still being recovered after a crash).
       earliest: p.figuresKnown === false ? null : p.logStartOffset,
       latest: p.figuresKnown === false ? null : p.highWatermark,
       ...(placement ? { leader: p.leaderId ?? -1, replicas: p.replicas ?? [], isr: p.isr ?? [] } : {}),
@@ -268,6 +273,18 @@ function placed(view: TopicView): boolean {
   return view.partitions.some(
     (p) => p.replicas !== undefined && !(p.leaderId === 0 && p.replicas.length === 1 && p.replicas[0] === 0),
   );
+}
+
+/** "partition 4", or "partitions 0-2, 7": runs of consecutive numbers as ranges, so 10,000 stay one short line. */
+function partitionList(partitions: readonly number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < partitions.length; ) {
+    const first = partitions[i]!;
+    let last = first;
+    while (partitions[++i] === last + 1) last++;
+    runs.push(last === first ? `${first}` : `${first}-${last}`);
+  }
+  return `${partitions.length === 1 ? "partition" : "partitions"} ${runs.join(", ")}`;
 }
 
 function leaderText(leaderId: number | undefined): string {

@@ -4,7 +4,6 @@
  * INVALID_CONFIG, ...).
  */
 
-import { ConchError, ErrorCode } from "../format/errors.js";
 import { decodeAlterTopicResponse, encodeAlterTopicRequest } from "../protocol/alter-topic.js";
 import { OffsetSpec } from "../protocol/api.js";
 import {
@@ -13,20 +12,7 @@ import {
 } from "../protocol/create-partitions.js";
 import { decodeCreateTopicResponse, encodeCreateTopicRequest } from "../protocol/create-topic.js";
 import { decodeDeleteTopicResponse, encodeDeleteTopicRequest } from "../protocol/delete-topic.js";
-import {
-  type DescribeTopicResponse,
-  decodeDescribeTopicResponse,
-  encodeDescribeTopicRequest,
-  figuresUnknownError,
-} from "../protocol/describe-topic.js";
-import {
-  decodeDescribeTopicResponseV2,
-  encodeDescribeTopicRequestV2,
-} from "../protocol/describe-topic-v2.js";
-import {
-  decodeDescribeTopicResponseV3,
-  encodeDescribeTopicRequestV3,
-} from "../protocol/describe-topic-v3.js";
+import { type DescribeTopicResponse, figuresUnknownError } from "../protocol/describe-topic.js";
 import { decodeListOffsetsResponse, encodeListOffsetsRequest } from "../protocol/list-offsets.js";
 import { decodeListTopicsResponse, encodeListTopicsRequest } from "../protocol/list-topics.js";
 import {
@@ -35,6 +21,7 @@ import {
   type PartitionReassignment,
 } from "../protocol/reassign-partitions.js";
 import type { ConnectionManager } from "./connection-manager.js";
+import { describeTopicNewest } from "./describe-topic-versions.js";
 import type { StartPosition } from "./partition-fetcher.js";
 
 export type {
@@ -91,22 +78,13 @@ export class Admin {
    * its quarantined ranges (stored data that failed its check), and the topic's configs. In cluster
    * mode any broker describes any topic, asking each partition's leader for its figures: a
    * partition whose leader did not answer in time has `figuresKnown: false` and offsets of -1
-   * (UNKNOWN_OFFSET; `requireFigures` refuses such a description). Against older brokers it asks
-   * at version 2, then 1: the partitions then come without placement (and, at 1, without ranges).
+   * (UNKNOWN_OFFSET; `requireFigures` refuses such a description). So has a partition a single-node
+   * broker is still recovering after a crash: the answer comes at once rather than after the
+   * recovery. Against older brokers it asks at version 2, then 1: the partitions then come without
+   * placement (and, at 1, without ranges), and such a broker waits for the recovery.
    */
-  async describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
-    const m = this.#manager;
-    try {
-      return await m.request(encodeDescribeTopicRequestV3, { topic }, decodeDescribeTopicResponseV3, call);
-    } catch (err) {
-      if (!isUnsupported(err)) throw err;
-    }
-    try {
-      return await m.request(encodeDescribeTopicRequestV2, { topic }, decodeDescribeTopicResponseV2, call);
-    } catch (err) {
-      if (!isUnsupported(err)) throw err;
-    }
-    return m.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, call);
+  describeTopic(topic: string, call: AdminCallOptions = {}): Promise<DescribeTopicResponse> {
+    return describeTopicNewest(this.#manager, topic, call);
   }
 
   /** Changes the given configs; others keep their values. */
@@ -164,13 +142,10 @@ export class Admin {
   }
 }
 
-function isUnsupported(err: unknown): boolean {
-  return err instanceof ConchError && err.code === ErrorCode.UNSUPPORTED_VERSION;
-}
-
 /**
- * Throws TIMEOUT when a partition's offsets are not known (cluster mode: its leader did not answer
- * the broker asked in time, or it has none): for callers that compute from them.
+ * Throws the retriable TIMEOUT when a partition's offsets are not known (cluster mode: its leader
+ * did not answer the broker asked in time, or it has none; a single node: still recovering it
+ * after a crash): for callers that compute from them.
  */
 export function requireFigures(view: DescribeTopicResponse): void {
   const missing = view.partitions.find((p) => p.figuresKnown === false);

@@ -6,11 +6,13 @@
  * so a topic that gained partitions (CreatePartitions) is spread over all of them from then on.
  * A topic's first lookup also waits for its leaders (BrokerPool.whenKnown, asked at the same time),
  * so that its first batches go to their leaders rather than wherever the bootstrap address is.
+ * Only the count is read, so the newest DescribeTopic serves: it does not wait for figures (a
+ * single-node broker recovering the topic after a crash) nor fail on them (a silent leader).
  */
 import type { ConchError } from "../format/errors.js";
-import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
 import { Backoff, delay } from "./backoff.js";
 import type { BrokerPool } from "./broker-pool.js";
+import { describeTopicNewest } from "./describe-topic-versions.js";
 import { asConchError } from "./errors.js";
 
 /** How often cached partition counts are asked again by default (Kafka's metadata.max.age.ms). */
@@ -92,9 +94,7 @@ export class TopicMetadata {
       for (;;) {
         try {
           const [res] = await Promise.all([
-            this.#pool.bootstrap.request(encodeDescribeTopicRequest, { topic }, decodeDescribeTopicResponse, {
-              signal,
-            }),
+            describeTopicNewest(this.#pool.bootstrap, topic, { signal }),
             this.#pool.whenKnown(topic),
           ]);
           this.#counts.set(topic, res.partitions.length);

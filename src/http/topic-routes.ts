@@ -1,18 +1,11 @@
 /**
  * /api/v1/topics: list, create, describe, delete, alter configs, add partitions, reassign a
  * partition's replicas (cluster mode), browse messages. In cluster mode a list or description is
- * the cluster's, from any broker (cluster-topic-rows.ts); a single-node broker's is its own.
+ * the cluster's, from any broker; a single-node broker's is its own (topic-rows.ts).
  */
 import type { Broker } from "../broker/broker.js";
 import { describeTopicView } from "../broker/cluster-topic-view.js";
 import { MAX_PARTITIONS } from "../broker/topic-store.js";
-import {
-  clusterPartitionRow,
-  clusterTopicDetail,
-  clusterTopicSummary,
-  retention,
-  topicNames,
-} from "./cluster-topic-rows.js";
 import type { HttpContext } from "./http-context.js";
 import { badRequest } from "./http-errors.js";
 import { browse, MAX_MESSAGES } from "./message-browser.js";
@@ -25,76 +18,33 @@ import {
   stringField,
 } from "./request-input.js";
 import type { Route } from "./router.js";
+import { partitionRow, topicDetail, topicNames, topicSummary } from "./topic-rows.js";
 
 const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
 /** A key to search for; longer keys exist, but nobody types them into a search box. */
 const MAX_KEY_BYTES = 4096;
 
-function partitionRows(broker: Broker, name: string) {
-  const description = broker.describeTopic(name);
-  return description.partitions.map((p) => {
-    const log = broker.partitionView(name, p.partition);
-    return {
-      partition: p.partition,
-      logStartOffset: p.logStartOffset,
-      logEndOffset: log.logEndOffset,
-      highWatermark: p.highWatermark,
-      sizeBytes: log.sizeBytes,
-      segments: log.segmentCount,
-      quarantined: p.quarantined,
-    };
-  });
-}
-
 /**
- * A topic's figures as `local` reads them from a single-node broker (after a crash, once its
- * partitions are recovered), or as `cluster` makes them from the cluster's view of the topic.
+ * The topic as describeTopicView has it: the cluster's, or a single-node broker's own. It never
+ * waits for a recovery after a crash: a partition not recovered yet is reported with its figures
+ * not known (topic-rows.ts).
  */
-async function figures<T>(
-  broker: Broker,
-  name: string,
-  local: (broker: Broker, name: string) => T,
-  cluster: (view: Awaited<ReturnType<typeof describeTopicView>>) => T,
-): Promise<T> {
-  if (broker.cluster !== null) return cluster(await describeTopicView(broker, name, "cluster"));
-  await broker.recovered(name);
-  return local(broker, name);
+function describe(broker: Broker, name: string) {
+  return describeTopicView(broker, name, "cluster");
 }
 
-/** A listing's row: in cluster mode the cluster's topic with its leaders' figures (cluster-topic-rows.ts). */
-function summary(broker: Broker, name: string) {
-  return figures<unknown>(broker, name, topicSummary, clusterTopicSummary);
+/** A listing's row: a topic's size and message count (null while a partition's figures are not known). */
+async function summary(broker: Broker, name: string) {
+  return topicSummary(await describe(broker, name));
 }
 
-function detail(broker: Broker, name: string) {
-  return figures<unknown>(broker, name, topicDetail, clusterTopicDetail);
+async function detail(broker: Broker, name: string) {
+  return topicDetail(await describe(broker, name), broker.cluster !== null);
 }
 
-function partitions(broker: Broker, name: string) {
-  return figures<unknown>(broker, name, partitionRows, (view) => view.partitions.map(clusterPartitionRow));
-}
-
-function topicSummary(broker: Broker, name: string) {
-  const d = broker.describeTopic(name);
-  let sizeBytes = 0;
-  let messages = 0;
-  for (const p of d.partitions) {
-    sizeBytes += broker.partitionView(name, p.partition).sizeBytes;
-    messages += p.highWatermark - p.logStartOffset;
-  }
-  return {
-    name,
-    internal: d.internal,
-    partitions: d.partitions.length,
-    sizeBytes,
-    messages,
-    ...retention(d.configs),
-  };
-}
-
-function topicDetail(broker: Broker, name: string) {
-  const d = broker.describeTopic(name);
-  return { name, internal: d.internal, configs: d.configs, partitions: partitionRows(broker, name) };
+async function partitions(broker: Broker, name: string) {
+  const placed = broker.cluster !== null;
+  return (await describe(broker, name)).partitions.map((p) => partitionRow(p, placed));
 }
 
 export function topicRoutes(context: HttpContext): Route[] {

@@ -29,9 +29,15 @@ export type DescribeScope = (typeof DescribeScope)[keyof typeof DescribeScope];
 /** logStartOffset and highWatermark of a partition whose leader's figures are not known (version 3). */
 export const UNKNOWN_OFFSET = -1;
 
-/** Why a partition's offsets are not known (cluster mode), for those who need them. */
+/**
+ * Why a partition's offsets are not known (cluster mode; or a single-node broker, broker 0, still
+ * recovering the partition after a crash), for those who need them.
+ */
 export function figuresUnknownError(topic: string, partition: number, leaderId: number): ConchError {
-  const why = leaderId < 0 ? "it has no leader" : `its leader, broker ${leaderId}, did not answer in time`;
+  const why =
+    leaderId < 0
+      ? "it has no leader"
+      : `its leader, broker ${leaderId}, did not answer in time or is still recovering it after a crash; try again`;
   return new ConchError(ErrorCode.TIMEOUT, `the offsets of ${topic}/${partition} are not known here: ${why}`);
 }
 
@@ -42,7 +48,8 @@ export interface PartitionDescription {
   highWatermark: number;
   /**
    * Version 3: whether logStartOffset, highWatermark and quarantined are the leader's figures. False
-   * in cluster mode when the leader did not answer in time or there is none (offline); both offsets
+   * in cluster mode when the leader did not answer in time or there is none (offline), and on a
+   * single-node broker while the partition is still being recovered after a crash; both offsets
    * are then UNKNOWN_OFFSET. Absent from older versions, whose figures are always known.
    */
   figuresKnown?: boolean;

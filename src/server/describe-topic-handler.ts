@@ -3,8 +3,10 @@
  * has (version 3 adds broker 0 leading every partition). In cluster mode every version describes
  * the cluster's topic (broker/cluster-topic-view.ts): its partitions from the cluster's metadata,
  * their figures from their leaders. Version 3 says which figures are not known here (a leader
- * that did not answer in time, an offline partition); versions 1 and 2 cannot say so, and answer
- * the error instead of a made-up offset.
+ * that did not answer in time, an offline partition, on a single node a partition still being
+ * recovered after a crash) and answers at once; versions 1 and 2 cannot say so: on a single node
+ * they wait for the topic's recovery (bounded, then the retriable TIMEOUT), in cluster mode they
+ * answer the error, never a made-up offset.
  */
 import { type ClusterTopicView, describeTopicView } from "../broker/cluster-topic-view.js";
 import { DESCRIBE_TOPIC_LEADERS_VERSION, DESCRIBE_TOPIC_QUARANTINE_VERSION } from "../protocol/api.js";

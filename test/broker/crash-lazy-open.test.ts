@@ -7,45 +7,14 @@ import { OPEN_CONCURRENCY, openSlot, releaseSlot } from "../../src/broker/open-s
 import { ErrorCode } from "../../src/format/errors.js";
 import { createClient } from "../../src/index.js";
 import { BrokerProcess } from "../cli/cli-harness.js";
+import { crashedDir, everyLogOpen, CRASHED_PARTITIONS as PARTITIONS } from "./crashed-broker.js";
 import { batchOf, conchError, fetchValues, tempDataDir } from "./helpers.js";
-
-const PARTITIONS = 12;
-const SEGMENT_BYTES = 64 * 1024;
 
 /** Open logs, counted through the metrics walk (a partition not recovered yet has no log). */
 function openLogs(broker: Broker): number {
   let n = 0;
   broker.forEachPartition(() => n++);
   return n;
-}
-
-/**
- * A `conch broker` process that creates topic "t", gets partition p's p + 2 messages acknowledged
- * (acks leader: written, not fsynced) and is killed with SIGKILL. Resolves with what each
- * partition acknowledged, in order.
- */
-async function crashedDir(dataDir: string): Promise<string[][]> {
-  const first = await BrokerProcess.start(dataDir);
-  const client = createClient({ brokers: [first.address] });
-  const acked: string[][] = [];
-  try {
-    await client.admin().createTopic("t", {
-      partitions: PARTITIONS,
-      configs: { "segment.bytes": String(SEGMENT_BYTES) },
-    });
-    const producer = client.producer({ acks: "leader" });
-    for (let p = 0; p < PARTITIONS; p++) {
-      acked.push([]);
-      for (let i = 0; i < p + 2; i++) {
-        await producer.send("t", { value: `p${p}-${i}`, partition: p });
-        acked[p]!.push(`p${p}-${i}`);
-      }
-    }
-  } finally {
-    await client.close();
-  }
-  assert.deepEqual(await first.stop("SIGKILL"), { code: null, signal: "SIGKILL" });
-  return acked;
 }
 
 /** Appends half a batch after the data of partition `p`'s active segment: what a write cut by a crash leaves. */
@@ -115,23 +84,22 @@ test("conch broker restarted after SIGKILL listens before its logs are recovered
   t.after(() => client.close());
   const sent = await client.producer().send("t", { value: "after", partition: 5 });
   assert.equal(sent.offset, acked[5]!.length, "the torn tail was cut, every acknowledged message kept");
-  const described = await client.admin().describeTopic("t");
-  assert.deepEqual(
-    described.partitions.map((p) => p.highWatermark),
-    acked.map((a, p) => a.length + (p === 5 ? 1 : 0)),
-  );
   const lines = (): { msg: string; crashedThisBoot?: boolean; lazyTopics?: number }[] =>
     second.logLines.map((l) => JSON.parse(l) as { msg: string });
   const startedWith = lines().find((l) => l.msg === "broker opened")!;
   assert.equal(startedWith.lazyTopics, 1, "the topic's logs were left to recover after listening");
   assert.equal(startedWith.crashedThisBoot, true, "a crash of the process alone");
-  const opened = (): boolean =>
-    second.logLines.some((l) => l.includes("every partition log holding data is open"));
-  while (!opened()) await new Promise((ok) => second.child.stdout!.once("data", ok));
+  await everyLogOpen(second);
   const at = (msg: string): number => lines().findIndex((l) => l.msg.includes(msg));
   assert.ok(
     at("listening on") < at("every partition log holding data is open"),
     "listening came before the background opener finished",
+  );
+  // Once every log is recovered, describe knows each one's end (before, it says "not known yet").
+  const described = await client.admin().describeTopic("t");
+  assert.deepEqual(
+    described.partitions.map((p) => p.highWatermark),
+    acked.map((a, p) => a.length + (p === 5 ? 1 : 0)),
   );
 });
 

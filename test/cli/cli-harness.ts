@@ -155,6 +155,15 @@ export class BrokerProcess {
     return new BrokerProcess(child, address, lines, exited);
   }
 
+  /** "127.0.0.1:port" of the HTTP port, from the line the broker logs once it listens; "" if none. */
+  get httpAddress(): string {
+    for (const line of this.logLines) {
+      const m = /conch HTTP .* on (\S+)"/.exec(line);
+      if (m) return m[1]!;
+    }
+    return "";
+  }
+
   /** Sends `signal` and resolves with how the process ended. */
   async stop(
     signal: NodeJS.Signals = "SIGTERM",

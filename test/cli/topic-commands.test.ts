@@ -203,6 +203,44 @@ test("describe shows a cluster topic's leaders, replicas and ISR, and offsets no
   });
 });
 
+test("describe of a single-node topic still being recovered: - for offsets not known yet, listed as runs", () => {
+  const alone = { leaderId: 0, leaderEpoch: 0, replicas: [0], isr: [0] };
+  const known = (partition: number) => ({
+    partition,
+    logStartOffset: 0,
+    highWatermark: 4,
+    figuresKnown: true,
+    quarantined: [],
+    ...alone,
+  });
+  const unknown = (partition: number) => ({
+    partition,
+    logStartOffset: -1,
+    highWatermark: -1,
+    figuresKnown: false,
+    ...alone,
+  });
+  const view = {
+    topic: "t",
+    partitions: [known(0), unknown(1), unknown(2), unknown(3), known(4), unknown(5), unknown(6)],
+    configs: {},
+  };
+  const lines = describeLines(view).slice(2);
+  assert.deepEqual(lines.slice(0, 3), [
+    "PARTITION  EARLIEST  LATEST",
+    "0          0         4",
+    "1          -         -",
+  ]);
+  assert.equal(
+    lines.at(-1),
+    "offsets not known yet: partitions 1-3, 5-6 (still being recovered after a crash; ask again)",
+  );
+  assert.deepEqual((describeJson(view) as { partitions: unknown[] }).partitions.slice(0, 2), [
+    { partition: 0, earliest: 0, latest: 4 },
+    { partition: 1, earliest: null, latest: null },
+  ]);
+});
+
 test("topic alter --partitions grows a topic; its data stays; it never shrinks", async () => {
   await conch(["topic", "create", "growing", "--partitions", "2"]);
   assert.equal((await conch(["produce", "growing", "--partition", "1"], "kept\n")).code, 0);

@@ -6,10 +6,21 @@
 import { createServer, type Server, type Socket } from "node:net";
 import type { TestContext } from "node:test";
 import { FrameParser } from "../../src/net/frame-parser.js";
-import { ApiKey } from "../../src/protocol/api.js";
+import {
+  ApiKey,
+  DESCRIBE_TOPIC_LEADERS_VERSION,
+  DESCRIBE_TOPIC_QUARANTINE_VERSION,
+} from "../../src/protocol/api.js";
 import { encodeDescribeTopicResponse } from "../../src/protocol/describe-topic.js";
+import { encodeDescribeTopicResponseV2 } from "../../src/protocol/describe-topic-v2.js";
+import { encodeDescribeTopicResponseV3 } from "../../src/protocol/describe-topic-v3.js";
 import { encodeErrorResponse } from "../../src/protocol/error-response.js";
-import { requestApiKey, requestCorrelationId, responseWriter } from "../../src/protocol/frame.js";
+import {
+  requestApiKey,
+  requestApiVersion,
+  requestCorrelationId,
+  responseWriter,
+} from "../../src/protocol/frame.js";
 import { encodeHandshakeResponse } from "../../src/protocol/handshake.js";
 import { encodeMetadataResponse } from "../../src/protocol/metadata.js";
 
@@ -33,14 +44,30 @@ export class FakeConnection {
   error(correlationId: number, code: number, message: string): void {
     this.socket.write(encodeErrorResponse(correlationId, code, message));
   }
-  /** Answers a DescribeTopic: topic "t" with `count` empty partitions. */
-  describeTopic(correlationId: number, count: number): void {
+  /** Answers a DescribeTopic at the version it asks: topic "t" with `count` empty partitions, all led by broker 0. */
+  describeTopic(req: FakeRequest, count: number): void {
     const partitions = Array.from({ length: count }, (_, p) => ({
       partition: p,
       logStartOffset: 0,
       highWatermark: 0,
+      logEndOffset: 0,
+      sizeBytes: 0,
+      segments: 1,
+      quarantined: [],
+      figuresKnown: true,
+      leaderId: 0,
+      leaderEpoch: 0,
+      replicas: [0],
+      isr: [0],
     }));
-    this.socket.write(encodeDescribeTopicResponse(correlationId, { topic: "t", partitions, configs: {} }));
+    const version = requestApiVersion(req.frame);
+    const encode =
+      version >= DESCRIBE_TOPIC_LEADERS_VERSION
+        ? encodeDescribeTopicResponseV3
+        : version >= DESCRIBE_TOPIC_QUARANTINE_VERSION
+          ? encodeDescribeTopicResponseV2
+          : encodeDescribeTopicResponse;
+    this.socket.write(encode(req.correlationId, { topic: "t", partitions, configs: {} }));
   }
 }
 

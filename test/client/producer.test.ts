@@ -23,7 +23,7 @@ class FakeLog {
 
   handle = (req: FakeRequest): void => {
     if (req.apiKey === ApiKey.DESCRIBE_TOPIC) {
-      req.conn.describeTopic(req.correlationId, this.partitions);
+      req.conn.describeTopic(req, this.partitions);
       return;
     }
     if (req.apiKey !== ApiKey.PRODUCE) return;

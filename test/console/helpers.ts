@@ -24,11 +24,7 @@ export interface LiveBroker {
 
 export async function startLiveBroker(dir: string, extraArgs: string[] = []): Promise<LiveBroker> {
   const process = await BrokerProcess.start(dir, extraArgs);
-  let http = "";
-  for (const line of process.logLines) {
-    const m = /conch HTTP .* on (\S+)"/.exec(line);
-    if (m) http = m[1]!;
-  }
+  const http = process.httpAddress;
   if (http === "") {
     await process.stop();
     throw new Error(`the broker logged no HTTP address:\n${process.logLines.join("\n")}`);

@@ -101,6 +101,7 @@ test("topics: create, list, describe, alter, add partitions, delete, with their 
   const parts = await call(base, "GET", "/api/v1/topics/t1/partitions");
   const p0 = (parts.json.partitions as Record<string, unknown>[])[0]!;
   assert.deepEqual(Object.keys(p0).sort(), [
+    "figuresKnown",
     "highWatermark",
     "logEndOffset",
     "logStartOffset",
