@@ -142,11 +142,20 @@ export class GroupCommit {
     this.#head = 0;
   }
 
-  /** Starts fsyncs while slots are free and something written is not yet covered by one. */
+  /**
+   * Starts fsyncs while slots are free and one is wanted: asked for (the interval timer), or owed
+   * to a waiting append that no started fsync covers. Writes nobody waits for start none: after an
+   * interval fsync ends, what was written meanwhile waits for the next interval (an fsync after
+   * every fsync while a producer wrote made a chain of them, a dozen a second, instead of one).
+   */
   #startSyncs(): void {
     while (this.#inFlight < SYNCS_IN_FLIGHT && this.#failure === null) {
       const target = this.#written();
-      if (target <= this.#started && !this.#requested) return;
+      if (target <= this.#started) {
+        if (!this.#requested) return;
+      } else if (!this.#requested && !this.#owed()) {
+        return;
+      }
       this.#requested = false;
       let slot = this.#slots[0]!;
       for (let i = 1; slot.busy; i++) slot = this.#slots[i]!;
@@ -162,6 +171,12 @@ export class GroupCommit {
         queueMicrotask(() => slot.done(err ?? new Error("fsync failed")));
       }
     }
+  }
+
+  /** Whether a waiting append was written after the last fsync started (targets never decrease). */
+  #owed(): boolean {
+    const waiting = this.#waiting;
+    return waiting.length > this.#head && waiting[waiting.length - 1]!.flushTarget > this.#started;
   }
 
   /** An fsync ended: everything written before it started is durable. Acknowledges in this tick. */
