@@ -13,13 +13,13 @@
  * `commitBatch`), so `positions()` never runs ahead of what the application has handled.
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { decodeDescribeTopicResponse, encodeDescribeTopicRequest } from "../protocol/describe-topic.js";
 import { abortable, eitherSignal } from "./abort.js";
 import { BatchQueue } from "./batch-queue.js";
 import { BrokerPool } from "./broker-pool.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { BatchCursor, type ConsumerBatch } from "./consumer-batch.js";
 import { type ConsumerMessage, FetchedMessage } from "./consumer-message.js";
+import { describeTopicNewest } from "./describe-topic-versions.js";
 import { abortedError } from "./errors.js";
 import { type ClientOptions, connectionManagerOptions, durationOption, integerOption } from "./options.js";
 import {
@@ -300,14 +300,9 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
       if (this.#pendingTopics.length > 0) {
         const add: PartitionAssignment[] = [];
         for (const topic of this.#pendingTopics) {
-          const d = await this.#manager.request(
-            encodeDescribeTopicRequest,
-            { topic },
-            decodeDescribeTopicResponse,
-            {
-              signal: this.#signal,
-            },
-          );
+          // The newest version: it lists the partitions at once even while a restarted broker
+          // recovers the topic's logs (each partition's position then waits for its own).
+          const d = await describeTopicNewest(this.#manager, topic, { signal: this.#signal });
           for (const p of d.partitions) add.push({ topic, partition: p.partition });
         }
         this.#pendingTopics = [];

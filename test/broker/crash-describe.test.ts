@@ -5,7 +5,7 @@
  * wait for every partition of the topic (up to 30 s, then TIMEOUT).
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import type { partitionRow } from "../../src/http/topic-rows.js";
 import { createClient } from "../../src/index.js";
 import { BrokerProcess, runConch } from "../cli/cli-harness.js";
@@ -143,17 +143,43 @@ test("after SIGKILL a describe answers before the topic is recovered: recovered 
 test("after SIGKILL a producer learns a topic's partition count without waiting for the topic's recovery", {
   timeout: 60_000,
 }, async (t) => {
+  const { broker, client } = await crashedAndHeld(t);
+  // No log can be recovered, and connect needs only the count (a keyless or keyed send's first step).
+  await client.producer().connect(["t"]);
+  assert.equal(anyLogRecovered(broker), false);
+  await broker.stop("SIGKILL");
+});
+
+test("after SIGKILL a consumer of a whole topic learns its partitions without waiting for the topic's recovery", {
+  timeout: 60_000,
+}, async (t) => {
+  const { broker, client } = await crashedAndHeld(t);
+  const aborted = new AbortController();
+  const consumer = client.consumer({ topics: ["t"], signal: aborted.signal });
+  // Positions wait for each partition's recovery, which the broker holds back; the list does not.
+  const starting = consumer.start().catch(() => {});
+  const deadline = Date.now() + 20_000;
+  while (consumer.assignment().length < CRASHED_PARTITIONS && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.equal(consumer.assignment().length, CRASHED_PARTITIONS, "every partition assigned");
+  assert.equal(anyLogRecovered(broker), false, "while no log was recovered");
+  aborted.abort();
+  await starting;
+  await broker.stop("SIGKILL");
+});
+
+/** A broker restarted after SIGKILL that recovers no log until told (HOLD_OPENS), and a client of it. */
+async function crashedAndHeld(t: TestContext) {
   const dataDir = await tempDataDir(t);
   await crashedDir(dataDir);
   const broker = await BrokerProcess.start(dataDir, [], HOLD_OPENS);
   t.after(() => broker.stop("SIGKILL"));
   const client = createClient({ brokers: [broker.address] });
   t.after(() => client.close());
-  // No log can be recovered, and connect needs only the count (a keyless or keyed send's first step).
-  await client.producer().connect(["t"]);
-  assert.equal(
-    broker.logLines.some((l) => l.includes("every partition log holding data is open")),
-    false,
-  );
-  await broker.stop("SIGKILL");
-});
+  return { broker, client };
+}
+
+function anyLogRecovered(broker: BrokerProcess): boolean {
+  return broker.logLines.some((l) => l.includes("every partition log holding data is open"));
+}
