@@ -7,6 +7,7 @@ import { thousands, usToMs } from "./format-number.js";
 import { gcShare } from "./gc-snapshot.js";
 import { machineBusySeconds, processCpuSeconds, processRssBytes } from "./proc-cpu.js";
 import type { Measurement } from "./results.js";
+import { STALL_MS, watchStalls } from "./stall-watch.js";
 import type { RunningServer, ServerSpec } from "./types.js";
 import { runWorker } from "./worker-run.js";
 import { totalMessages, type Workload } from "./workloads/workload.js";
@@ -127,10 +128,12 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
   const cpuBefore = processCpuSeconds(pid);
   const busyBefore = machineBusySeconds();
   const wallBefore = performance.now();
+  const stopWatching = watchStalls();
   const result = await runWorker(
     { system, workload: w.id, endpoint, ...(kafka ? { kafka } : {}), scale: ctx.scale },
     timeLimitMs(w, ctx.scale),
   );
+  const stalls = stopWatching();
   const cpuAfter = processCpuSeconds(pid);
   const busyAfter = machineBusySeconds();
   const wallSeconds = (performance.now() - wallBefore) / 1000;
@@ -157,6 +160,8 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
     clientCpuSeconds: o.clientCpuSeconds,
     brokerCpuSeconds: brokerCpu,
     otherCpuShare,
+    machineStalls: stalls.count,
+    machineStallLongestMs: stalls.longestMs,
     ...(o.latencyUs ? { latencyUs: o.latencyUs } : {}),
     ...(o.transferUs ? { transferUs: o.transferUs } : {}),
     ...(o.warmMsgsPerSec !== undefined ? { warmMsgsPerSec: o.warmMsgsPerSec } : {}),
@@ -192,8 +197,12 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
     otherCpuShare === null ? "" : `; other processes used ${(otherCpuShare * 100).toFixed(0)}% of the CPU`;
   const gcText =
     gc === null ? "" : `; broker GC ${(gc * 100).toFixed(1)}% of its CPU (${m.brokerGcCount} collections)`;
+  const stallText =
+    stalls.count === 0
+      ? ""
+      : `; the machine stalled ${stalls.count} times for ${STALL_MS} ms or more (longest ${stalls.longestMs} ms)`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${gcText}${idle}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${stallText}${gcText}${idle}`,
   );
   return m;
 }

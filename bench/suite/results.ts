@@ -23,6 +23,10 @@ export interface Measurement {
    * benchmark client while this measurement ran: the machine is shared, and this says how much.
    */
   otherCpuShare?: number | null;
+  /** Times the harness's idle timer fired 50 ms or more late during the run (stall-watch.ts). */
+  machineStalls?: number;
+  /** The latest it fired, in ms. */
+  machineStallLongestMs?: number;
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
   /** Workload 5: the rate of a round after the server and client warmed up (WorkloadOutcome). */
