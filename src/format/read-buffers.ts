@@ -36,19 +36,8 @@ const lent = new WeakSet<ArrayBufferLike>();
  */
 export function takeReadBuffer(bytes: number): Buffer {
   if (bytes > MAX_POOLED_BYTES) return Buffer.allocUnsafe(bytes);
-  let buf: Buffer | undefined;
-  for (let i = kept.length - 1; i >= 0; i--) {
-    const k = kept[i]!;
-    if (k.length >= bytes) {
-      buf = k;
-      kept[i] = kept[kept.length - 1]!;
-      kept.pop();
-      keptBytes -= k.length;
-      break;
-    }
-  }
   // Its own ArrayBuffer (not Node's shared pool): the views of it are known by it.
-  buf ??= Buffer.allocUnsafeSlow(Math.ceil(bytes / STEP_BYTES) * STEP_BYTES);
+  const buf = takeKept(bytes, false) ?? Buffer.allocUnsafeSlow(stepped(bytes));
   lent.add(buf.buffer);
   return buf;
 }
@@ -60,20 +49,28 @@ export function takeReadBuffer(bytes: number): Buffer {
  */
 export function takeAlignedReadBuffer(bytes: number): Buffer | null {
   if (bytes > MAX_POOLED_BYTES) return null;
-  let buf: Buffer | null = null;
+  const buf = takeKept(bytes, true) ?? newAlignedBuffer(stepped(bytes));
+  if (buf !== null) lent.add(buf.buffer);
+  return buf;
+}
+
+/** Takes the most recently handed back kept buffer of at least `bytes` (page-aligned if asked), if any. */
+function takeKept(bytes: number, aligned: boolean): Buffer | null {
   for (let i = kept.length - 1; i >= 0; i--) {
     const k = kept[i]!;
-    if (k.length >= bytes && isAlignedBuffer(k)) {
-      buf = k;
+    if (k.length >= bytes && (!aligned || isAlignedBuffer(k))) {
       kept[i] = kept[kept.length - 1]!;
       kept.pop();
       keptBytes -= k.length;
-      break;
+      return k;
     }
   }
-  buf ??= newAlignedBuffer(Math.ceil(bytes / STEP_BYTES) * STEP_BYTES);
-  if (buf !== null) lent.add(buf.buffer);
-  return buf;
+  return null;
+}
+
+/** `bytes` rounded up to whole steps, so that reads of similar sizes share buffers. */
+function stepped(bytes: number): number {
+  return Math.ceil(bytes / STEP_BYTES) * STEP_BYTES;
 }
 
 /** Whether `view` is (a view of) a read buffer lent and not handed back. */
