@@ -330,15 +330,17 @@ export class Topic {
       if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
       const dir = this.#store.partitionDir(this.name, partition);
       const config = this.#logConfig;
+      const summary = this.#summaries[partition];
       const log = await PartitionLog.open(
         dir,
         config,
         this.#logger.child({ topic: this.name, partition }),
         this.#logOptions,
+        // Never written: most likely it has no directory yet (a new topic's partitions make theirs now).
+        summary?.logEndOffset === 0,
       );
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
-      const summary = this.#summaries[partition];
       if (summary !== undefined && !summary.matches(log)) {
         // Only a build that knows no manifest can append after one was written (docs/design.md).
         this.#logger.warn(

@@ -31,6 +31,11 @@ export interface FileOps {
    * long; offset defaults to 0). Resolves true when blocks were reserved; never rejects.
    */
   preallocate(path: string, bytes: number, offset?: number): Promise<boolean>;
+  /**
+   * fsync of a directory, for the entries a log's first open makes (its directory, its first
+   * segment), which its first fsync makes durable. Optional: the shared one (shared-dir-sync.ts).
+   */
+  syncDir?(dir: string): Promise<void>;
 }
 
 /**

@@ -73,6 +73,11 @@ export interface WriterOptions {
   producers: ProducerTable;
   /** Where the flushed end starts, when below the log end (recovered data not fsynced yet). */
   flushedOffset?: number;
+  /**
+   * fsyncs of directories that the log's first open made entries in (its own directory, its first
+   * segment) and left to the first fsync: nothing written can count as durable before they end.
+   */
+  owedDirSync?: (() => Promise<void>) | null;
 }
 
 export class LogWriter {
@@ -109,9 +114,14 @@ export class LogWriter {
   #syncWait: Promise<void> | null = null;
   #synced: (() => void) | null = null;
   #syncTarget = 0;
+  /** The directory fsyncs the open left to the first fsync, not started yet (WriterOptions). */
+  #owedDirSync: (() => Promise<void>) | null;
+  /** Those fsyncs, once started and until they succeed: every fsync waits for them first. */
+  #dirSync: Promise<void> | null = null;
 
   constructor(options: WriterOptions) {
     this.#o = options;
+    this.#owedDirSync = options.owedDirSync ?? null;
     this.#buffer = options.chunks;
     this.#nextOffset = options.segments.active.nextOffset;
     this.#writtenOffset = this.#nextOffset;
@@ -622,8 +632,46 @@ export class LogWriter {
    * The group commit's fsync of everything written: the active file, and the segments closed
    * since an earlier fsync took their fdatasyncs. Those stay in `#closing` until they end, so that
    * an fsync running beside the one that took them cannot end first and acknowledge their data.
+   * The first one also starts the directory fsyncs the open left owed, and none ends before they do.
    */
   #syncWritten(done: SyncDone): void {
+    const owed = this.#owedDirSync;
+    if (owed !== null) {
+      this.#owedDirSync = null;
+      const dirSync = owed();
+      this.#dirSync = dirSync;
+      dirSync.then(
+        () => {
+          if (this.#dirSync === dirSync) this.#dirSync = null;
+        },
+        () => {}, // failed: every fsync that waits for it fails, and so the log (#fatal)
+      );
+    }
+    const dirSync = this.#dirSync;
+    if (dirSync === null) {
+      this.#syncData(done);
+      return;
+    }
+    // Both at once; `done` once both ended, with the first failure.
+    let left = 2;
+    let failure: unknown = null;
+    const ended = (err: unknown) => {
+      if (err !== null && err !== undefined && failure === null) failure = err;
+      if (--left === 0) done(failure);
+    };
+    dirSync.then(
+      () => ended(null),
+      (err: unknown) => ended(err ?? new Error("directory fsync failed")),
+    );
+    try {
+      this.#syncData(ended);
+    } catch (err) {
+      ended(err ?? new Error("fsync failed"));
+    }
+  }
+
+  /** The fsync of the data: the active segment, and the closed segments' fdatasyncs taken now. */
+  #syncData(done: SyncDone): void {
     const ops = this.#o.ops;
     const seg = this.#o.segments.active;
     const unsynced = this.#roller.takeUnsynced();

@@ -37,7 +37,7 @@ import { segmentsToDelete } from "./retention.js";
 import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
-import { SegmentPreparer } from "./segment-preparer.js";
+import { createSegmentFile, SegmentPreparer } from "./segment-preparer.js";
 import { syncDirShared } from "./shared-dir-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
@@ -170,6 +170,7 @@ export class PartitionLog {
     cleanedEnd: number,
     epochs: LeaderEpochs,
     flushedFrom: number,
+    owedDirSync: (() => Promise<void>) | null,
   ) {
     this.dir = dir;
     this.epochs = epochs;
@@ -222,6 +223,7 @@ export class PartitionLog {
       stats: this.stats,
       producers: this.#producers,
       flushedOffset: flushedFrom,
+      owedDirSync,
     });
     this.#reader = new LogReader(segments, tail, {
       indexInterval: () => this.#config.indexIntervalBytes,
@@ -256,6 +258,7 @@ export class PartitionLog {
     config: LogConfig,
     logger?: Logger,
     options: LogOptions = {},
+    likelyNew = false,
   ): Promise<PartitionLog> {
     const checked = validateLogConfig(config);
     const ops = options.fileOps ?? defaultFileOps;
@@ -267,10 +270,20 @@ export class PartitionLog {
     let flushedFrom = Number.POSITIVE_INFINITY;
     /** The directory was made by this open: it holds nothing to recover. */
     let created = false;
+    /** Directory entries this open made, made durable by the log's first fsync (log-writer.ts). */
+    let owedDirSync: (() => Promise<void>) | null = null;
+    let parentSync: Promise<void> | null = null;
     try {
       // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
-      const names = await listOrCreate(dir);
+      const names = await listOrCreate(dir, likelyNew);
       created = names === null;
+      // The new directory's entry: an fsync of the topic's directory started now is shared by the
+      // partitions that make theirs at once (a new topic's first produce reaches thousands); the
+      // log's first fsync waits for it (below), nothing before.
+      if (created) {
+        parentSync = dirSync(ops)(dirname(dir));
+        parentSync.catch(() => {}); // the first fsync sees a failure
+      }
       const swap = await recoverSwap(dir, logger, names ?? []);
       cleanedEnd = swap.cleanedEnd;
       ({ segments, closedCleanly } = await recoverSegments(
@@ -286,18 +299,24 @@ export class PartitionLog {
       throw storageError(`cannot open the log in ${dir}`, err);
     }
     if (segments.length === 0) {
-      const preparer = new SegmentPreparer(dir, ops);
       const seg = new Segment(dir, 0, now);
       try {
-        // No blocks until the first data (block-reserve.ts): an idle partition costs no disk.
-        const prepared = await preparer.take(checked.segmentBytes, walPath(dir, 0), false);
-        seg.setFile(prepared.file);
-        seg.fileSize = prepared.size;
-        seg.reservedTo = prepared.reserved;
+        // Made under its own name, not prepared and renamed: a crash before the truncate leaves a
+        // short segment, which recovery reads as empty like a preallocated one. No blocks until the
+        // first data (block-reserve.ts): an idle partition costs no disk. Its entry is made durable
+        // by an fsync of the directory beside the log's first fsync, before anything written counts
+        // as durable, not here: 10,000 partitions opening at once waited for as many fsyncs.
+        seg.setFile(await createSegmentFile(walPath(dir, 0), checked.segmentBytes, ops));
+        seg.fileSize = checked.segmentBytes;
+        seg.reservedTo = 0;
       } catch (err) {
         throw storageError(`cannot create the first segment in ${dir}`, err);
       }
       segments.push(seg);
+      const started = parentSync;
+      const syncDir = dirSync(ops);
+      owedDirSync = () =>
+        started === null ? syncDir(dir) : Promise.all([started, syncDir(dir)]).then(() => {});
     } else {
       const active = segments.at(-1)!;
       try {
@@ -332,7 +351,17 @@ export class PartitionLog {
       throw storageError(`cannot read the leader epochs in ${dir}`, err);
     }
     const list = new SegmentList(segments);
-    const log = new PartitionLog(dir, checked, logger, list, options, cleanedEnd, epochs, flushedFrom);
+    const log = new PartitionLog(
+      dir,
+      checked,
+      logger,
+      list,
+      options,
+      cleanedEnd,
+      epochs,
+      flushedFrom,
+      owedDirSync,
+    );
     // The fsync of what recovery kept waits its turn with the interval fsyncs (flush-queue.ts).
     if (log.flushedOffset < log.logEndOffset) log.#flushes.push(log.#flushEntry);
     try {
@@ -939,18 +968,34 @@ function readLimit(maxBytes: number): number {
 }
 
 /**
- * The names in `dir`, or null when it did not exist and was created (empty). A new partition's
- * directory is made on its first open, which may be its first produce: its entry in the parent is
- * made durable before anything can be acknowledged in it.
+ * The names in `dir`, or null when there was no `dir` and it was made now (its entry is not durable
+ * yet: the log's first fsync makes it so). `likelyNew` tries the make first, which saves a failed
+ * listing where the directory is expected not to exist (a partition never written).
  */
-async function listOrCreate(dir: string): Promise<string[] | null> {
+async function listOrCreate(dir: string, likelyNew: boolean): Promise<string[] | null> {
+  if (likelyNew && (await makeDir(dir))) return null;
   try {
     return await readdir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     await mkdir(dir, { recursive: true });
-    // Many partitions of one topic open for the first time together: one fsync serves them.
-    await syncDirShared(dirname(dir));
     return null;
+  }
+}
+
+/** The directory fsync of `ops`, or the shared one. */
+function dirSync(ops: FileOps): (dir: string) => Promise<void> {
+  return ops.syncDir === undefined ? syncDirShared : (dir) => ops.syncDir!(dir);
+}
+
+/** Makes `dir` (its parent must exist); false when it exists already or its parent does not. */
+async function makeDir(dir: string): Promise<boolean> {
+  try {
+    await mkdir(dir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOENT") return false;
+    throw err;
   }
 }

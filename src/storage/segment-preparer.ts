@@ -76,9 +76,8 @@ export class SegmentPreparer {
   }
 
   async #create(bytes: number, reserve: boolean): Promise<PreparedFile> {
-    const file = await open(this.#path, "w+");
+    const file = await createSegmentFile(this.#path, bytes, this.#ops);
     try {
-      await this.#ops.truncate(file, bytes);
       if (!reserve) return { file, size: bytes, reserved: 0 };
       const chunk = reserveChunk(bytes);
       const ok = await this.#ops.preallocate(this.#path, chunk);
@@ -88,4 +87,16 @@ export class SegmentPreparer {
       throw err;
     }
   }
+}
+
+/** A new segment file of `bytes` (sparse), opened for reading and writing. */
+export async function createSegmentFile(path: string, bytes: number, ops: FileOps): Promise<FileHandle> {
+  const file = await open(path, "w+");
+  try {
+    await ops.truncate(file, bytes);
+  } catch (err) {
+    await file.close().catch(() => {});
+    throw err;
+  }
+  return file;
 }
