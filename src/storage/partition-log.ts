@@ -7,7 +7,7 @@
  * `append` copies the caller's batches before it returns: the buffer is neither kept nor modified,
  * so the caller may reuse it at once (a view into a socket frame is fine).
  */
-import { mkdir, readdir, rm, unlink } from "node:fs/promises";
+import { rm, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
@@ -24,6 +24,7 @@ import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
+import { dirSync, listOrCreate } from "./log-dir.js";
 import { EMPTY, LogReader, outOfRange } from "./log-reader.js";
 import { LogStats } from "./log-stats.js";
 import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js";
@@ -38,7 +39,6 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { createSegmentFile, SegmentPreparer } from "./segment-preparer.js";
-import { syncDirShared } from "./shared-dir-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 import { coarseDue, storageTicker, type Ticker, TickTask } from "./ticker.js";
@@ -965,37 +965,4 @@ function shuttingDown(): ConchError {
 /** A read's byte limit: a positive whole number, or 0 (one batch, whatever its size). */
 function readLimit(maxBytes: number): number {
   return Number.isFinite(maxBytes) && maxBytes > 0 ? Math.floor(maxBytes) : 0;
-}
-
-/**
- * The names in `dir`, or null when there was no `dir` and it was made now (its entry is not durable
- * yet: the log's first fsync makes it so). `likelyNew` tries the make first, which saves a failed
- * listing where the directory is expected not to exist (a partition never written).
- */
-async function listOrCreate(dir: string, likelyNew: boolean): Promise<string[] | null> {
-  if (likelyNew && (await makeDir(dir))) return null;
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    await mkdir(dir, { recursive: true });
-    return null;
-  }
-}
-
-/** The directory fsync of `ops`, or the shared one. */
-function dirSync(ops: FileOps): (dir: string) => Promise<void> {
-  return ops.syncDir === undefined ? syncDirShared : (dir) => ops.syncDir!(dir);
-}
-
-/** Makes `dir` (its parent must exist); false when it exists already or its parent does not. */
-async function makeDir(dir: string): Promise<boolean> {
-  try {
-    await mkdir(dir);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EEXIST" || code === "ENOENT") return false;
-    throw err;
-  }
 }
