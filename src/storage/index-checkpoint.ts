@@ -9,14 +9,19 @@
  *
  * Not the `.idx` itself: that one means a clean stop (every byte fsynced, nothing to scan), and a
  * roll's seal writes it for the closed segment; a checkpoint never races either. No fsync: losing
- * a checkpoint costs only a longer scan. Written under a temporary name and renamed, so a reader
- * never sees half a file. Whoever cuts the active segment back must `discard` it first.
+ * a checkpoint costs only a longer scan. Written in place: the active segment's index only grows
+ * (a log cut back discards its checkpoint first), so each checkpoint after the first appends the
+ * entries added since to the same file. A file written whole under a temporary name and renamed
+ * made a new inode every time: with 10,000 logs written to, 1,000 a second, and the kernel's search
+ * for a free inode past the many just freed grew costly (docs/performance/scale.md). A crash during
+ * a write can leave a partial last entry, or a file the entries' checks refuse (recovery.ts,
+ * readIndex): then the segment is scanned whole, as with no checkpoint. Whoever cuts the active
+ * segment back must `discard` it first.
  */
-import { rename, writeFile } from "node:fs";
+import { close, open, write, writeFile } from "node:fs";
 import { unlink } from "node:fs/promises";
 import type { Segment } from "./segment.js";
-import type { SegmentIndex } from "./segment-index.js";
-import { TMP_SUFFIX } from "./segment-name.js";
+import { INDEX_ENTRY_BYTES, type SegmentIndex } from "./segment-index.js";
 
 /** How often a log that was appended to writes its checkpoint (coarse: logs share wake-ups). */
 export const CHECKPOINT_INTERVAL_MS = 10_000;
@@ -59,13 +64,18 @@ export class IndexCheckpoint {
     const count = index.count;
     const previous = this.#segment;
     const path = checkpointPath(seg);
-    const tmp = path + TMP_SUFFIX;
+    // The file holds this index's first #count entries: only the ones after them are written.
+    const from = previous === seg && this.#index === index ? this.#count : 0;
+    // Until this write ends the file's content is not known: a failure leaves the next to write it whole.
+    this.#index = null;
     try {
       // The segment rolled since the last checkpoint: the closed one has its `.idx` now.
       if (previous !== null && previous !== seg) await unlink(checkpointPath(previous)).catch(() => {});
       this.#segment = seg;
       // A copy: the index grows (and may be replaced) while the file is written.
-      await writeAndRename(tmp, path, Buffer.from(index.bytes()));
+      const bytes = Buffer.from(index.bytes().subarray(from * INDEX_ENTRY_BYTES, count * INDEX_ENTRY_BYTES));
+      if (from === 0) await writeWhole(path, bytes);
+      else await writeAt(path, bytes, from * INDEX_ENTRY_BYTES);
       this.#index = index;
       this.#count = count;
       // The log was cut back while the file was written (its index replaced or shorter), or damage
@@ -75,23 +85,38 @@ export class IndexCheckpoint {
         await unlink(path).catch(() => {});
       }
     } catch {
-      // Only a longer scan after a crash; the next checkpoint tries again.
-      await unlink(tmp).catch(() => {});
+      // Only a longer scan after a crash; the next checkpoint writes the file whole.
     }
   }
 }
 
 /**
- * Writes `bytes` to `tmp`, then renames it to `path`: with the callback API, as every log writes
- * its checkpoint every CHECKPOINT_INTERVAL_MS. fs/promises' writeFile makes a FileHandle (an event
- * emitter), an abort check and a promise per step: with 10,000 logs written to, those were about
- * a tenth of the broker's event loop (docs/performance/scale.md, "Workload 6b: per-batch costs").
+ * The file at `path` made to hold `bytes` (created, or cut and rewritten in place: the same inode).
+ * With the callback API, as every log writes its checkpoint every CHECKPOINT_INTERVAL_MS:
+ * fs/promises makes a FileHandle (an event emitter), an abort check and a promise per step; with
+ * 10,000 logs written to, those were about a tenth of the broker's event loop
+ * (docs/performance/scale.md, "Workload 6b: per-batch costs").
  */
-function writeAndRename(tmp: string, path: string, bytes: Buffer): Promise<void> {
+function writeWhole(path: string, bytes: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    writeFile(tmp, bytes, (writeErr) => {
-      if (writeErr) reject(writeErr);
-      else rename(tmp, path, (renameErr) => (renameErr ? reject(renameErr) : resolve()));
+    writeFile(path, bytes, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** `bytes` written at `position` of the existing file at `path`. */
+function writeAt(path: string, bytes: Buffer, position: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    open(path, "r+", (openErr, fd) => {
+      if (openErr) return reject(openErr);
+      write(fd, bytes, 0, bytes.length, position, (writeErr, written) => {
+        close(fd, (closeErr) => {
+          const err = writeErr ?? closeErr;
+          if (err) reject(err);
+          else if (written !== bytes.length)
+            reject(new Error(`short checkpoint write: ${written} of ${bytes.length}`));
+          else resolve();
+        });
+      });
     });
   });
 }

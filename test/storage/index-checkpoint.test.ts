@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { readFile, watch } from "node:fs/promises";
+import { readFile, stat, unlink, watch } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { PartitionLog } from "../../src/storage/partition-log.js";
@@ -9,10 +9,10 @@ import { makeBatch, testConfig, withTempDir } from "./helpers.js";
 const CHECKPOINT = "00000000000000000000.idx.checkpoint";
 
 /**
- * Watches `dir` from now on and resolves with the first checkpoint renamed into place that
- * `accept` takes; each is read whole when its rename is seen (a later one may replace it first).
+ * Watches `dir` from now on and resolves with the first checkpoint written that `accept` takes;
+ * each is read whole when its write is seen (a later one may extend it first).
  */
-function checkpointRenamed(dir: string, accept: (bytes: Buffer) => boolean): Promise<Buffer> {
+function checkpointWritten(dir: string, accept: (bytes: Buffer) => boolean): Promise<Buffer> {
   return (async () => {
     for await (const event of watch(dir)) {
       if (event.filename !== CHECKPOINT) continue;
@@ -31,7 +31,7 @@ test("a log appended to writes its active segment's index checkpoint on its quie
     const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
     // The first quiet check may come after only the first append or two (a loaded machine): wait
     // for one that holds more than one entry, as every check after the appends does.
-    const written = checkpointRenamed(dir, (bytes) => bytes.length > 16);
+    const written = checkpointWritten(dir, (bytes) => bytes.length > 16);
     for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
     const checkpoint = await written;
     assert.ok(checkpoint.length > 16 && checkpoint.length % 16 === 0, `${checkpoint.length} bytes`);
@@ -51,11 +51,44 @@ test("a log cut back (a follower's truncation) discards its index checkpoint, wh
   await withTempDir(async (dir) => {
     const config = testConfig({ indexIntervalBytes: 300 });
     const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
-    const renamed = checkpointRenamed(dir, () => true);
+    const written = checkpointWritten(dir, () => true);
     for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
-    await renamed;
+    await written;
     assert.equal(await log.truncateTo(3), 3);
     assert.equal(existsSync(join(dir, CHECKPOINT)), false, "the checkpoint went with the cut");
     await log.close();
+  });
+});
+
+test("later checkpoints of a segment append to the same file (no new file each time); a lost file is written whole again", {
+  timeout: 30_000,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const config = testConfig({ indexIntervalBytes: 300 });
+    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const path = join(dir, CHECKPOINT);
+    const first = checkpointWritten(dir, (bytes) => bytes.length >= 2 * 16);
+    for (let i = 0; i < 10; i++) await log.append(makeBatch(`a${i}`, 3, Date.now()));
+    const before = await first;
+    const inode = (await stat(path)).ino;
+    const longer = checkpointWritten(dir, (bytes) => bytes.length >= before.length + 4 * 16);
+    for (let i = 0; i < 20; i++) await log.append(makeBatch(`b${i}`, 3, Date.now()));
+    const after = await longer;
+    assert.equal((await stat(path)).ino, inode, "the same file, written in place");
+    assert.deepEqual(after.subarray(0, before.length), before, "the earlier entries kept");
+    assert.equal(after.length % 16, 0);
+
+    // Gone (removed by hand): the next append to it fails, and the one after writes it whole.
+    await unlink(path);
+    const again = checkpointWritten(dir, (bytes) => bytes.length > after.length);
+    for (let i = 0; i < 40; i++) {
+      await log.append(makeBatch(`c${i}`, 3, Date.now()));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const rewritten = await again;
+    assert.deepEqual(rewritten.subarray(0, after.length), after, "written whole from the first entry");
+    await log.close();
+    const index = await readFile(join(dir, "00000000000000000000.idx"));
+    assert.deepEqual(index.subarray(0, rewritten.length), rewritten, "a prefix of the index");
   });
 });

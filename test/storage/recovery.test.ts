@@ -317,6 +317,32 @@ test("an index checkpoint whose last entry finds no batch is not trusted: the se
   });
 });
 
+test("an index checkpoint a crash left with a partial last entry is not trusted: the segment is scanned whole", async () => {
+  await withTempDir(async (dir) => {
+    const wals = await fill(dir, 40);
+    const lastPath = join(dir, wals.at(-1)!);
+    const opened = await PartitionLog.open(dir, config);
+    const end = opened.logEndOffset;
+    await opened.close(); // the clean stop's index becomes the checkpoint
+    await unlink(lastPath.replace(/\.wal$/, ".idx"));
+    const checkpoint = lastPath.replace(/\.wal$/, ".idx.checkpoint");
+    const entries = await readFile(checkpoint);
+    assert.ok(entries.length >= 32);
+    // An append of entries torn by the crash: half an entry past the whole ones.
+    await writeFile(checkpoint, Buffer.concat([entries, entries.subarray(0, 8)]));
+    const original = await readFile(lastPath);
+    const found = batchesOf(original);
+    const damaged = Buffer.from(original);
+    damaged[found[1]!.at + 40]! ^= 0xff; // only a whole scan sees this
+    await writeFile(lastPath, damaged);
+
+    const log = await PartitionLog.open(dir, config);
+    assert.equal(log.quarantined()[0]?.firstOffset, found[1]!.base, "scanned whole");
+    assert.equal(log.logEndOffset, end);
+    await log.close();
+  });
+});
+
 test("an open after a clean stop fsyncs nothing; after a crash it fsyncs what recovery kept", async () => {
   await withTempDir(async (dir) => {
     const wals = await fill(dir, 40);
