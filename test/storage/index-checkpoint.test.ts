@@ -23,12 +23,16 @@ function checkpointWritten(dir: string, accept: (bytes: Buffer) => boolean): Pro
   })();
 }
 
+/** A log with an index entry every few batches and its quiet check (which writes the checkpoint) every 20 ms. */
+function openQuickLog(dir: string): Promise<PartitionLog> {
+  return PartitionLog.open(dir, testConfig({ indexIntervalBytes: 300 }), undefined, { trimIntervalMs: 20 });
+}
+
 test("a log appended to writes its active segment's index checkpoint on its quiet check; a clean stop writes the whole index", {
   timeout: 20_000,
 }, async () => {
   await withTempDir(async (dir) => {
-    const config = testConfig({ indexIntervalBytes: 300 });
-    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const log = await openQuickLog(dir);
     // The first quiet check may come after only the first append or two (a loaded machine): wait
     // for one that holds more than one entry, as every check after the appends does.
     const written = checkpointWritten(dir, (bytes) => bytes.length > 16);
@@ -49,8 +53,7 @@ test("a log cut back (a follower's truncation) discards its index checkpoint, wh
   timeout: 20_000,
 }, async () => {
   await withTempDir(async (dir) => {
-    const config = testConfig({ indexIntervalBytes: 300 });
-    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const log = await openQuickLog(dir);
     const written = checkpointWritten(dir, () => true);
     for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
     await written;
@@ -64,8 +67,7 @@ test("later checkpoints of a segment append to the same file (no new file each t
   timeout: 30_000,
 }, async () => {
   await withTempDir(async (dir) => {
-    const config = testConfig({ indexIntervalBytes: 300 });
-    const log = await PartitionLog.open(dir, config, undefined, { trimIntervalMs: 20 });
+    const log = await openQuickLog(dir);
     const path = join(dir, CHECKPOINT);
     const first = checkpointWritten(dir, (bytes) => bytes.length >= 2 * 16);
     for (let i = 0; i < 10; i++) await log.append(makeBatch(`a${i}`, 3, Date.now()));
