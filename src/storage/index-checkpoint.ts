@@ -18,7 +18,7 @@
  * readIndex): then the segment is scanned whole, as with no checkpoint. Whoever cuts the active
  * segment back must `discard` it first.
  */
-import { close, open, write, writeFile } from "node:fs";
+import { close, constants, ftruncate, open, write } from "node:fs";
 import { unlink } from "node:fs/promises";
 import type { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, type SegmentIndex } from "./segment-index.js";
@@ -91,31 +91,43 @@ export class IndexCheckpoint {
 }
 
 /**
- * The file at `path` made to hold `bytes` (created, or cut and rewritten in place: the same inode).
- * With the callback API, as every log writes its checkpoint every CHECKPOINT_INTERVAL_MS:
- * fs/promises makes a FileHandle (an event emitter), an abort check and a promise per step; with
- * 10,000 logs written to, those were about a tenth of the broker's event loop
- * (docs/performance/scale.md, "Workload 6b: per-batch costs").
+ * The file at `path` made to hold `bytes`: created, or written over in place from the start and cut
+ * to their length (the same inode; not truncated first, so a crash meanwhile leaves the entries the
+ * file held, which are a prefix of these). With the callback API, as every log writes its
+ * checkpoint every CHECKPOINT_INTERVAL_MS: fs/promises makes a FileHandle (an event emitter), an
+ * abort check and a promise per step; with 10,000 logs written to, those were about a tenth of the
+ * broker's event loop (docs/performance/scale.md, "Workload 6b: per-batch costs").
  */
 function writeWhole(path: string, bytes: Buffer): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    writeFile(path, bytes, (err) => (err ? reject(err) : resolve()));
-  });
+  return writeAt(path, bytes, 0, constants.O_WRONLY | constants.O_CREAT, bytes.length);
 }
 
-/** `bytes` written at `position` of the existing file at `path`. */
-function writeAt(path: string, bytes: Buffer, position: number): Promise<void> {
+/**
+ * `bytes` written at `position` of the file at `path` (opened with `flags`: by default it must
+ * exist), which is then cut to `length` bytes when that is given.
+ */
+function writeAt(
+  path: string,
+  bytes: Buffer,
+  position: number,
+  flags: number = constants.O_WRONLY,
+  length = -1,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    open(path, "r+", (openErr, fd) => {
+    open(path, flags, (openErr, fd) => {
       if (openErr) return reject(openErr);
-      write(fd, bytes, 0, bytes.length, position, (writeErr, written) => {
+      const done = (err: Error | null): void =>
         close(fd, (closeErr) => {
-          const err = writeErr ?? closeErr;
-          if (err) reject(err);
-          else if (written !== bytes.length)
-            reject(new Error(`short checkpoint write: ${written} of ${bytes.length}`));
+          const failure = err ?? closeErr;
+          if (failure) reject(failure);
           else resolve();
         });
+      write(fd, bytes, 0, bytes.length, position, (writeErr, written) => {
+        if (writeErr) return done(writeErr);
+        if (written !== bytes.length)
+          return done(new Error(`short checkpoint write: ${written} of ${bytes.length}`));
+        if (length < 0) return done(null);
+        ftruncate(fd, length, done);
       });
     });
   });

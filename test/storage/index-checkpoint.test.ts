@@ -94,3 +94,23 @@ test("later checkpoints of a segment append to the same file (no new file each t
     assert.deepEqual(index.subarray(0, rewritten.length), rewritten, "a prefix of the index");
   });
 });
+
+test("after a clean stop the checkpoint the open kept is written over in place, never left empty", {
+  timeout: 30_000,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const first = await openQuickLog(dir);
+    for (let i = 0; i < 20; i++) await first.append(makeBatch(`a${i}`, 3, Date.now()));
+    await first.close();
+    const log = await openQuickLog(dir); // the clean stop's .idx becomes the checkpoint
+    const path = join(dir, CHECKPOINT);
+    const kept = await readFile(path);
+    const inode = (await stat(path)).ino;
+    const longer = checkpointWritten(dir, (bytes) => bytes.length > kept.length);
+    for (let i = 0; i < 20; i++) await log.append(makeBatch(`b${i}`, 3, Date.now()));
+    const after = await longer;
+    assert.equal((await stat(path)).ino, inode, "the same file");
+    assert.deepEqual(after.subarray(0, kept.length), kept, "its entries kept");
+    await log.close();
+  });
+});
