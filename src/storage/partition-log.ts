@@ -273,6 +273,7 @@ export class PartitionLog {
     /** Directory entries this open made, made durable by the log's first fsync (log-writer.ts). */
     let owedDirSync: (() => Promise<void>) | null = null;
     let parentSync: Promise<void> | null = null;
+    const syncDir = dirSync(ops);
     try {
       // One listing serves the compaction swap and the segments: a broker opens thousands of logs.
       const names = await listOrCreate(dir, likelyNew);
@@ -281,7 +282,7 @@ export class PartitionLog {
       // partitions that make theirs at once (a new topic's first produce reaches thousands); the
       // log's first fsync waits for it (below), nothing before.
       if (created) {
-        parentSync = dirSync(ops)(dirname(dir));
+        parentSync = syncDir(dirname(dir));
         parentSync.catch(() => {}); // the first fsync sees a failure
       }
       const swap = await recoverSwap(dir, logger, names ?? []);
@@ -314,7 +315,6 @@ export class PartitionLog {
       }
       segments.push(seg);
       const started = parentSync;
-      const syncDir = dirSync(ops);
       owedDirSync = () =>
         started === null ? syncDir(dir) : Promise.all([started, syncDir(dir)]).then(() => {});
     } else {

@@ -32,7 +32,7 @@ export class SegmentPreparer {
 
   /**
    * Starts preparing a file of `bytes` unless one is already on its way; `reserve` false leaves it
-   * without blocks (a new partition's first segment, which may never see data).
+   * without blocks (the segment a log cut back to nothing starts over with, log-truncation.ts).
    */
   prepare(bytes: number, reserve = true): void {
     if (this.#pending !== null) return;
