@@ -15,7 +15,11 @@ import { batchOf, type Fixture, recordsOf, startServer, type TestClient } from "
 
 const BAD_NAMES = ["../x", "", "a".repeat(300), "a/b", "ü🙂名", ".", "..", "a\u0000b", "__offsets", " x"];
 
-const topicName = fc.oneof(fc.constantFrom(...BAD_NAMES, "fuzz"), fc.string({ maxLength: 40 }));
+/**
+ * Bad names, random strings, and the real topic a third of the time: the requests that name it
+ * and survive their mutations are the ones that succeed, and the test checks that some did.
+ */
+const topicName = fc.oneof(fc.constant("fuzz"), fc.constantFrom(...BAD_NAMES), fc.string({ maxLength: 40 }));
 
 /** A real request body of one of the kinds the fuzz mutates (the frame minus size and header). */
 const request = fc.oneof(
