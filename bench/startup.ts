@@ -11,7 +11,8 @@
 // STARTUP_IDLE_S seconds (default 10), its CPU and RSS read. STARTUP_RUNS (default 3);
 // STARTUP_DATA_DIR=<dir> fills <dir>/data once and keeps it, later runs reuse it.
 // After SIGKILL the start is timed the same way, and then to every log open (the background
-// opener's line, for a build that recovers lazily). See docs/performance/scale.md, "Start-up with
+// opener's line, for a build that recovers lazily), and that broker's clean stop (SIGTERM to exit,
+// every log open and written to). See docs/performance/scale.md, "Start-up with
 // 10,000 partitions" and its second, third and fourth rounds.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
@@ -20,7 +21,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pino } from "pino";
 import { Broker } from "../src/broker/broker.js";
-import { CLEAN_STOP_FILE } from "../src/broker/clean-stop.js";
 import { BatchBuilder } from "../src/format/batch-builder.js";
 import { createClient } from "../src/index.js";
 import { brokerArgs, cpuMs, rssMiB } from "./broker-process.js";
@@ -159,16 +159,18 @@ async function main(): Promise<void> {
     }
     const builds = COMPARE_BIN === undefined ? [BIN] : [BIN, COMPARE_BIN];
     // A data directory per build, copies of one fill: each start after a clean stop follows a stop
-    // by the same build (a build that writes the clean-stop manifest then finds its own).
-    // Left by a build that writes no manifest, or killed: one unmeasured start and stop by this one.
-    if (!existsSync(join(dataDir, CLEAN_STOP_FILE))) {
-      const b = await start(dataDir, BIN);
+    // by the same build, so that it finds what that build's stop leaves (a manifest or none, an
+    // index or none), not what the fill or a kill left: one unmeasured start and stop first.
+    const dirs = builds.map((_, i) => (i === 0 ? dataDir : join(dir, `data-${i}`)));
+    for (const [i, d] of dirs.entries()) {
+      if (!existsSync(d)) execFileSync("cp", ["-a", dataDir, d]);
+      const b = await start(d, builds[i]!);
+      await allOpen(b);
       await stop(b.child, "SIGTERM");
     }
-    const dirs = builds.map((_, i) => (i === 0 ? dataDir : join(dir, `data-${i}`)));
-    for (const d of dirs) if (!existsSync(d)) execFileSync("cp", ["-a", dataDir, d]);
     const clean = builds.map((): number[] => []);
     const crashed = builds.map((): number[] => []);
+    const stops = builds.map((): number[] => []);
     for (let run = 1; run <= RUNS; run++) {
       const order = run % 2 === 1 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
       for (const i of order) {
@@ -195,12 +197,16 @@ async function main(): Promise<void> {
         console.log(
           `run ${run}${name} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms; every log open ${recovered.toFixed(0)} ms from spawn, broker CPU ${cpuMs(b.child.pid)} ms`,
         );
+        // A clean stop with every log open, each written to since the last start.
+        const t = performance.now();
         await stop(b.child, "SIGTERM");
+        stops[i]!.push(performance.now() - t);
+        console.log(`run ${run}${name} clean stop (SIGTERM to exit) ${stops[i]!.at(-1)!.toFixed(0)} ms`);
       }
     }
     builds.forEach((bin, i) => {
       console.log(
-        `median of ${RUNS}${builds.length > 1 ? ` (${bin})` : ""}: after a clean stop ${median(clean[i]!).toFixed(0)} ms, after SIGKILL ${median(crashed[i]!).toFixed(0)} ms`,
+        `median of ${RUNS}${builds.length > 1 ? ` (${bin})` : ""}: after a clean stop ${median(clean[i]!).toFixed(0)} ms, after SIGKILL ${median(crashed[i]!).toFixed(0)} ms, clean stop ${median(stops[i]!).toFixed(0)} ms`,
       );
     });
   } finally {

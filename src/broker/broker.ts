@@ -725,7 +725,11 @@ export class Broker {
     const reason = new ConchError(ErrorCode.SHUTTING_DOWN, "the broker is shutting down");
     const topics = [...this.#topics.values()];
     this.#topics.clear();
-    const results = await Promise.allSettled(topics.map((t) => t.close(reason)));
+    // The manifest (#writeCleanStop) records a standalone broker's clean stop of client topics.
+    const recorded = this.config.brokerId === -1;
+    const results = await Promise.allSettled(
+      topics.map((t) => t.close(reason, { recorded: recorded && !t.internal })),
+    );
     await this.#background;
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) {

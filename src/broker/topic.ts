@@ -7,7 +7,12 @@ import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
-import { type LogOptions, PartitionLog, type QuarantinedRange } from "../storage/partition-log.js";
+import {
+  type CloseOptions,
+  type LogOptions,
+  PartitionLog,
+  type QuarantinedRange,
+} from "../storage/partition-log.js";
 import type { BrokerConfig } from "./broker-config.js";
 import { openSlot, releaseSlot } from "./open-slots.js";
 import { PartitionSummary, type PartitionView } from "./partition-view.js";
@@ -44,10 +49,10 @@ export interface TopicDescription {
   configs: Record<string, string>;
 }
 
-async function closeLog(log: PartitionLog): Promise<void> {
+async function closeLog(log: PartitionLog, options: CloseOptions): Promise<void> {
   await openSlot();
   try {
-    await log.close();
+    await log.close(options);
   } finally {
     releaseSlot();
   }
@@ -108,6 +113,8 @@ export class Topic {
    * and for a partition not yet recovered after a crash (its figures are unknown until it opens).
    */
   #summaries: (PartitionSummary | undefined)[];
+  /** Partitions below this one were summarised by a clean-stop manifest (not made empty since). */
+  readonly #cleanStopped: number;
   /** Opens under way, so everyone asking for one partition waits on the same open. */
   #opening: (Promise<PartitionLog> | undefined)[];
   #overrides: TopicOverrides;
@@ -128,6 +135,7 @@ export class Topic {
     store: TopicStore,
     logger: Logger,
     logOptions: LogOptions,
+    cleanStopped: number,
   ) {
     this.name = name;
     this.internal = isInternalTopicName(name);
@@ -140,6 +148,7 @@ export class Topic {
     this.#store = store;
     this.#logger = logger;
     this.#logOptions = logOptions;
+    this.#cleanStopped = cleanStopped;
   }
 
   /**
@@ -169,7 +178,19 @@ export class Topic {
     if (!summarised && how.recover === true && how.partitionDirs !== undefined) {
       for (let p = 0; p < kept.length; p++) if (!how.partitionDirs.has(p)) kept[p] = PartitionSummary.EMPTY;
     }
-    return new Topic(meta.name, logs, kept, meta.configs, config, logConfig, store, logger, options);
+    const cleanStopped = summarised && how.fresh !== true ? meta.partitions : 0;
+    return new Topic(
+      meta.name,
+      logs,
+      kept,
+      meta.configs,
+      config,
+      logConfig,
+      store,
+      logger,
+      options,
+      cleanStopped,
+    );
   }
 
   get partitionCount(): number {
@@ -336,8 +357,12 @@ export class Topic {
         config,
         this.#logger.child({ topic: this.name, partition }),
         this.#logOptions,
-        // Never written: most likely it has no directory yet (a new topic's partitions make theirs now).
-        summary?.logEndOffset === 0,
+        {
+          // Never written: most likely it has no directory yet (a new topic's partitions make theirs now).
+          likelyNew: summary?.logEndOffset === 0,
+          // Its summary is the manifest's: a clean stop fsynced it (CloseOptions.recorded).
+          stoppedCleanly: summary !== undefined && partition < this.#cleanStopped,
+        },
       );
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
@@ -452,13 +477,13 @@ export class Topic {
   /**
    * Wakes everything waiting on the topic with `reason`, then flushes and closes every open log
    * (opens under way end first; no more start). All logs are closed even if one fails; the first
-   * failure is rethrown afterwards.
+   * failure is rethrown afterwards. `options.recorded`: the caller writes the clean-stop manifest.
    */
-  async close(reason: ConchError): Promise<void> {
+  async close(reason: ConchError, options: CloseOptions = {}): Promise<void> {
     this.#closed.abort(reason);
     await Promise.allSettled(this.#opening.filter((o) => o !== undefined));
     const open = this.#logs.filter((log) => log !== undefined);
-    const results = await Promise.allSettled(open.map((log) => closeLog(log)));
+    const results = await Promise.allSettled(open.map((log) => closeLog(log, options)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) throw failed.reason;
   }

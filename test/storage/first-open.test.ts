@@ -44,7 +44,7 @@ test("a new log's directory entries are made durable with its first fsync, befor
     const held = gate();
     ops.dirGate = held.promise;
     // The open does not wait for directory fsyncs: it ends while they are held back.
-    const log = await PartitionLog.open(dir, testConfig(), undefined, { fileOps: ops }, true);
+    const log = await PartitionLog.open(dir, testConfig(), undefined, { fileOps: ops }, { likelyNew: true });
     assert.deepEqual(
       ops.dirSyncs,
       [join(root, "topic")],
@@ -109,7 +109,7 @@ test("a log whose directory was there fsyncs only its own directory, once", asyn
       testConfig({ flush: "sync" }),
       undefined,
       { fileOps: ops },
-      true,
+      { likelyNew: true },
     );
     assert.deepEqual(ops.dirSyncs, []);
     await log.append(makeBatch("a", 3));
@@ -125,7 +125,7 @@ test("a log opened as new over one with data keeps its data", async () => {
     const first = await PartitionLog.open(dir, testConfig());
     await first.append(makeBatch("a", 3));
     await first.close();
-    const again = await PartitionLog.open(dir, testConfig(), undefined, {}, true);
+    const again = await PartitionLog.open(dir, testConfig(), undefined, {}, { likelyNew: true });
     assert.deepEqual(offsetsOf(await readAll(again)), range(0, 3));
     await again.close();
   });

@@ -23,14 +23,17 @@ export interface ReplaySource {
   read(offset: number, maxBytes: number): Promise<Buffer>;
 }
 
-/** Fills the empty `table` with the log's producers. */
+/**
+ * Fills the empty `table` with the log's producers. Returns the offset the replay started from:
+ * the next open replays from there too unless a newer snapshot is written meanwhile.
+ */
 export async function recoverProducers(
   dir: string,
   table: ProducerTable,
   maxProducers: number,
   log: ReplaySource,
   logger: Logger | undefined,
-): Promise<void> {
+): Promise<number> {
   const snapshot = await readProducerSnapshot(dir, maxProducers);
   let from = log.logStartOffset;
   if (snapshot !== null) {
@@ -59,4 +62,5 @@ export async function recoverProducers(
   table.expire(now);
   if (replayed > 0)
     logger?.debug({ from, replayed, producers: table.size }, "producer state replayed from the log");
+  return from;
 }
