@@ -89,9 +89,16 @@ export async function syncDir(dir: string): Promise<void> {
 
 /**
  * Replaces the file at `path` with `data` so that a crash leaves either the old file or the new
- * one, never a mix: write a temporary file, fsync it, rename it over, fsync the directory.
+ * one, never a mix: write a temporary file, fsync it, rename it over, fsync the directory. Without
+ * `durableName` the directory is not fsynced: a crash may then leave the old file, for callers to
+ * which an older file is only a longer replay.
  */
-export async function writeFileAtomically(path: string, dir: string, data: Uint8Array): Promise<void> {
+export async function writeFileAtomically(
+  path: string,
+  dir: string,
+  data: Uint8Array,
+  durableName = true,
+): Promise<void> {
   const tmp = `${path}.tmp`;
   const handle = await open(tmp, "w");
   try {
@@ -104,5 +111,5 @@ export async function writeFileAtomically(path: string, dir: string, data: Uint8
   }
   await handle.close();
   await rename(tmp, path);
-  await syncDir(dir);
+  if (durableName) await syncDir(dir);
 }

@@ -8,8 +8,9 @@
  * is scanned whole, as before).
  *
  * Not the `.idx` itself: that one means a clean stop (every byte fsynced, nothing to scan), and a
- * roll's seal writes it for the closed segment; a checkpoint never races either. No fsync: losing
- * a checkpoint costs only a longer scan. Written in place: the active segment's index only grows
+ * roll's seal writes it for the closed segment; a checkpoint never races either. A clean stop
+ * makes the `.idx` from the checkpoint (`seal`: brought up to date, fsynced, renamed). No fsync
+ * otherwise: losing a checkpoint costs only a longer scan. Written in place: the active segment's index only grows
  * (a log cut back discards its checkpoint first), so each checkpoint after the first appends the
  * entries added since to the same file. A file written whole under a temporary name and renamed
  * made a new inode every time: with 10,000 logs written to, 1,000 a second, and the kernel's search
@@ -18,8 +19,8 @@
  * readIndex): then the segment is scanned whole, as with no checkpoint. Whoever cuts the active
  * segment back must `discard` it first.
  */
-import { close, constants, ftruncate, open, write } from "node:fs";
-import { unlink } from "node:fs/promises";
+import { close, constants, fdatasync, ftruncate, open, write } from "node:fs";
+import { rename, unlink } from "node:fs/promises";
 import type { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, type SegmentIndex } from "./segment-index.js";
 
@@ -53,6 +54,32 @@ export class IndexCheckpoint {
     await this.idle();
     if (this.#segment === seg) this.#index = null;
     await unlink(checkpointPath(seg)).catch(() => {});
+  }
+
+  /**
+   * A clean stop's index of `seg`, the active segment, once its data is fsynced: the checkpoint
+   * brought up to date in place, fsynced, and renamed to the segment's `.idx`. No file under a
+   * temporary name and no fsync of the directory: a crash that loses the rename leaves the
+   * checkpoint, which holds the same entries, and the open after it scans past them only.
+   */
+  async seal(seg: Segment): Promise<void> {
+    await this.idle();
+    const index = seg.index;
+    const count = index.count;
+    const path = checkpointPath(seg);
+    const from = this.#segment === seg && this.#index === index ? this.#count : 0;
+    // Renamed away below: whatever is written next is written whole.
+    this.#index = null;
+    const entries = (first: number): Buffer =>
+      Buffer.from(index.bytes().subarray(first * INDEX_ENTRY_BYTES, count * INDEX_ENTRY_BYTES));
+    const appended =
+      from > 0 &&
+      (await writeAt(path, entries(from), from * INDEX_ENTRY_BYTES, constants.O_WRONLY, -1, true).then(
+        () => true,
+        () => false,
+      ));
+    if (!appended) await writeWhole(path, entries(0), true);
+    await rename(path, seg.indexPath);
   }
 
   /** Resolves once no checkpoint is being written. */
@@ -98,13 +125,13 @@ export class IndexCheckpoint {
  * abort check and a promise per step; with 10,000 logs written to, those were about a tenth of the
  * broker's event loop (docs/performance/scale.md, "Workload 6b: per-batch costs").
  */
-function writeWhole(path: string, bytes: Buffer): Promise<void> {
-  return writeAt(path, bytes, 0, constants.O_WRONLY | constants.O_CREAT, bytes.length);
+function writeWhole(path: string, bytes: Buffer, sync = false): Promise<void> {
+  return writeAt(path, bytes, 0, constants.O_WRONLY | constants.O_CREAT, bytes.length, sync);
 }
 
 /**
  * `bytes` written at `position` of the file at `path` (opened with `flags`: by default it must
- * exist), which is then cut to `length` bytes when that is given.
+ * exist), which is then cut to `length` bytes when that is given, and fsynced with `sync`.
  */
 function writeAt(
   path: string,
@@ -112,6 +139,7 @@ function writeAt(
   position: number,
   flags: number = constants.O_WRONLY,
   length = -1,
+  sync = false,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     open(path, flags, (openErr, fd) => {
@@ -122,12 +150,13 @@ function writeAt(
           if (failure) reject(failure);
           else resolve();
         });
+      const synced = (err: Error | null): void => (err || !sync ? done(err) : fdatasync(fd, done));
       write(fd, bytes, 0, bytes.length, position, (writeErr, written) => {
         if (writeErr) return done(writeErr);
         if (written !== bytes.length)
           return done(new Error(`short checkpoint write: ${written} of ${bytes.length}`));
-        if (length < 0) return done(null);
-        ftruncate(fd, length, done);
+        if (length < 0) return synced(null);
+        ftruncate(fd, length, synced);
       });
     });
   });

@@ -20,7 +20,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps, writeFileAtomically } from "./file-ops.js";
+import { defaultFileOps, type FileOps } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
@@ -888,7 +888,7 @@ export class PartitionLog {
         !active.isEmpty &&
         !scanned
       ) {
-        await writeFileAtomically(active.indexPath, this.dir, active.index.bytes());
+        await this.#checkpoint.seal(active);
       }
     } catch (err) {
       failure ??= err;

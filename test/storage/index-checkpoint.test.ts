@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { readFile, stat, unlink, watch } from "node:fs/promises";
+import { cp, readFile, stat, unlink, watch } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { PartitionLog } from "../../src/storage/partition-log.js";
@@ -112,5 +112,33 @@ test("after a clean stop the checkpoint the open kept is written over in place, 
     assert.equal((await stat(path)).ino, inode, "the same file");
     assert.deepEqual(after.subarray(0, kept.length), kept, "its entries kept");
     await log.close();
+  });
+});
+
+test("a clean stop makes the .idx from the checkpoint (the same file, fsynced and renamed); without one it is written whole", {
+  timeout: 30_000,
+}, async () => {
+  await withTempDir(async (root) => {
+    const dir = join(root, "log");
+    const log = await openQuickLog(dir);
+    const written = checkpointWritten(dir, (bytes) => bytes.length > 16);
+    for (let i = 0; i < 30; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
+    await written;
+    const inode = (await stat(join(dir, CHECKPOINT))).ino;
+    for (let i = 30; i < 40; i++) await log.append(makeBatch(`k${i}`, 3, Date.now()));
+    await log.close();
+    const idx = join(dir, "00000000000000000000.idx");
+    assert.equal(existsSync(join(dir, CHECKPOINT)), false, "renamed");
+    assert.equal((await stat(idx)).ino, inode, "the checkpoint's file");
+
+    // The same log scanned from scratch (no index, no checkpoint) builds the same index, which its
+    // clean stop, with no checkpoint file to bring up to date, writes whole.
+    const copy = join(root, "copy");
+    await cp(dir, copy, { recursive: true });
+    await unlink(join(copy, "00000000000000000000.idx"));
+    await (await PartitionLog.open(copy, testConfig({ indexIntervalBytes: 300 }))).close();
+    const whole = await readFile(join(copy, "00000000000000000000.idx"));
+    assert.ok(whole.length >= 5 * 16, `${whole.length} bytes`);
+    assert.deepEqual(await readFile(idx), whole);
   });
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cp, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { cp, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { test } from "node:test";
 import { batchBaseOffset, recordSize } from "../../src/format/batch-header.js";
@@ -299,8 +299,9 @@ test("an index checkpoint whose last entry finds no batch is not trusted: the se
   await withTempDir(async (dir) => {
     const wals = await fill(dir, 40);
     const lastPath = join(dir, wals.at(-1)!);
-    await (await PartitionLog.open(dir, config)).close(); // the clean stop's index becomes the checkpoint
-    await unlink(lastPath.replace(/\.wal$/, ".idx"));
+    await (await PartitionLog.open(dir, config)).close();
+    // What a crash after the next open left: the clean stop's index, kept as the checkpoint.
+    await rename(lastPath.replace(/\.wal$/, ".idx"), lastPath.replace(/\.wal$/, ".idx.checkpoint"));
     const original = await readFile(lastPath);
     const found = batchesOf(original);
     // Data the checkpoint points at was lost (a machine crash): the segment ends before its last entry.
@@ -323,9 +324,10 @@ test("an index checkpoint a crash left with a partial last entry is not trusted:
     const lastPath = join(dir, wals.at(-1)!);
     const opened = await PartitionLog.open(dir, config);
     const end = opened.logEndOffset;
-    await opened.close(); // the clean stop's index becomes the checkpoint
-    await unlink(lastPath.replace(/\.wal$/, ".idx"));
+    await opened.close();
+    // What a crash after the next open left: the clean stop's index, kept as the checkpoint.
     const checkpoint = lastPath.replace(/\.wal$/, ".idx.checkpoint");
+    await rename(lastPath.replace(/\.wal$/, ".idx"), checkpoint);
     const entries = await readFile(checkpoint);
     assert.ok(entries.length >= 32);
     // An append of entries torn by the crash: half an entry past the whole ones.

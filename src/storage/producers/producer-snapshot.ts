@@ -114,6 +114,11 @@ export async function readProducerSnapshot(
   }
 }
 
+/**
+ * Written whole under a temporary name, fsynced and renamed, the directory not fsynced: a crash
+ * that loses the rename leaves the snapshot before, and the open replays the log from its offset.
+ */
 export function writeProducerSnapshot(dir: string, table: ProducerTable, offset: number): Promise<void> {
-  return writeFileAtomically(join(dir, PRODUCER_SNAPSHOT_FILE), dir, encodeProducerSnapshot(table, offset));
+  const path = join(dir, PRODUCER_SNAPSHOT_FILE);
+  return writeFileAtomically(path, dir, encodeProducerSnapshot(table, offset), false);
 }
