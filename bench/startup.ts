@@ -12,7 +12,7 @@
 // STARTUP_DATA_DIR=<dir> fills <dir>/data once and keeps it, later runs reuse it.
 // After SIGKILL the start is timed the same way, and then to every log open (the background
 // opener's line, for a build that recovers lazily), and that broker's clean stop (SIGTERM to exit,
-// every log open and written to). See docs/performance/scale.md, "Start-up with
+// every log open, each recovered after the kill). See docs/performance/scale.md, "Start-up with
 // 10,000 partitions" and its second, third and fourth rounds.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
         console.log(
           `run ${run}${name} after SIGKILL: listening ${b.listenMs.toFixed(0)} ms, serving ${b.ms.toFixed(0)} ms, broker CPU ${b.cpuMs} ms; every log open ${recovered.toFixed(0)} ms from spawn, broker CPU ${cpuMs(b.child.pid)} ms`,
         );
-        // A clean stop with every log open, each written to since the last start.
+        // A clean stop with every log open (each recovered by this start: the last wrote to each).
         const t = performance.now();
         await stop(b.child, "SIGTERM");
         stops[i]!.push(performance.now() - t);
