@@ -10,9 +10,9 @@
  * Not the `.idx` itself: that one means a clean stop (every byte fsynced, nothing to scan), and a
  * roll's seal writes it for the closed segment; a checkpoint never races either. A clean stop
  * makes the `.idx` from the checkpoint (`seal`: brought up to date, fsynced, renamed). No fsync
- * otherwise: losing a checkpoint costs only a longer scan. Written in place: the active segment's index only grows
- * (a log cut back discards its checkpoint first), so each checkpoint after the first appends the
- * entries added since to the same file. A file written whole under a temporary name and renamed
+ * otherwise: losing a checkpoint costs only a longer scan. Written in place: the active segment's
+ * index only grows (a log cut back discards its checkpoint first), so each checkpoint after the
+ * first appends the entries added since to the same file. A file written whole under a temporary name and renamed
  * made a new inode every time: with 10,000 logs written to, 1,000 a second, and the kernel's search
  * for a free inode past the many just freed grew costly (docs/performance/scale.md). A crash during
  * a write can leave a partial last entry, or a file the entries' checks refuse (recovery.ts,
@@ -67,19 +67,33 @@ export class IndexCheckpoint {
     const index = seg.index;
     const count = index.count;
     const path = checkpointPath(seg);
-    const from = this.#segment === seg && this.#index === index ? this.#count : 0;
     // Renamed away below: whatever is written next is written whole.
-    this.#index = null;
-    const entries = (first: number): Buffer =>
-      Buffer.from(index.bytes().subarray(first * INDEX_ENTRY_BYTES, count * INDEX_ENTRY_BYTES));
+    const from = this.#takeWritten(seg, index);
     const appended =
       from > 0 &&
-      (await writeAt(path, entries(from), from * INDEX_ENTRY_BYTES, constants.O_WRONLY, -1, true).then(
+      (await writeAt(
+        path,
+        entries(index, from, count),
+        from * INDEX_ENTRY_BYTES,
+        constants.O_WRONLY,
+        -1,
+        true,
+      ).then(
         () => true,
         () => false,
       ));
-    if (!appended) await writeWhole(path, entries(0), true);
+    if (!appended) await writeWhole(path, entries(index, 0, count), true);
     await rename(path, seg.indexPath);
+  }
+
+  /**
+   * How many of `index`'s entries the file of `seg` holds (only the ones after them need writing;
+   * 0: write it whole), forgotten from now on: the caller is about to change the file.
+   */
+  #takeWritten(seg: Segment, index: SegmentIndex): number {
+    const from = this.#segment === seg && this.#index === index ? this.#count : 0;
+    this.#index = null;
+    return from;
   }
 
   /** Resolves once no checkpoint is being written. */
@@ -91,16 +105,13 @@ export class IndexCheckpoint {
     const count = index.count;
     const previous = this.#segment;
     const path = checkpointPath(seg);
-    // The file holds this index's first #count entries: only the ones after them are written.
-    const from = previous === seg && this.#index === index ? this.#count : 0;
     // Until this write ends the file's content is not known: a failure leaves the next to write it whole.
-    this.#index = null;
+    const from = this.#takeWritten(seg, index);
     try {
       // The segment rolled since the last checkpoint: the closed one has its `.idx` now.
       if (previous !== null && previous !== seg) await unlink(checkpointPath(previous)).catch(() => {});
       this.#segment = seg;
-      // A copy: the index grows (and may be replaced) while the file is written.
-      const bytes = Buffer.from(index.bytes().subarray(from * INDEX_ENTRY_BYTES, count * INDEX_ENTRY_BYTES));
+      const bytes = entries(index, from, count);
       if (from === 0) await writeWhole(path, bytes);
       else await writeAt(path, bytes, from * INDEX_ENTRY_BYTES);
       this.#index = index;
@@ -115,6 +126,11 @@ export class IndexCheckpoint {
       // Only a longer scan after a crash; the next checkpoint writes the file whole.
     }
   }
+}
+
+/** A copy of entries [from, count) of `index`: the index grows (and may be replaced) while a file is written. */
+function entries(index: SegmentIndex, from: number, count: number): Buffer {
+  return Buffer.from(index.bytes().subarray(from * INDEX_ENTRY_BYTES, count * INDEX_ENTRY_BYTES));
 }
 
 /**

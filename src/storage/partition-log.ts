@@ -869,7 +869,7 @@ export class PartitionLog {
       const scanned = options.recorded === true && active.size <= SCAN_AT_OPEN_BYTES;
       // The next open replays the producers from the snapshot on disk: when that reads no more than
       // the active segment, which it scans anyway, no new one is needed.
-      const replayFrom = Math.min(Math.max(this.#replayFrom, this.logStartOffset), this.logEndOffset);
+      const replayFrom = Math.max(this.#replayFrom, this.logStartOffset);
       // And the producer table as of the log end: the next open replays nothing.
       if (
         failure === null &&
