@@ -11,6 +11,7 @@ import { checkTopicName, isInternalTopicName, topicNameProblem } from "../format
 import { ErrorCounts } from "../storage/error-counts.js";
 import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
+import { StopSync } from "../storage/stop-sync.js";
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
 import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
@@ -727,10 +728,18 @@ export class Broker {
     this.#topics.clear();
     // The manifest (#writeCleanStop) records a standalone broker's clean stop of client topics.
     const recorded = this.config.brokerId === -1;
+    // One syncfs makes every log's stop durable, where it works; else each log fsyncs its own files.
+    const sync = await StopSync.probe(this.dataDir);
+    const deferred = sync === null ? {} : { sync };
     const results = await Promise.allSettled(
-      topics.map((t) => t.close(reason, { recorded: recorded && !t.internal })),
+      topics.map((t) => t.close(reason, { ...deferred, recorded: recorded && !t.internal })),
     );
     await this.#background;
+    if (sync !== null && !(await sync.run()))
+      this.#logger.error(
+        { err: sync.failure },
+        "the stop's syncfs failed; the next start recovers every log",
+      );
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) {
       // The lock stays: files may still be open, and the process is expected to exit.

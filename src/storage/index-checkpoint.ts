@@ -9,7 +9,8 @@
  *
  * Not the `.idx` itself: that one means a clean stop (every byte fsynced, nothing to scan), and a
  * roll's seal writes it for the closed segment; a checkpoint never races either. A clean stop
- * makes the `.idx` from the checkpoint (`seal`: brought up to date, fsynced, renamed). No fsync
+ * makes the `.idx` from the checkpoint (`seal`: brought up to date, fsynced, renamed; or made
+ * durable with the stop's other files by one syncfs before the rename). No fsync
  * otherwise: losing a checkpoint costs only a longer scan. Written in place: the active segment's
  * index only grows (a log cut back discards its checkpoint first), so each checkpoint after the
  * first appends the entries added since to the same file. A file written whole under a temporary name and renamed
@@ -19,8 +20,9 @@
  * readIndex): then the segment is scanned whole, as with no checkpoint. Whoever cuts the active
  * segment back must `discard` it first.
  */
-import { close, constants, fdatasync, ftruncate, open, write } from "node:fs";
+import { constants } from "node:fs";
 import { rename, unlink } from "node:fs/promises";
+import { type StagedFile, writeAt } from "./file-ops.js";
 import type { Segment } from "./segment.js";
 import { INDEX_ENTRY_BYTES, type SegmentIndex } from "./segment-index.js";
 
@@ -57,12 +59,14 @@ export class IndexCheckpoint {
   }
 
   /**
-   * A clean stop's index of `seg`, the active segment, once its data is fsynced: the checkpoint
-   * brought up to date in place, fsynced, and renamed to the segment's `.idx`. No file under a
-   * temporary name and no fsync of the directory: a crash that loses the rename leaves the
-   * checkpoint, which holds the same entries, and the open after it scans past them only.
+   * A clean stop's index of `seg`, the active segment, once its data is durable: the checkpoint
+   * brought up to date in place and fsynced with `sync`, then (`commit`) renamed to the segment's
+   * `.idx`. Without `sync` the caller makes the file durable before the commit (a stop's one
+   * syncfs, stop-sync.ts); until then it is only a checkpoint. No file under a temporary name and
+   * no fsync of the directory: a crash that loses the rename leaves the checkpoint, which holds the
+   * same entries, and the open after it scans past them only.
    */
-  async seal(seg: Segment): Promise<void> {
+  async seal(seg: Segment, sync: boolean): Promise<StagedFile> {
     await this.idle();
     const index = seg.index;
     const count = index.count;
@@ -77,13 +81,13 @@ export class IndexCheckpoint {
         from * INDEX_ENTRY_BYTES,
         constants.O_WRONLY,
         -1,
-        true,
+        sync,
       ).then(
         () => true,
         () => false,
       ));
-    if (!appended) await writeWhole(path, entries(index, 0, count), true);
-    await rename(path, seg.indexPath);
+    if (!appended) await writeWhole(path, entries(index, 0, count), sync);
+    return { commit: () => rename(path, seg.indexPath), discard: async () => {} };
   }
 
   /**
@@ -143,37 +147,4 @@ function entries(index: SegmentIndex, from: number, count: number): Buffer {
  */
 function writeWhole(path: string, bytes: Buffer, sync = false): Promise<void> {
   return writeAt(path, bytes, 0, constants.O_WRONLY | constants.O_CREAT, bytes.length, sync);
-}
-
-/**
- * `bytes` written at `position` of the file at `path` (opened with `flags`: by default it must
- * exist), which is then cut to `length` bytes when that is given, and fsynced with `sync`.
- */
-function writeAt(
-  path: string,
-  bytes: Buffer,
-  position: number,
-  flags: number = constants.O_WRONLY,
-  length = -1,
-  sync = false,
-): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    open(path, flags, (openErr, fd) => {
-      if (openErr) return reject(openErr);
-      const done = (err: Error | null): void =>
-        close(fd, (closeErr) => {
-          const failure = err ?? closeErr;
-          if (failure) reject(failure);
-          else resolve();
-        });
-      const synced = (err: Error | null): void => (err || !sync ? done(err) : fdatasync(fd, done));
-      write(fd, bytes, 0, bytes.length, position, (writeErr, written) => {
-        if (writeErr) return done(writeErr);
-        if (written !== bytes.length)
-          return done(new Error(`short checkpoint write: ${written} of ${bytes.length}`));
-        if (length < 0) return synced(null);
-        ftruncate(fd, length, synced);
-      });
-    });
-  });
 }

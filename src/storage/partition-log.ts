@@ -20,7 +20,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { defaultFileOps, type FileOps } from "./file-ops.js";
+import { defaultFileOps, type FileOps, type StagedFile } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
 import { LeaderEpochs } from "./leader-epochs.js";
@@ -31,7 +31,7 @@ import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js"
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverProducers } from "./producers/producer-recovery.js";
-import { writeProducerSnapshot } from "./producers/producer-snapshot.js";
+import { stageProducerSnapshot, writeProducerSnapshot } from "./producers/producer-snapshot.js";
 import { type ProducerLimits, ProducerTable } from "./producers/producer-table.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
@@ -39,6 +39,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { createSegmentFile, SegmentPreparer } from "./segment-preparer.js";
+import type { StopSync } from "./stop-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
 import { coarseDue, storageTicker, type Ticker, TickTask } from "./ticker.js";
@@ -104,6 +105,12 @@ export interface CloseOptions {
    * with its directory, were most of a clean stop.
    */
   recorded?: boolean;
+  /**
+   * The caller's one syncfs makes the stop durable (stop-sync.ts): the log writes its data, index
+   * and producer snapshot without fsyncs, and renames the last two only after that syncfs. Until
+   * then the close has resolved but `closedCleanly` is false.
+   */
+  sync?: StopSync;
 }
 
 /**
@@ -850,14 +857,19 @@ export class PartitionLog {
   async #close(options: CloseOptions): Promise<void> {
     this.#stopTimers();
     await this.#cleaner.close();
+    const deferred = options.sync ?? null;
     let failure: unknown = null;
-    if (this.#writer.failure === null) await this.#writer.flush().catch((err: unknown) => (failure = err));
+    // Deferred: idle() below waits for the queue's writes, and the caller's syncfs makes them durable.
+    if (this.#writer.failure === null && deferred === null)
+      await this.#writer.flush().catch((err: unknown) => (failure = err));
     await this.#writer.idle();
     // Before the index below: a clean stop's .idx is the whole index, never a checkpoint's prefix.
     await this.#checkpoint.idle();
     if (this.#retention !== null) await this.#retention.catch(() => {});
     await this.#preparer.discard();
     const active = this.#segments.active;
+    /** The renames that end the stop, once what they name is durable. */
+    const staged: StagedFile[] = [];
     try {
       await active.preallocation;
       if (active.fileSize > active.size && active.openFile !== null) {
@@ -877,7 +889,8 @@ export class PartitionLog {
         (this.logEndOffset > 0 || this.#producers.size > 0) &&
         !(scanned && replayFrom >= active.baseOffset)
       ) {
-        await this.#snapshotProducers();
+        if (deferred === null) await this.#snapshotProducers();
+        else staged.push(await this.#stageSnapshot());
       }
       // A clean stop leaves the active segment's index too, so the next open reads it instead of
       // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
@@ -888,19 +901,48 @@ export class PartitionLog {
         !active.isEmpty &&
         !scanned
       ) {
-        await this.#checkpoint.seal(active);
+        staged.push(await this.#checkpoint.seal(active, deferred === null));
       }
     } catch (err) {
       failure ??= err;
     }
     await this.#snapshotting;
     await Promise.all(this.#segments.all.map((seg) => seg.closeFile().catch(() => {})));
-    if (failure !== null)
-      this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
-    else this.#closedCleanly = this.#writer.failure === null && active.damaged.length === 0;
+    const clean = failure === null && this.#writer.failure === null && active.damaged.length === 0;
+    if (deferred === null || !clean) await this.#finishClose(staged, clean, failure);
+    // A failed syncfs is logged once, by the caller.
+    else deferred.defer(this.dir, (synced) => this.#finishClose(staged, synced, null));
   }
 
-  /** Set once close() ended with every byte flushed and the active segment's index written. */
+  /**
+   * The close's last step: `staged` renamed into place when `clean` (every file of the log is
+   * durable), else discarded, and `failure` logged; the next open then recovers.
+   */
+  async #finishClose(staged: StagedFile[], clean: boolean, failure: unknown): Promise<void> {
+    if (clean) {
+      try {
+        for (const file of staged) await file.commit();
+        this.#closedCleanly = true;
+        return;
+      } catch (err) {
+        failure = err;
+      }
+    }
+    await Promise.all(staged.map((file) => file.discard()));
+    if (failure !== null)
+      this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
+  }
+
+  /** The producer table as of the log end, under its temporary name, not fsynced (CloseOptions.sync). */
+  async #stageSnapshot(): Promise<StagedFile> {
+    this.#producers.expire(Date.now());
+    return stageProducerSnapshot(this.dir, this.#producers, this.#writer.nextOffset);
+  }
+
+  /**
+   * Set once close() ended with every byte flushed and the active segment's index written (with
+   * CloseOptions.sync, once the caller's syncfs succeeded and the renames after it were made).
+   */
   get closedCleanly(): boolean {
     return this.#closedCleanly;
   }

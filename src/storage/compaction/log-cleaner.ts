@@ -77,6 +77,9 @@ export interface CompactionResult {
   cleanedEnd: number;
 }
 
+/** Why a closing log's compaction pass stops (made once: LogCleaner.close). */
+let closingReason: ConchError | null = null;
+
 /** Whether the policy asks for compaction. */
 export function compacts(config: Pick<LogConfig, "cleanupPolicy">): boolean {
   return config.cleanupPolicy !== "delete";
@@ -164,7 +167,10 @@ export class LogCleaner {
 
   /** Stops the checks, abandons a pass that has not committed, waits for one that has. */
   async close(): Promise<void> {
-    this.#abort.abort(new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing"));
+    // One reason for every log: an error made per log (its stack captured) was a few percent of
+    // the event loop in a stop of 10,000 logs.
+    closingReason ??= new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing");
+    this.#abort.abort(closingReason);
     this.#ctx.ticker.cancel(this.#task);
     await this.#passes;
     await this.#lock;
