@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Registry } from "prom-client";
 import type { Broker } from "../broker/broker.js";
 import { errorName } from "../format/errors.js";
 import { BucketCounts, GROUP_COMMIT_BOUNDS, LATENCY_SECONDS_BOUNDS } from "../storage/bucket-counts.js";
+import { storageFlushQueue } from "../storage/flush-queue.js";
 import type { LogStats } from "../storage/log-stats.js";
 import type { PartitionLog } from "../storage/partition-log.js";
 import type { HttpContext } from "./http-context.js";
@@ -157,8 +158,32 @@ export function createMetricsRegistry(context: HttpContext, options: BrokerMetri
       return [...byCode].map(([code, value]) => ({ labels: { code: errorName(code) }, value }));
     }).asMetric(),
   );
+  registerFlushQueueMetrics(registry);
   registerGroupMetrics(context, registry);
   return registry;
+}
+
+/**
+ * The interval fsyncs' queue (flush-queue.ts), one for the process: how late the fsyncs of
+ * flush=interval logs start when many logs are due at once.
+ */
+function registerFlushQueueMetrics(registry: Registry): void {
+  const queue = storageFlushQueue;
+  const delay = "conch_interval_fsync_delay_seconds";
+  const metric = (name: string, help: string, type: MetricType, read: () => Sample[]): void =>
+    registry.registerMetric(new ScrapedMetric(name, help, type, read).asMetric());
+  metric(delay, "From an interval fsync's due time to its start", "histogram", () =>
+    histogramSamples(delay, queue.delays),
+  );
+  metric(
+    "conch_interval_fsync_oldest_wait_seconds",
+    "How long the oldest interval fsync still waiting to start has been due (0: none waits)",
+    "gauge",
+    () => [{ labels: {}, value: queue.oldestWaitMs() / 1000 }],
+  );
+  metric("conch_interval_fsyncs_waiting", "Interval fsyncs due and waiting to start", "gauge", () => [
+    { labels: {}, value: queue.waiting },
+  ]);
 }
 
 function registerGroupMetrics(context: HttpContext, registry: Registry): void {

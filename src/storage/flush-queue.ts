@@ -11,8 +11,11 @@
  * L each, a log's fsync may start up to about D x L / limit after its interval ended. Meanwhile
  * its writes go on joining what that fsync will cover, so the broker pays fewer fsyncs as the
  * dirty logs grow. Appends with acks=durable never wait here: they are group-committed by their
- * own log (flusher.ts) as before.
+ * own log (flusher.ts) as before. By how much the interval is missed is measured: each fsync's wait
+ * from its due time to its start (`delays`), and the wait of the oldest still queued (`oldestWaitMs`),
+ * both exported as metrics (docs/http-api.md).
  */
+import { BucketCounts, LATENCY_SECONDS_BOUNDS } from "./bucket-counts.js";
 
 /** Interval fsyncs that run at once by default: half of libuv's default pool. */
 export const INTERVAL_FSYNCS_AT_ONCE = 2;
@@ -23,6 +26,8 @@ export class FlushEntry {
   queued = false;
   /** Its fsync runs. */
   running = false;
+  /** When it was last queued (performance.now()): its fsync came due then. */
+  queuedAt = 0;
   /** Starts the log's fsync of what it has written; the promise settles when it ends. */
   readonly sync: () => Promise<unknown>;
   /** Told when the fsync ended, successfully or not (the log reports its own failures). */
@@ -47,6 +52,8 @@ export class FlushQueue {
   /** Entries in due order from #head; an entry taken out early stays with queued = false, skipped. */
   #ready: Array<FlushEntry | null> = [];
   #head = 0;
+  /** Seconds from each fsync's due time (queued) to its start. */
+  readonly delays = new BucketCounts(LATENCY_SECONDS_BOUNDS);
 
   constructor(limit = INTERVAL_FSYNCS_AT_ONCE) {
     if (!(Number.isInteger(limit) && limit >= 1)) throw new RangeError(`limit must be >= 1, got ${limit}`);
@@ -65,6 +72,16 @@ export class FlushQueue {
     return n;
   }
 
+  /** How long the oldest entry still waiting has waited, in ms (0 when none waits). */
+  oldestWaitMs(now = performance.now()): number {
+    const ready = this.#ready;
+    for (let i = this.#head; i < ready.length; i++) {
+      const entry = ready[i];
+      if (entry?.queued === true) return now - entry.queuedAt;
+    }
+    return 0;
+  }
+
   /** Makes an entry for one log; `sync` and `ended` are as in FlushEntry. */
   entry(sync: () => Promise<unknown>, ended: () => void): FlushEntry {
     const entry = new FlushEntry(sync, ended);
@@ -76,6 +93,7 @@ export class FlushQueue {
   push(entry: FlushEntry): void {
     if (entry.pending) return;
     entry.queued = true;
+    entry.queuedAt = performance.now();
     this.#ready.push(entry);
     this.#startSome();
   }
@@ -87,6 +105,7 @@ export class FlushQueue {
 
   #startSome(): void {
     const ready = this.#ready;
+    let now = 0;
     while (this.#running < this.#limit && this.#head < ready.length) {
       const entry = ready[this.#head];
       ready[this.#head++] = null;
@@ -94,6 +113,8 @@ export class FlushQueue {
       entry.queued = false;
       entry.running = true;
       this.#running++;
+      now ||= performance.now();
+      this.delays.observe((now - entry.queuedAt) / 1000);
       let sync: Promise<unknown>;
       try {
         sync = entry.sync();

@@ -76,6 +76,26 @@ test("fsync and group-commit histograms count a durable produce", async (t) => {
   assert.equal(m.get('conch_group_commit_appends_bucket{le="1"}'), m.get("conch_group_commit_appends_count"));
 });
 
+test("interval fsyncs: how late each started, the oldest waiting, how many wait", async (t) => {
+  const { broker, base } = await startHttp(t, 50, { flush: "interval", flushIntervalMs: 10 });
+  const before = (await scrape(base)).get("conch_interval_fsync_delay_seconds_count") ?? 0;
+  await broker.createTopic("i", 1);
+  await broker.produce("i", 0, batchOf(["x"]), "leader");
+  const deadline = performance.now() + 5000;
+  let m = await scrape(base);
+  while ((m.get("conch_interval_fsync_delay_seconds_count") ?? 0) <= before && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    m = await scrape(base);
+  }
+  assert.ok((m.get("conch_interval_fsync_delay_seconds_count") ?? 0) > before, "the interval fsync counted");
+  assert.equal(
+    m.get('conch_interval_fsync_delay_seconds_bucket{le="+Inf"}'),
+    m.get("conch_interval_fsync_delay_seconds_count"),
+  );
+  assert.ok((m.get("conch_interval_fsync_oldest_wait_seconds") ?? -1) >= 0);
+  assert.ok((m.get("conch_interval_fsyncs_waiting") ?? -1) >= 0);
+});
+
 test("consumer group lag and committed offsets per partition", async (t) => {
   const { broker, base } = await startHttp(t);
   await broker.createTopic("g", 1);

@@ -137,3 +137,30 @@ test("a write while a log's interval fsync runs gets a fsync of its own later; d
     }
   });
 });
+
+test("the flush queue measures how long due fsyncs wait for a place", async () => {
+  const queue = new FlushQueue(1);
+  const first = gate();
+  const held = queue.entry(
+    () => first.promise,
+    () => {},
+  );
+  const waiting = queue.entry(
+    () => Promise.resolve(),
+    () => {},
+  );
+  assert.equal(queue.oldestWaitMs(), 0, "nothing waits");
+  queue.push(held);
+  queue.push(waiting);
+  const pushedAt = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  const waited = queue.oldestWaitMs();
+  assert.ok(waited >= 25 && waited <= performance.now() - pushedAt + 1, `waited ${waited} ms`);
+  assert.equal(queue.delays.count, 1, "the first started at once");
+  first.open();
+  await until("the second started", () => queue.delays.count === 2);
+  assert.equal(queue.oldestWaitMs(), 0);
+  // The first waited about nothing, the second the 30 ms the first held its place.
+  assert.ok(queue.delays.sum >= 0.025, `delays sum ${queue.delays.sum} s`);
+  assert.equal(queue.delays.counts[0], 1, "one start within the first bucket (50 µs)");
+});
