@@ -184,6 +184,18 @@ function registerFlushQueueMetrics(registry: Registry): void {
   metric("conch_interval_fsyncs_waiting", "Interval fsyncs due and waiting to start", "gauge", () => [
     { labels: {}, value: queue.waiting },
   ]);
+  metric(
+    "conch_interval_bulk_syncs_total",
+    "syncfs calls that served many due interval fsyncs at once",
+    "counter",
+    () => [{ labels: {}, value: queue.bulkSyncs }],
+  );
+  metric(
+    "conch_interval_bulk_synced_logs_total",
+    "Due interval fsyncs served by a bulk syncfs instead of an fsync of their own",
+    "counter",
+    () => [{ labels: {}, value: queue.bulkEntries }],
+  );
 }
 
 function registerGroupMetrics(context: HttpContext, registry: Registry): void {

@@ -7,18 +7,43 @@
  * for a disk round trip, so the pool is saturated, the writes and opens of every other log wait
  * behind them, and the kernel's work per fsync is paid thousands of times a second.
  *
- * flush.interval.ms is then a target, not a promise: with D logs dirty at once and fsyncs taking
- * L each, a log's fsync may start up to about D x L / limit after its interval ended. Meanwhile
- * its writes go on joining what that fsync will cover, so the broker pays fewer fsyncs as the
- * dirty logs grow. Appends with acks=durable never wait here: they are group-committed by their
- * own log (flusher.ts) as before. By how much the interval is missed is measured: each fsync's wait
- * from its due time to its start (`delays`), and the wait of the oldest still queued (`oldestWaitMs`),
- * both exported as metrics (docs/http-api.md).
+ * With many logs due at once, one at a time per place is still too slow: 10,000 logs written in
+ * the same second took 8 s to fsync, two at a time (docs/performance/scale.md). So when at least
+ * BULK_MIN_WAITING are waiting and the queue has a syncfs (`bulk`; the process's queue uses
+ * `sync -f`, syncfs.ts), every waiting log is taken at once: each notes what it has written
+ * (`BulkSync.mark`), one syncfs of their file systems makes all of it durable, and each is told
+ * (`covered`). A failed syncfs puts them back for fsyncs of their own, which report their own
+ * errors, and turns the bulk path off for the queue.
+ *
+ * flush.interval.ms stays a target, not a promise: a log's fsync starts when a place or the next
+ * bulk sync is free. By how much the interval is missed is measured: each fsync's wait from its
+ * due time to its start (`delays`), and the wait of the oldest still queued (`oldestWaitMs`), both
+ * exported as metrics (docs/http-api.md). Appends with acks=durable never wait here: they are
+ * group-committed by their own log (flusher.ts) as before.
  */
+import { dirname } from "node:path";
 import { BucketCounts, LATENCY_SECONDS_BOUNDS } from "./bucket-counts.js";
+import { type SyncFs, syncFileSystem, syncFileSystems } from "./syncfs.js";
 
 /** Interval fsyncs that run at once by default: half of libuv's default pool. */
 export const INTERVAL_FSYNCS_AT_ONCE = 2;
+
+/**
+ * Waiting logs from which one syncfs serves them all. A syncfs costs a few ms more than an fsync
+ * (its request to the helper, and `sync`'s own start); 16 fsyncs two at a time take several.
+ */
+export const BULK_MIN_WAITING = 16;
+
+/** How a log's interval fsync can be made by a syncfs of its file system instead. */
+export interface BulkSync {
+  /** The log's directory: the syncfs is of the file system holding it. */
+  readonly dir: string;
+  /**
+   * Notes what the log has written so far (in the OS, so a syncfs started after this call covers
+   * it); returns what to call once that syncfs succeeded, or null when nothing needs syncing.
+   */
+  mark(): (() => void) | null;
+}
 
 /** One log's place in the queue. Made once per log, queued again as often as needed. */
 export class FlushEntry {
@@ -34,10 +59,13 @@ export class FlushEntry {
   readonly ended: () => void;
   /** Bound once: settles the entry in the queue, then tells the log. */
   done: () => void = () => {};
+  /** The log's part in a bulk syncfs; null: always an fsync of its own. */
+  readonly bulk: BulkSync | null;
 
-  constructor(sync: () => Promise<unknown>, ended: () => void) {
+  constructor(sync: () => Promise<unknown>, ended: () => void, bulk: BulkSync | null = null) {
     this.sync = sync;
     this.ended = ended;
+    this.bulk = bulk;
   }
 
   /** In the queue or running: a new write needs no fsync of its own, the coming one covers it. */
@@ -52,12 +80,22 @@ export class FlushQueue {
   /** Entries in due order from #head; an entry taken out early stays with queued = false, skipped. */
   #ready: Array<FlushEntry | null> = [];
   #head = 0;
+  /** Entries with queued = true. */
+  #queued = 0;
+  /** The syncfs of the bulk path; null: off. */
+  #bulk: SyncFs | null;
+  #bulkRunning = false;
   /** Seconds from each fsync's due time (queued) to its start. */
   readonly delays = new BucketCounts(LATENCY_SECONDS_BOUNDS);
+  /** Bulk syncs that succeeded, and the fsyncs of logs they made. */
+  bulkSyncs = 0;
+  bulkEntries = 0;
 
-  constructor(limit = INTERVAL_FSYNCS_AT_ONCE) {
+  /** `bulk`: the syncfs that serves many waiting logs at once (BULK_MIN_WAITING); null: none. */
+  constructor(limit = INTERVAL_FSYNCS_AT_ONCE, bulk: SyncFs | null = null) {
     if (!(Number.isInteger(limit) && limit >= 1)) throw new RangeError(`limit must be >= 1, got ${limit}`);
     this.#limit = limit;
+    this.#bulk = bulk;
   }
 
   /** fsyncs running now (for tests and metrics). */
@@ -67,9 +105,7 @@ export class FlushQueue {
 
   /** Entries waiting for a free place (for tests and metrics). */
   get waiting(): number {
-    let n = 0;
-    for (let i = this.#head; i < this.#ready.length; i++) if (this.#ready[i]?.queued === true) n++;
-    return n;
+    return this.#queued;
   }
 
   /** How long the oldest entry still waiting has waited, in ms (0 when none waits). */
@@ -82,9 +118,9 @@ export class FlushQueue {
     return 0;
   }
 
-  /** Makes an entry for one log; `sync` and `ended` are as in FlushEntry. */
-  entry(sync: () => Promise<unknown>, ended: () => void): FlushEntry {
-    const entry = new FlushEntry(sync, ended);
+  /** Makes an entry for one log; `sync`, `ended` and `bulk` are as in FlushEntry. */
+  entry(sync: () => Promise<unknown>, ended: () => void, bulk: BulkSync | null = null): FlushEntry {
+    const entry = new FlushEntry(sync, ended, bulk);
     entry.done = () => this.#ended(entry);
     return entry;
   }
@@ -93,6 +129,7 @@ export class FlushQueue {
   push(entry: FlushEntry): void {
     if (entry.pending) return;
     entry.queued = true;
+    this.#queued++;
     entry.queuedAt = performance.now();
     this.#ready.push(entry);
     this.#startSome();
@@ -100,10 +137,14 @@ export class FlushQueue {
 
   /** Takes `entry` out of the queue (its log closes); a running fsync ends as it would. */
   remove(entry: FlushEntry): void {
+    if (!entry.queued) return;
     entry.queued = false;
+    this.#queued--;
   }
 
   #startSome(): void {
+    if (this.#bulk !== null && !this.#bulkRunning && this.#queued >= BULK_MIN_WAITING)
+      this.#startBulk(this.#bulk);
     const ready = this.#ready;
     let now = 0;
     while (this.#running < this.#limit && this.#head < ready.length) {
@@ -111,6 +152,7 @@ export class FlushQueue {
       ready[this.#head++] = null;
       if (entry == null || !entry.queued) continue;
       entry.queued = false;
+      this.#queued--;
       entry.running = true;
       this.#running++;
       now ||= performance.now();
@@ -123,6 +165,11 @@ export class FlushQueue {
       }
       sync.then(entry.done, entry.done);
     }
+    this.#compact();
+  }
+
+  #compact(): void {
+    const ready = this.#ready;
     if (this.#head === ready.length) {
       this.#ready = [];
       this.#head = 0;
@@ -130,6 +177,64 @@ export class FlushQueue {
       this.#ready = ready.slice(this.#head);
       this.#head = 0;
     }
+  }
+
+  /**
+   * Takes every waiting entry that can join a bulk sync: each marks what it has written, then one
+   * syncfs of their file systems runs; each is then covered and ended, or on failure queued again.
+   */
+  #startBulk(syncfs: SyncFs): void {
+    const taken: FlushEntry[] = [];
+    const covers: Array<(() => void) | null> = [];
+    const dirs = new Set<string>();
+    const ready = this.#ready;
+    const now = performance.now();
+    for (let i = this.#head; i < ready.length; i++) {
+      const entry = ready[i];
+      if (entry == null || !entry.queued || entry.bulk === null) continue;
+      ready[i] = null;
+      entry.queued = false;
+      this.#queued--;
+      entry.running = true;
+      this.delays.observe((now - entry.queuedAt) / 1000);
+      taken.push(entry);
+      covers.push(entry.bulk.mark());
+      // The parent: a few to stat, not one per log (a topic's logs share theirs).
+      dirs.add(dirname(entry.bulk.dir));
+    }
+    while (this.#head < ready.length && ready[this.#head] === null) this.#head++;
+    this.#compact();
+    if (taken.length === 0) return;
+    this.#bulkRunning = true;
+    syncFileSystems(dirs, syncfs).then(
+      () => {
+        this.bulkSyncs++;
+        this.bulkEntries += taken.length;
+        taken.forEach((entry, i) => {
+          entry.running = false;
+          covers[i]?.();
+          entry.ended();
+        });
+        this.#bulkEnded();
+      },
+      () => {
+        // The disk lost a write, or syncfs cannot run: each log's own fsync says which.
+        this.#bulk = null;
+        for (const entry of taken) {
+          // Back in the queue as due since when it first was.
+          entry.running = false;
+          entry.queued = true;
+          this.#queued++;
+          this.#ready.push(entry);
+        }
+        this.#bulkEnded();
+      },
+    );
+  }
+
+  #bulkEnded(): void {
+    this.#bulkRunning = false;
+    this.#startSome();
   }
 
   #ended(entry: FlushEntry): void {
@@ -141,4 +246,4 @@ export class FlushQueue {
 }
 
 /** The flush queue of the storage layer, shared by every partition log in the process. */
-export const storageFlushQueue = new FlushQueue();
+export const storageFlushQueue = new FlushQueue(INTERVAL_FSYNCS_AT_ONCE, syncFileSystem);

@@ -179,6 +179,16 @@ export class GroupCommit {
     return waiting.length > this.#head && waiting[waiting.length - 1]!.flushTarget > this.#started;
   }
 
+  /**
+   * Everything up to `target` (at most what was written) was made durable by a sync of the whole
+   * file system (flush-queue.ts, the bulk path): as an fsync of this log's that ended.
+   */
+  covered(target: number): void {
+    if (this.#failure !== null) return;
+    if (target > this.#started) this.#started = target;
+    this.#advance(target);
+  }
+
   /** An fsync ended: everything written before it started is durable. Acknowledges in this tick. */
   #synced(slot: SyncSlot): void {
     const stats = this.#stats;
@@ -188,10 +198,20 @@ export class GroupCommit {
       this.#stopped();
       return;
     }
-    // fsyncs may end out of order; each covers what was written before it began, whatever the
-    // other does, so the flushed end is the highest target of any that ended.
-    if (slot.target > this.#flushed) {
-      this.#flushed = slot.target;
+    this.#advance(slot.target);
+    this.#startSyncs();
+    this.#stopped();
+  }
+
+  /**
+   * The flushed end moves to `target` if that is past it, and the appends it covers are
+   * acknowledged. fsyncs may end out of order; each covers what was written before it began,
+   * whatever the other does, so the flushed end is the highest target of any that ended.
+   */
+  #advance(target: number): void {
+    const stats = this.#stats;
+    if (target > this.#flushed) {
+      this.#flushed = target;
       const waiting = this.#waiting;
       let i = this.#head;
       while (i < waiting.length && waiting[i]!.flushTarget <= this.#flushed) waiting[i++]!.acknowledge();
@@ -208,8 +228,6 @@ export class GroupCommit {
       }
       this.#onFlushed(this.#flushed);
     }
-    this.#startSyncs();
-    this.#stopped();
   }
 
   #syncFailed(slot: SyncSlot, err: unknown): void {

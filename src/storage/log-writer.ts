@@ -303,6 +303,17 @@ export class LogWriter {
     return this.#syncWait;
   }
 
+  /**
+   * What the log had written up to `target` was made durable by a syncfs of its file system
+   * (flush-queue.ts, the bulk path), directory entries included: the directory fsyncs the open
+   * left owed are no longer needed, and the flushed end moves as after an fsync of the log.
+   */
+  syncedBy(target: number): void {
+    if (this.#failure !== null) return;
+    this.#owedDirSync = null;
+    this.#commit.covered(Math.min(target, this.#writtenOffset));
+  }
+
   #settleSync(): void {
     const synced = this.#synced;
     if (synced === null) return;

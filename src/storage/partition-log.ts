@@ -230,6 +230,14 @@ export class PartitionLog {
     this.#flushEntry = this.#flushes.entry(
       () => this.#writer.requestSync(),
       () => this.#intervalFlushEnded(),
+      {
+        dir,
+        mark: () => {
+          const writer = this.#writer;
+          const target = writer.writtenOffset;
+          return target > writer.flushedOffset ? () => writer.syncedBy(target) : null;
+        },
+      },
     );
     this.#waiters = new DataWaiters(this.#ticker);
     this.#replicaWaiters = new DataWaiters(this.#ticker);

@@ -10,16 +10,11 @@
  * is durable); one after them, what a clean stop leaves. A failed syncfs (a write the disk lost)
  * leaves each log unclean, as a failed fsync of it does.
  *
- * Node has no syncfs: coreutils' `sync -f <dir>` makes the call. Where it is missing or refused
- * (`probe`), logs close with their own fsyncs. syncfs writes back everything dirty on the file
- * system, other programs' data too: a stop on a disk others write much to waits for their data.
+ * Where `sync -f` is missing or refused (`probe`), logs close with their own fsyncs. What syncfs
+ * reports, and what else it writes back: syncfs.ts.
  */
-import { execFile } from "node:child_process";
-import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
-
-/** syncfs(2) of the file system holding `dir`; rejects when it fails. */
-export type SyncFs = (dir: string) => Promise<void>;
+import { type SyncFs, syncFileSystem, syncFileSystems } from "./syncfs.js";
 
 /** A deferred log's second half: its renames once `synced`, else what it left is discarded. */
 export type StopFinish = (synced: boolean) => Promise<void>;
@@ -69,7 +64,7 @@ export class StopSync {
     this.#dirs.clear();
     let synced = true;
     try {
-      for (const dir of await onePerDevice(dirs)) await this.#syncfs(dir);
+      await syncFileSystems(dirs, this.#syncfs);
     } catch (err) {
       synced = false;
       this.#failure = err;
@@ -77,25 +72,4 @@ export class StopSync {
     await Promise.allSettled(finishes.map((finish) => finish(synced)));
     return synced;
   }
-}
-
-/** One of `dirs` for each device they are on (a directory that cannot be read counts as its own). */
-async function onePerDevice(dirs: string[]): Promise<string[]> {
-  const byDevice = new Map<number | string, string>();
-  const stats = await Promise.all(dirs.map((d) => stat(d).catch(() => null)));
-  dirs.forEach((dir, i) => {
-    const key = stats[i]?.dev ?? dir;
-    if (!byDevice.has(key)) byDevice.set(key, dir);
-  });
-  return [...byDevice.values()];
-}
-
-/** `sync -f -- <dir>`: syncfs(2) of the file system holding `dir`. */
-export function syncFileSystem(dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile("sync", ["-f", "--", dir], (err, _stdout, stderr) => {
-      if (err === null) resolve();
-      else reject(new Error(`sync -f ${dir} failed: ${String(stderr).trim() || err.message}`));
-    });
-  });
 }

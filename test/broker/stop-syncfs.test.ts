@@ -1,43 +1,33 @@
 /**
  * The broker's stop makes every log durable with one syncfs (`sync -f`, stop-sync.ts), and records
- * the clean stop only when that syncfs succeeded. A `sync` of the test's own on PATH logs its
- * calls and fails when told to; without any `sync` each log fsyncs its own files.
+ * the clean stop only when that syncfs succeeded. The broker runs in a child process whose PATH
+ * holds a `sync` of the test's own, which logs its calls and fails when told to; without any
+ * `sync` each log fsyncs its own files.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { Broker } from "../../src/broker/broker.js";
 import { CLEAN_STOP_FILE, decodeCleanStop } from "../../src/broker/clean-stop.js";
-import { batchOf, fetchValues, tempDataDir } from "./helpers.js";
+import { fetchValues, tempDataDir } from "./helpers.js";
 
 const PARTITIONS = 4;
 
 /**
- * Puts a directory of its own first on PATH until `restore`, holding a `sync` that appends its
- * arguments to the file `calls` and exits with 1 from call `failFrom` on (else runs the real one);
- * with `failFrom` null, PATH holds only that directory and no `sync` is found at all.
+ * A directory of the test's own for PATH, holding a `sync` that appends its arguments to the file
+ * `calls` and exits with 1 from call `failFrom` on (else runs the real one); with `failFrom` null
+ * it holds no `sync`, and PATH is that directory alone (`sh` and `sync` are then not found).
  */
-async function fakeSync(
-  t: TestContext,
-  failFrom: number | null,
-): Promise<{ calls: string; restore: () => void }> {
+async function fakeSync(t: TestContext, failFrom: number | null): Promise<{ calls: string; path: string }> {
   const bin = await mkdtemp(join(tmpdir(), "conch-sync-"));
+  t.after(() => rm(bin, { recursive: true, force: true }));
   const calls = join(bin, "calls");
   await writeFile(calls, "");
-  const path = process.env.PATH;
-  const restore = () => {
-    process.env.PATH = path;
-  };
-  t.after(async () => {
-    restore();
-    await rm(bin, { recursive: true, force: true });
-  });
-  if (failFrom === null) {
-    process.env.PATH = bin;
-    return { calls, restore };
-  }
+  if (failFrom === null) return { calls, path: bin };
   const script = [
     "#!/bin/sh",
     `echo "$*" >> '${calls}'`,
@@ -47,15 +37,22 @@ async function fakeSync(
   ].join("\n");
   await writeFile(join(bin, "sync"), `${script}\n`);
   await chmod(join(bin, "sync"), 0o755);
-  process.env.PATH = `${bin}:${path}`;
-  return { calls, restore };
+  return { calls, path: `${bin}:${process.env.PATH}` };
 }
 
-async function fill(dataDir: string): Promise<Broker> {
-  const broker = await Broker.open({ dataDir, segmentBytes: 64 * 1024 });
-  await broker.createTopic("t", PARTITIONS);
-  for (let p = 0; p < PARTITIONS; p++) await broker.produce("t", p, batchOf([`a${p}`, `b${p}`]), "leader");
-  return broker;
+/** Runs fixtures/fill-and-stop.js with PATH `path`: a broker on `dataDir` written to and stopped. */
+async function fillAndStop(dataDir: string, path: string): Promise<void> {
+  const script = fileURLToPath(new URL("./fixtures/fill-and-stop.js", import.meta.url));
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [script, dataDir], {
+      env: { ...process.env, PATH: path },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let err = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.once("exit", (c) => resolve({ code: c, stderr: err }));
+  });
+  assert.equal(code, 0, stderr);
 }
 
 async function manifest(dataDir: string): Promise<Map<string, unknown> | null> {
@@ -74,9 +71,8 @@ async function checkData(dataDir: string): Promise<void> {
 
 test("a stop runs syncfs on the data directory's file system, then records itself", async (t) => {
   const dataDir = await tempDataDir(t);
-  const broker = await fill(dataDir);
-  const { calls } = await fakeSync(t, 1_000_000);
-  await broker.close();
+  const { calls, path } = await fakeSync(t, 1_000_000);
+  await fillAndStop(dataDir, path);
   const lines = (await readFile(calls, "utf8")).trim().split("\n");
   assert.equal(lines.length, 2, `the probe and the stop's syncfs: ${lines.join(" | ")}`);
   assert.equal(lines[0], `-f -- ${dataDir}`);
@@ -87,9 +83,8 @@ test("a stop runs syncfs on the data directory's file system, then records itsel
 
 test("a failed syncfs at stop records no clean stop, and the next start recovers every log", async (t) => {
   const dataDir = await tempDataDir(t);
-  const broker = await fill(dataDir);
-  const { calls } = await fakeSync(t, 2);
-  await broker.close();
+  const { calls, path } = await fakeSync(t, 2);
+  await fillAndStop(dataDir, path);
   assert.equal((await readFile(calls, "utf8")).trim().split("\n").length, 2);
   assert.equal((await manifest(dataDir))?.get("t"), undefined, "no clean stop recorded for the topic");
   await checkData(dataDir);
@@ -97,10 +92,8 @@ test("a failed syncfs at stop records no clean stop, and the next start recovers
 
 test("without a sync command each log fsyncs its own files, and the stop is recorded", async (t) => {
   const dataDir = await tempDataDir(t);
-  const broker = await fill(dataDir);
-  const { restore } = await fakeSync(t, null);
-  await broker.close();
-  restore();
+  const { path } = await fakeSync(t, null);
+  await fillAndStop(dataDir, path);
   assert.equal((await manifest(dataDir))?.get("t") !== undefined, true, "the clean stop recorded");
   await checkData(dataDir);
 });

@@ -94,6 +94,9 @@ test("interval fsyncs: how late each started, the oldest waiting, how many wait"
   );
   assert.ok((m.get("conch_interval_fsync_oldest_wait_seconds") ?? -1) >= 0);
   assert.ok((m.get("conch_interval_fsyncs_waiting") ?? -1) >= 0);
+  // One log is never a bulk: the counters are there, at what other tests in this process left.
+  assert.ok((m.get("conch_interval_bulk_syncs_total") ?? -1) >= 0);
+  assert.ok((m.get("conch_interval_bulk_synced_logs_total") ?? -1) >= 0);
 });
 
 test("consumer group lag and committed offsets per partition", async (t) => {

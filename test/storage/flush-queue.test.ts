@@ -3,8 +3,9 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { defaultFileOps, type FileOps } from "../../src/storage/file-ops.js";
-import { FlushQueue } from "../../src/storage/flush-queue.js";
+import { BULK_MIN_WAITING, FlushQueue } from "../../src/storage/flush-queue.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
+import { type SyncFs, syncFileSystem } from "../../src/storage/syncfs.js";
 import { Ticker } from "../../src/storage/ticker.js";
 import { gate } from "./file-ops-fakes.js";
 import { makeBatch, testConfig, withTempDir } from "./helpers.js";
@@ -82,11 +83,14 @@ class CountingOps implements FileOps {
   }
 }
 
-/** Opens logs in `dir` with a 5 ms flush interval, on their own ticker and a flush queue of `limit`. */
-function intervalLogs(dir: string, limit: number) {
+/**
+ * Opens logs in `dir` with a 5 ms flush interval, on their own ticker and a flush queue of `limit`
+ * (with `bulk` as its syncfs for many waiting logs, when given).
+ */
+function intervalLogs(dir: string, limit: number, bulk: SyncFs | null = null) {
   const ops = new CountingOps();
   const ticker = new Ticker();
-  const flushQueue = new FlushQueue(limit);
+  const flushQueue = new FlushQueue(limit, bulk);
   const config = testConfig({ flush: "interval", flushIntervalMs: 5 });
   const open = (name: string) =>
     PartitionLog.open(join(dir, name), config, undefined, { fileOps: ops, ticker, flushQueue });
@@ -94,19 +98,9 @@ function intervalLogs(dir: string, limit: number) {
 }
 
 test("interval fsyncs of many logs written together run a bounded number at a time, and each log's data is fsynced", async () => {
-  await withTempDir(async (dir) => {
-    const { ops, open } = intervalLogs(dir, 2);
-    const logs: PartitionLog[] = [];
-    try {
-      for (let i = 0; i < 40; i++) logs.push(await open(String(i)));
-      const opened = ops.total;
-      await Promise.all(logs.map((log) => log.append(makeBatch("a", 1))));
-      await until("every log fsynced", () => logs.every((log) => log.flushedOffset === log.logEndOffset));
-      assert.ok(ops.most <= 2, `${ops.most} interval fsyncs ran at once (limit 2)`);
-      assert.equal(ops.total - opened, 40, "one fsync per written log");
-    } finally {
-      await Promise.all(logs.map((log) => log.close()));
-    }
+  await fortyWritten("none", async (_logs, { ownFsyncs, mostAtOnce }) => {
+    assert.ok(mostAtOnce() <= 2, `${mostAtOnce()} interval fsyncs ran at once (limit 2)`);
+    assert.equal(ownFsyncs(), 40, "one fsync per written log");
   });
 });
 
@@ -163,4 +157,74 @@ test("the flush queue measures how long due fsyncs wait for a place", async () =
   // The first waited about nothing, the second the 30 ms the first held its place.
   assert.ok(queue.delays.sum >= 0.025, `delays sum ${queue.delays.sum} s`);
   assert.equal(queue.delays.counts[0], 1, "one start within the first bucket (50 µs)");
+});
+
+/** A syncfs that counts its calls and their directories, then runs the real one or fails. */
+function countingSyncFs(fail = false): { syncfs: SyncFs; dirs: string[] } {
+  const dirs: string[] = [];
+  const syncfs: SyncFs = async (dir) => {
+    dirs.push(dir);
+    if (fail) throw new Error("EIO");
+    await syncFileSystem(dir);
+  };
+  return { syncfs, dirs };
+}
+
+/**
+ * 40 interval logs in a temp directory, on a queue of 2 with no bulk syncfs ("none") or one that
+ * counts its calls ("ok", then the real one; "fail"), each written once and fsynced by whichever
+ * path; `check` then runs with them open.
+ */
+async function fortyWritten(
+  bulk: "none" | "ok" | "fail",
+  check: (
+    logs: PartitionLog[],
+    it: {
+      dir: string;
+      dirs: string[];
+      ownFsyncs: () => number;
+      mostAtOnce: () => number;
+      flushQueue: FlushQueue;
+    },
+  ) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const { syncfs, dirs } = countingSyncFs(bulk === "fail");
+    const { ops, flushQueue, open } = intervalLogs(dir, 2, bulk === "none" ? null : syncfs);
+    const logs: PartitionLog[] = [];
+    try {
+      for (let i = 0; i < 40; i++) logs.push(await open(String(i)));
+      const opened = ops.total;
+      await Promise.all(logs.map((log) => log.append(makeBatch("a", 1))));
+      await until("every log fsynced", () => logs.every((log) => log.flushedOffset === log.logEndOffset));
+      await until("the queue is idle", () => flushQueue.running + flushQueue.waiting === 0);
+      const ownFsyncs = () => ops.total - opened;
+      await check(logs, { dir, dirs, ownFsyncs, mostAtOnce: () => ops.most, flushQueue });
+    } finally {
+      await Promise.all(logs.map((log) => log.close()));
+    }
+  });
+}
+
+test("with many logs due at once, one syncfs makes them durable instead of an fsync each", async () => {
+  await fortyWritten("ok", async (_logs, { dir, dirs, ownFsyncs, flushQueue }) => {
+    assert.ok(flushQueue.bulkSyncs >= 1 && flushQueue.bulkEntries >= BULK_MIN_WAITING, "a bulk sync ran");
+    assert.equal(dirs.length, flushQueue.bulkSyncs, "one syncfs a bulk sync: every log on one file system");
+    assert.equal(dirs[0], dir, "the syncfs of the logs' parent directory");
+    assert.equal(flushQueue.bulkEntries + ownFsyncs(), 40, "every log covered once, by one or the other");
+    assert.ok(ownFsyncs() < 40 - BULK_MIN_WAITING + 1, `${ownFsyncs()} own fsyncs`);
+  });
+});
+
+test("a failed bulk syncfs leaves each log to its own fsync, and the bulk path off", async () => {
+  await fortyWritten("fail", async (logs, { dirs, ownFsyncs, flushQueue }) => {
+    assert.equal(dirs.length, 1, "one syncfs tried");
+    assert.equal(flushQueue.bulkSyncs, 0);
+    assert.equal(ownFsyncs(), 40, "an fsync of its own for every log");
+    // Off from now on: a second round of many due logs fsyncs each.
+    await Promise.all(logs.map((log) => log.append(makeBatch("b", 1))));
+    await until("every log fsynced again", () => logs.every((log) => log.flushedOffset === log.logEndOffset));
+    assert.equal(dirs.length, 1, "no syncfs tried again");
+    assert.equal(ownFsyncs(), 80);
+  });
 });

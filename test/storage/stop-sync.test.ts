@@ -10,7 +10,8 @@ import { syncBuiltinESMExports } from "node:module";
 import { test } from "node:test";
 import { PartitionLog } from "../../src/storage/partition-log.js";
 import { PRODUCER_SNAPSHOT_FILE } from "../../src/storage/producers/producer-snapshot.js";
-import { StopSync, type SyncFs } from "../../src/storage/stop-sync.js";
+import { StopSync } from "../../src/storage/stop-sync.js";
+import type { SyncFs } from "../../src/storage/syncfs.js";
 import { readAll, testConfig, withTempDir } from "./helpers.js";
 import { producerBatch } from "./producers/producer-batches.js";
 
