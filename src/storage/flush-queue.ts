@@ -12,8 +12,9 @@
  * BULK_MIN_WAITING are waiting and the queue has a syncfs (`bulk`; the process's queue uses
  * `sync -f`, syncfs.ts), every waiting log is taken at once: each notes what it has written
  * (`BulkSync.mark`), one syncfs of their file systems makes all of it durable, and each is told
- * (`covered`). A failed syncfs puts them back for fsyncs of their own, which report their own
- * errors, and turns the bulk path off for the queue.
+ * (`covered`); while it runs, logs that come due wait for the next one once 16 or more wait,
+ * rather than fsync beside it. A failed syncfs puts them back for fsyncs of their own, which
+ * report their own errors, and turns the bulk path off for the queue.
  *
  * flush.interval.ms stays a target, not a promise: a log's fsync starts when a place or the next
  * bulk sync is free. By how much the interval is missed is measured: each fsync's wait from its
@@ -143,8 +144,12 @@ export class FlushQueue {
   }
 
   #startSome(): void {
-    if (this.#bulk !== null && !this.#bulkRunning && this.#queued >= BULK_MIN_WAITING)
-      this.#startBulk(this.#bulk);
+    if (this.#bulk !== null && this.#queued >= BULK_MIN_WAITING) {
+      if (!this.#bulkRunning) this.#startBulk(this.#bulk);
+      // Enough wait for the next bulk sync: fsyncs of their own beside the running one would only
+      // contend with it for the disk.
+      else return;
+    }
     const ready = this.#ready;
     let now = 0;
     while (this.#running < this.#limit && this.#head < ready.length) {

@@ -228,3 +228,41 @@ test("a failed bulk syncfs leaves each log to its own fsync, and the bulk path o
     assert.equal(ownFsyncs(), 80);
   });
 });
+
+test("while a bulk sync runs, enough waiting logs wait for the next one instead of fsyncing beside it", async () => {
+  const held = gate();
+  const syncfsCalls: string[] = [];
+  const queue = new FlushQueue(2, async (dir) => {
+    syncfsCalls.push(dir);
+    if (syncfsCalls.length === 1) await held.promise;
+  });
+  let ownSyncs = 0;
+  // Own fsyncs take a while too: until `slow` opens, the places stay busy.
+  const slow = gate();
+  const covered: number[] = [];
+  const entries = Array.from({ length: 40 }, (_, i) =>
+    queue.entry(
+      async () => {
+        ownSyncs++;
+        await slow.promise;
+      },
+      () => {},
+      { dir: `/tmp/q/${i}`, mark: () => () => covered.push(i) },
+    ),
+  );
+  // Two start fsyncs of their own at once (free places); the next 16 make a bulk sync.
+  for (const e of entries.slice(0, BULK_MIN_WAITING + 2)) queue.push(e);
+  await until("the first bulk sync runs", () => syncfsCalls.length === 1);
+  assert.equal(queue.waiting, 0, "the bulk took every waiting log");
+  for (const e of entries.slice(BULK_MIN_WAITING + 2)) queue.push(e);
+  assert.equal(queue.waiting, 40 - BULK_MIN_WAITING - 2, "the two places still busy: the rest wait");
+  // The places free up: with 16 or more waiting and the bulk still running, none starts its own.
+  slow.open();
+  for (let i = 0; i < 5; i++) await turn();
+  assert.equal(ownSyncs, 2, "no fsync of their own while the bulk runs and 16 or more wait");
+  assert.equal(queue.running, 0);
+  held.open();
+  await until("every log covered", () => covered.length + ownSyncs === 40);
+  assert.equal(syncfsCalls.length, 2, "the rest by the second bulk sync");
+  assert.equal(queue.bulkEntries, 40 - ownSyncs);
+});
