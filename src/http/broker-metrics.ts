@@ -175,6 +175,13 @@ function registerFlushQueueMetrics(registry: Registry): void {
   metric(delay, "From an interval fsync's due time to its start", "histogram", () =>
     histogramSamples(delay, queue.delays),
   );
+  const lag = "conch_interval_fsync_lag_seconds";
+  metric(
+    lag,
+    "From an interval fsync's due time to its successful end: how long past the interval its data waited to be durable",
+    "histogram",
+    () => histogramSamples(lag, queue.lags),
+  );
   metric(
     "conch_interval_fsync_oldest_wait_seconds",
     "How long the oldest interval fsync still waiting to start has been due (0: none waits)",

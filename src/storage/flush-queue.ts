@@ -18,8 +18,9 @@
  *
  * flush.interval.ms stays a target, not a promise: a log's fsync starts when a place or the next
  * bulk sync is free. By how much the interval is missed is measured: each fsync's wait from its
- * due time to its start (`delays`), and the wait of the oldest still queued (`oldestWaitMs`), both
- * exported as metrics (docs/http-api.md). Appends with acks=durable never wait here: they are
+ * due time to its start (`delays`) and to its successful end (`lags`: how long past the interval
+ * the data it covers waited to be durable), and the wait of the oldest still queued
+ * (`oldestWaitMs`), all exported as metrics (docs/http-api.md). Appends with acks=durable never wait here: they are
  * group-committed by their own log (flusher.ts) as before.
  */
 import { dirname } from "node:path";
@@ -58,8 +59,9 @@ export class FlushEntry {
   readonly sync: () => Promise<unknown>;
   /** Told when the fsync ended, successfully or not (the log reports its own failures). */
   readonly ended: () => void;
-  /** Bound once: settles the entry in the queue, then tells the log. */
+  /** Bound once: settles the entry in the queue, then tells the log (`failed`: the fsync failed). */
   done: () => void = () => {};
+  failed: () => void = () => {};
   /** The log's part in a bulk syncfs; null: always an fsync of its own. */
   readonly bulk: BulkSync | null;
 
@@ -88,6 +90,8 @@ export class FlushQueue {
   #bulkRunning = false;
   /** Seconds from each fsync's due time (queued) to its start. */
   readonly delays = new BucketCounts(LATENCY_SECONDS_BOUNDS);
+  /** Seconds from each fsync's due time to its successful end, own or bulk. */
+  readonly lags = new BucketCounts(LATENCY_SECONDS_BOUNDS);
   /** Bulk syncs that succeeded, and the fsyncs of logs they made. */
   bulkSyncs = 0;
   bulkEntries = 0;
@@ -122,7 +126,8 @@ export class FlushQueue {
   /** Makes an entry for one log; `sync`, `ended` and `bulk` are as in FlushEntry. */
   entry(sync: () => Promise<unknown>, ended: () => void, bulk: BulkSync | null = null): FlushEntry {
     const entry = new FlushEntry(sync, ended, bulk);
-    entry.done = () => this.#ended(entry);
+    entry.done = () => this.#ended(entry, true);
+    entry.failed = () => this.#ended(entry, false);
     return entry;
   }
 
@@ -168,7 +173,7 @@ export class FlushQueue {
       } catch (err) {
         sync = Promise.reject(err);
       }
-      sync.then(entry.done, entry.done);
+      sync.then(entry.done, entry.failed);
     }
     this.#compact();
   }
@@ -215,8 +220,10 @@ export class FlushQueue {
       () => {
         this.bulkSyncs++;
         this.bulkEntries += taken.length;
+        const now = performance.now();
         taken.forEach((entry, i) => {
           entry.running = false;
+          this.lags.observe((now - entry.queuedAt) / 1000);
           covers[i]?.();
           entry.ended();
         });
@@ -242,7 +249,8 @@ export class FlushQueue {
     this.#startSome();
   }
 
-  #ended(entry: FlushEntry): void {
+  #ended(entry: FlushEntry, ok: boolean): void {
+    if (ok) this.lags.observe((performance.now() - entry.queuedAt) / 1000);
     entry.running = false;
     this.#running--;
     entry.ended();

@@ -58,6 +58,7 @@ test("the flush queue runs at most its limit at once, in due order, and never qu
   queue.push(failing);
   await until("the failing entry ended", () => ended.length === 4);
   assert.equal(queue.running, 0);
+  assert.equal(queue.lags.count, 3, "a failed fsync made nothing durable: no lag counted");
 });
 
 /** FileOps whose datasyncs wait for `hold` (when set) and record how many ran at once. */
@@ -157,6 +158,9 @@ test("the flush queue measures how long due fsyncs wait for a place", async () =
   // The first waited about nothing, the second the 30 ms the first held its place.
   assert.ok(queue.delays.sum >= 0.025, `delays sum ${queue.delays.sum} s`);
   assert.equal(queue.delays.counts[0], 1, "one start within the first bucket (50 µs)");
+  // And from due to end: both ended, the second at least the 30 ms after it came due.
+  await until("both ended", () => queue.lags.count === 2);
+  assert.ok(queue.lags.sum >= 0.025, `lags sum ${queue.lags.sum} s`);
 });
 
 /** A syncfs that counts its calls and their directories, then runs the real one or fails. */
