@@ -20,8 +20,8 @@
  * bulk sync is free. By how much the interval is missed is measured: each fsync's wait from its
  * due time to its start (`delays`) and to its successful end (`lags`: how long past the interval
  * the data it covers waited to be durable), and the wait of the oldest still queued
- * (`oldestWaitMs`), all exported as metrics (docs/http-api.md). Appends with acks=durable never wait here: they are
- * group-committed by their own log (flusher.ts) as before.
+ * (`oldestWaitMs`), all exported as metrics (docs/http-api.md). Appends with acks=durable never
+ * wait here: they are group-committed by their own log (flusher.ts) as before.
  */
 import { dirname } from "node:path";
 import { BucketCounts, LATENCY_SECONDS_BOUNDS } from "./bucket-counts.js";
