@@ -89,18 +89,11 @@ export async function syncDir(dir: string): Promise<void> {
 
 /**
  * Replaces the file at `path` with `data` so that a crash leaves either the old file or the new
- * one, never a mix: write a temporary file, fsync it, rename it over, fsync the directory. Without
- * `durableName` the directory is not fsynced: a crash may then leave the old file, for callers to
- * which an older file is only a longer replay.
+ * one, never a mix: write a temporary file, fsync it, rename it over, fsync the directory.
  */
-export async function writeFileAtomically(
-  path: string,
-  dir: string,
-  data: Uint8Array,
-  durableName = true,
-): Promise<void> {
+export async function writeFileAtomically(path: string, dir: string, data: Uint8Array): Promise<void> {
   await (await stageFile(path, data, true)).commit();
-  if (durableName) await syncDir(dir);
+  await syncDir(dir);
 }
 
 /** A file written under a temporary name, to be renamed over its own (`commit`) or removed (`discard`). */

@@ -10,11 +10,11 @@
  * Not the `.idx` itself: that one means a clean stop (every byte fsynced, nothing to scan), and a
  * roll's seal writes it for the closed segment; a checkpoint never races either. A clean stop
  * makes the `.idx` from the checkpoint (`seal`: brought up to date, fsynced, renamed; or made
- * durable with the stop's other files by one syncfs before the rename). No fsync
- * otherwise: losing a checkpoint costs only a longer scan. Written in place: the active segment's
- * index only grows (a log cut back discards its checkpoint first), so each checkpoint after the
- * first appends the entries added since to the same file. A file written whole under a temporary name and renamed
- * made a new inode every time: with 10,000 logs written to, 1,000 a second, and the kernel's search
+ * durable with the stop's other files by one syncfs before the rename). No fsync otherwise:
+ * losing a checkpoint costs only a longer scan. Written in place: the active segment's index only
+ * grows (a log cut back discards its checkpoint first), so each checkpoint after the first appends
+ * the entries added since to the same file. A file written whole under a temporary name and
+ * renamed made a new inode every time: with 10,000 logs written to, 1,000 a second, and the kernel's search
  * for a free inode past the many just freed grew costly (docs/performance/scale.md). A crash during
  * a write can leave a partial last entry, or a file the entries' checks refuse (recovery.ts,
  * readIndex): then the segment is scanned whole, as with no checkpoint. Whoever cuts the active
@@ -140,10 +140,10 @@ function entries(index: SegmentIndex, from: number, count: number): Buffer {
 /**
  * The file at `path` made to hold `bytes`: created, or written over in place from the start and cut
  * to their length (the same inode; not truncated first, so a crash meanwhile leaves the entries the
- * file held, which are a prefix of these). With the callback API, as every log writes its
- * checkpoint every CHECKPOINT_INTERVAL_MS: fs/promises makes a FileHandle (an event emitter), an
- * abort check and a promise per step; with 10,000 logs written to, those were about a tenth of the
- * broker's event loop (docs/performance/scale.md, "Workload 6b: per-batch costs").
+ * file held, which are a prefix of these). Through writeAt's callback API: every log writes its
+ * checkpoint every CHECKPOINT_INTERVAL_MS, and with 10,000 logs written to, the fs/promises steps
+ * were about a tenth of the broker's event loop (docs/performance/scale.md, "Workload 6b:
+ * per-batch costs").
  */
 function writeWhole(path: string, bytes: Buffer, sync = false): Promise<void> {
   return writeAt(path, bytes, 0, constants.O_WRONLY | constants.O_CREAT, bytes.length, sync);

@@ -31,7 +31,7 @@ import { cutLog, restartLog, type TruncationContext } from "./log-truncation.js"
 import { LogWriter } from "./log-writer.js";
 import type { AppendListener, AppendResult, PendingAppend } from "./pending-append.js";
 import { recoverProducers } from "./producers/producer-recovery.js";
-import { stageProducerSnapshot, writeProducerSnapshot } from "./producers/producer-snapshot.js";
+import { stageProducerSnapshot } from "./producers/producer-snapshot.js";
 import { type ProducerLimits, ProducerTable } from "./producers/producer-table.js";
 import { recoverSegments, rescanSegment } from "./recovery.js";
 import { segmentsToDelete } from "./retention.js";
@@ -501,20 +501,18 @@ export class PartitionLog {
    * Writes the producer table as of the next offset to assign (it holds every batch below it), after
    * the snapshot before it. A failure is logged: the next open replays more of the log instead.
    */
-  #snapshotProducers(): Promise<void> {
+  #snapshotProducers(): void {
     const offset = this.#writer.nextOffset;
-    this.#producers.expire(Date.now());
-    const table = this.#producers;
-    this.#snapshotting = this.#snapshotting.then(() =>
-      writeProducerSnapshot(this.dir, table, offset).then(
+    this.#snapshotting = this.#snapshotting.then(async () => {
+      const staged = await this.#stageSnapshot(offset, true);
+      if (staged === null) return;
+      await staged.commit().then(
         () => {
           this.#replayFrom = offset;
         },
-        (err: unknown) =>
-          this.#logger?.warn({ err }, "producer snapshot not written; the next open replays the log"),
-      ),
-    );
-    return this.#snapshotting;
+        (err: unknown) => this.#snapshotFailed(err),
+      );
+    });
   }
 
   /**
@@ -897,8 +895,8 @@ export class PartitionLog {
         (this.logEndOffset > 0 || this.#producers.size > 0) &&
         !(scanned && replayFrom >= active.baseOffset)
       ) {
-        if (deferred === null) await this.#snapshotProducers();
-        else staged.push(await this.#stageSnapshot());
+        const snapshot = await this.#stageSnapshot(this.#writer.nextOffset, deferred === null);
+        if (snapshot !== null) staged.push(snapshot);
       }
       // A clean stop leaves the active segment's index too, so the next open reads it instead of
       // scanning the segment (recovery.ts); after a crash there is none, and the segment is scanned.
@@ -941,10 +939,21 @@ export class PartitionLog {
       this.#logger?.warn({ err: failure }, "partition log closed uncleanly; the next open recovers");
   }
 
-  /** The producer table as of the log end, under its temporary name, not fsynced (CloseOptions.sync). */
-  async #stageSnapshot(): Promise<StagedFile> {
+  /**
+   * The producer table (its expired producers dropped) as of `offset`, under the snapshot's
+   * temporary name, fsynced with `sync`; null when it could not be written (logged: the next open
+   * replays more of the log instead).
+   */
+  #stageSnapshot(offset: number, sync: boolean): Promise<StagedFile | null> {
     this.#producers.expire(Date.now());
-    return stageProducerSnapshot(this.dir, this.#producers, this.#writer.nextOffset);
+    return stageProducerSnapshot(this.dir, this.#producers, offset, sync).catch((err: unknown) => {
+      this.#snapshotFailed(err);
+      return null;
+    });
+  }
+
+  #snapshotFailed(err: unknown): void {
+    this.#logger?.warn({ err }, "producer snapshot not written; the next open replays the log");
   }
 
   /**

@@ -18,7 +18,7 @@ import { crc32c } from "@node-rs/crc32";
 import { MAX_PRODUCER_EPOCH, MAX_SEQUENCE } from "../../format/layout.js";
 import { MAX_PRODUCER_ID } from "../../format/producer-fields.js";
 import { readU16, readU32, readU64Safe, writeU16, writeU32, writeU64 } from "../../format/u64.js";
-import { type StagedFile, stageFile, writeFileAtomically } from "../file-ops.js";
+import { type StagedFile, stageFile } from "../file-ops.js";
 import { ProducerEntry, REMEMBERED_BATCHES } from "./producer-entry.js";
 import type { ProducerTable } from "./producer-table.js";
 
@@ -115,22 +115,16 @@ export async function readProducerSnapshot(
 }
 
 /**
- * Written whole under a temporary name, fsynced and renamed, the directory not fsynced: a crash
- * that loses the rename leaves the snapshot before, and the open replays the log from its offset.
- */
-export function writeProducerSnapshot(dir: string, table: ProducerTable, offset: number): Promise<void> {
-  const path = join(dir, PRODUCER_SNAPSHOT_FILE);
-  return writeFileAtomically(path, dir, encodeProducerSnapshot(table, offset), false);
-}
-
-/**
- * The same snapshot written under its temporary name and not fsynced, for a stop whose one syncfs
- * makes it durable before its rename (stop-sync.ts).
+ * Written whole under a temporary name (fsynced with `sync`), renamed by the caller (`commit`), the
+ * directory not fsynced: a crash that loses the rename leaves the snapshot before, and the open
+ * replays the log from its offset. Without `sync` the caller makes the file durable before the
+ * rename (a stop's one syncfs, stop-sync.ts).
  */
 export function stageProducerSnapshot(
   dir: string,
   table: ProducerTable,
   offset: number,
+  sync: boolean,
 ): Promise<StagedFile> {
-  return stageFile(join(dir, PRODUCER_SNAPSHOT_FILE), encodeProducerSnapshot(table, offset), false);
+  return stageFile(join(dir, PRODUCER_SNAPSHOT_FILE), encodeProducerSnapshot(table, offset), sync);
 }
