@@ -15,9 +15,12 @@ const helper = new LineHelper(
   'while read -r offset size path; do if fallocate -o "$offset" -l "$size" -- "$path" 2>/dev/null; then echo ok; else echo no; fi; done',
 );
 
-/** Asks the helper to reserve blocks for bytes [offset, bytes) of `path`; resolves true when it did. */
-export function fallocate(path: string, bytes: number, offset = 0): Promise<boolean> {
+/**
+ * Asks the helper to reserve blocks for bytes [offset, bytes) of `path`; resolves true when it did,
+ * false when it did not or `signal` withdrew the request before its turn.
+ */
+export function fallocate(path: string, bytes: number, offset = 0, signal?: AbortSignal): Promise<boolean> {
   if (offset >= bytes) return Promise.resolve(true);
   if (path.trim() !== path) return Promise.resolve(false);
-  return helper.ask(`${offset} ${bytes - offset} ${path}`);
+  return helper.ask(`${offset} ${bytes - offset} ${path}`, signal);
 }

@@ -28,9 +28,10 @@ export interface FileOps {
   truncate(file: FileHandle, length: number): Promise<void>;
   /**
    * Tries to reserve disk blocks for bytes [offset, bytes) of the file at `path` (already that
-   * long; offset defaults to 0). Resolves true when blocks were reserved; never rejects.
+   * long; offset defaults to 0). Resolves true when blocks were reserved; never rejects. A
+   * `signal` aborted while the request waits its turn withdraws it (resolves false at once).
    */
-  preallocate(path: string, bytes: number, offset?: number): Promise<boolean>;
+  preallocate(path: string, bytes: number, offset?: number, signal?: AbortSignal): Promise<boolean>;
   /**
    * fsync of a directory, for the entries a log's first open makes (its directory, its first
    * segment), which its first fsync makes durable. Optional: the shared one (shared-dir-sync.ts).
@@ -45,8 +46,8 @@ export interface FileOps {
 export const PREALLOCATE_MIN_BYTES = 4 * 1024 * 1024;
 
 /** Reserves blocks for segments from PREALLOCATE_MIN_BYTES up (see fallocate.ts). */
-function preallocate(path: string, bytes: number, offset = 0): Promise<boolean> {
-  return bytes < PREALLOCATE_MIN_BYTES ? Promise.resolve(false) : fallocate(path, bytes, offset);
+function preallocate(path: string, bytes: number, offset = 0, signal?: AbortSignal): Promise<boolean> {
+  return bytes < PREALLOCATE_MIN_BYTES ? Promise.resolve(false) : fallocate(path, bytes, offset, signal);
 }
 
 export const defaultFileOps: FileOps = {

@@ -3,17 +3,34 @@
  * syncfs through `sync -f`). Spawning a command per request forks the whole Node process, which
  * blocks the event loop for a time that grows with the heap (it showed in the storage benchmark's
  * profile), so one `sh` is started on first use and kept: each request is one line on its stdin,
- * each answer one line back ("ok" or anything else), in order. Without `sh`, or once the helper
- * died, every answer is false.
+ * each answer one line back ("ok" or anything else), in order. One request is on its way at a
+ * time, the rest wait here, so that one whose signal aborts before its turn is never sent: a
+ * closing log withdraws its queued reservation instead of waiting behind thousands of others.
+ * Without `sh`, or once the helper died, every answer is false.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+
+interface Request {
+  line: string;
+  resolve: (ok: boolean) => void;
+  signal: AbortSignal | undefined;
+  /** Answered, or withdrawn by its signal before its turn. */
+  done: boolean;
+  onAbort: (() => void) | null;
+}
 
 export class LineHelper {
   readonly #script: string;
   #child: ChildProcessByStdio<Writable, Readable, null> | null = null;
   #broken = false;
-  #pending: ((ok: boolean) => void)[] = [];
+  /** Requests not sent yet, oldest first from #head. */
+  #queue: Request[] = [];
+  #head = 0;
+  /** The request whose answer is awaited. */
+  #sent: Request | null = null;
+  /** Whether the helper holds the process alive (while a request is out). */
+  #held = false;
   #partial = "";
 
   /** `script` reads request lines from stdin and answers each with one line, "ok" on success. */
@@ -21,16 +38,50 @@ export class LineHelper {
     this.#script = script;
   }
 
-  /** Sends `line` (no newline in it); resolves true when the answer was "ok". */
-  ask(line: string): Promise<boolean> {
-    if (this.#broken || line.includes("\n")) return Promise.resolve(false);
+  /**
+   * Sends `line` (no newline in it); resolves true when the answer was "ok", false when it was not.
+   * A `signal` that aborts before the request's turn withdraws it: it resolves false at once and
+   * is never sent (one already sent is answered as usual).
+   */
+  ask(line: string, signal?: AbortSignal): Promise<boolean> {
+    if (this.#broken || line.includes("\n") || signal?.aborted === true) return Promise.resolve(false);
     const child = this.#child ?? this.#start();
     if (child === null) return Promise.resolve(false);
     return new Promise((resolve) => {
-      if (this.#pending.length === 0) setRef(child, true);
-      this.#pending.push(resolve);
-      child.stdin.write(`${line}\n`);
+      const request: Request = { line, resolve, signal, done: false, onAbort: null };
+      if (signal !== undefined) {
+        request.onAbort = () => settle(request, false);
+        signal.addEventListener("abort", request.onAbort, { once: true });
+      }
+      this.#queue.push(request);
+      if (this.#sent === null) this.#sendNext(child);
     });
+  }
+
+  /** Sends the oldest request still wanted; the process is held alive only while one is out. */
+  #sendNext(child: ChildProcessByStdio<Writable, Readable, null>): void {
+    if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    while (this.#head < this.#queue.length) {
+      const request = this.#queue[this.#head++]!;
+      if (request.done) continue;
+      if (request.onAbort !== null) request.signal!.removeEventListener("abort", request.onAbort);
+      this.#sent = request;
+      this.#hold(child, true);
+      child.stdin.write(`${request.line}\n`);
+      return;
+    }
+    this.#queue = [];
+    this.#head = 0;
+    this.#hold(child, false);
+  }
+
+  #hold(child: ChildProcessByStdio<Writable, Readable, null>, on: boolean): void {
+    if (this.#held === on) return;
+    this.#held = on;
+    setRef(child, on);
   }
 
   #start(): ChildProcessByStdio<Writable, Readable, null> | null {
@@ -52,8 +103,10 @@ export class LineHelper {
       while (nl >= 0) {
         const answer = this.#partial.slice(0, nl);
         this.#partial = this.#partial.slice(nl + 1);
-        this.#pending.shift()?.(answer === "ok");
-        if (this.#pending.length === 0) setRef(child, false);
+        const answered = this.#sent;
+        this.#sent = null;
+        if (answered !== null) settle(answered, answer === "ok");
+        this.#sendNext(child);
         nl = this.#partial.indexOf("\n");
       }
     });
@@ -64,10 +117,19 @@ export class LineHelper {
   #fail(): void {
     this.#broken = true;
     this.#child = null;
-    const waiting = this.#pending;
-    this.#pending = [];
-    for (const resolve of waiting) resolve(false);
+    const waiting = [this.#sent, ...this.#queue.slice(this.#head)];
+    this.#sent = null;
+    this.#queue = [];
+    this.#head = 0;
+    for (const request of waiting) if (request !== null) settle(request, false);
   }
+}
+
+function settle(request: Request, ok: boolean): void {
+  if (request.done) return;
+  request.done = true;
+  if (request.onAbort !== null) request.signal!.removeEventListener("abort", request.onAbort);
+  request.resolve(ok);
 }
 
 /**

@@ -11,6 +11,7 @@ import { open, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { batchLastOffset, walkableBatchSize } from "../format/batch-header.js";
 import { HEADER_SIZE } from "../format/layout.js";
+import { settleReserve } from "./block-reserve.js";
 import { type FileOps, syncDir } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
@@ -37,13 +38,13 @@ export async function cutLog(ctx: TruncationContext, offset: number): Promise<nu
   for (const gone of segments.removeAfter(seg)) {
     gone.deleted = true;
     await gone.sealing;
-    await gone.preallocation;
+    await settleReserve(gone);
     await gone.closeFile().catch(() => {});
     await unlink(gone.walPath).catch(() => {});
     await unlink(gone.indexPath).catch(() => {});
   }
   await seg.sealing;
-  await seg.preallocation;
+  await settleReserve(seg);
   const cut = await cutPosition(seg, offset);
   let file = seg.openFile;
   if (!wasActive || file === null) {

@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { AppendBuffer } from "./append-buffer.js";
-import { extendReserve } from "./block-reserve.js";
+import { reopenedReserve, settleReserve } from "./block-reserve.js";
 import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
 import { recoverSwap } from "./compaction/swap.js";
@@ -383,9 +383,8 @@ export class PartitionLog {
           await ops.truncate(active.openFile!, checked.segmentBytes);
           active.fileSize = checked.segmentBytes;
         }
-        // The written part has its blocks; reserve a chunk ahead of it (none while it is empty).
-        active.reservedTo = active.size;
-        extendReserve(active, ops, checked.segmentBytes);
+        // Nothing reserved ahead until written to (block-reserve.ts): most of many logs stay idle.
+        reopenedReserve(active);
       } catch (err) {
         await Promise.all(segments.map((s) => s.closeFile()));
         throw storageError(`cannot prepare the active segment in ${dir}`, err);
@@ -877,7 +876,7 @@ export class PartitionLog {
     /** The renames that end the stop, once what they name is durable. */
     const staged: StagedFile[] = [];
     try {
-      await active.preallocation;
+      await settleReserve(active);
       if (active.fileSize > active.size && active.openFile !== null) {
         await this.#ops.truncate(active.openFile, active.size);
         active.fileSize = active.size;

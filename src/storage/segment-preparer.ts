@@ -23,6 +23,8 @@ export class SegmentPreparer {
   readonly #path: string;
   readonly #ops: FileOps;
   #pending: Promise<PreparedFile> | null = null;
+  /** Withdraws the pending file's reservation while it waits its turn (block-reserve.ts). */
+  #withdraw: AbortController | null = null;
 
   constructor(dir: string, ops: FileOps) {
     this.#dir = dir;
@@ -36,15 +38,20 @@ export class SegmentPreparer {
    */
   prepare(bytes: number, reserve = true): void {
     if (this.#pending !== null) return;
-    this.#pending = this.#create(bytes, reserve);
+    this.#withdraw = new AbortController();
+    this.#pending = this.#create(bytes, reserve, this.#withdraw.signal);
     this.#pending.catch(() => {}); // surfaces in take()
   }
 
-  /** The prepared file (waiting for it if needed), renamed to `target` with the directory synced. */
+  /**
+   * The prepared file (waiting for it if needed), renamed to `target` with the directory synced. A
+   * roll does not wait for a reservation still queued behind other logs': it goes without one.
+   */
   async take(bytes: number, target: string, reserve = true): Promise<PreparedFile> {
     this.prepare(bytes, reserve);
     const pending = this.#pending!;
     this.#pending = null;
+    this.#withdraw?.abort();
     const prepared = await pending;
     try {
       if (prepared.size !== bytes) {
@@ -66,6 +73,7 @@ export class SegmentPreparer {
     const pending = this.#pending;
     this.#pending = null;
     if (pending === null) return;
+    this.#withdraw?.abort();
     try {
       const prepared = await pending;
       await prepared.file.close();
@@ -75,13 +83,14 @@ export class SegmentPreparer {
     await unlink(this.#path).catch(() => {});
   }
 
-  async #create(bytes: number, reserve: boolean): Promise<PreparedFile> {
+  async #create(bytes: number, reserve: boolean, withdraw: AbortSignal): Promise<PreparedFile> {
     const file = await createSegmentFile(this.#path, bytes, this.#ops);
     try {
       if (!reserve) return { file, size: bytes, reserved: 0 };
       const chunk = reserveChunk(bytes);
-      const ok = await this.#ops.preallocate(this.#path, chunk);
-      return { file, size: bytes, reserved: ok ? chunk : bytes };
+      const ok = await this.#ops.preallocate(this.#path, chunk, 0, withdraw);
+      // Withdrawn: none yet, reserved as writes advance; refused: none to be tried.
+      return { file, size: bytes, reserved: ok ? chunk : withdraw.aborted ? 0 : bytes };
     } catch (err) {
       await file.close().catch(() => {});
       throw err;

@@ -7,6 +7,7 @@
 import { unlink } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { ConchError } from "../format/errors.js";
+import { settleReserve } from "./block-reserve.js";
 import { type FileOps, writeFileAtomically } from "./file-ops.js";
 import { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
@@ -68,7 +69,7 @@ export class SegmentRoller {
 
   async #syncClosed(seg: Segment): Promise<void> {
     try {
-      await seg.preallocation;
+      await settleReserve(seg);
       await this.#o.ops.datasync(seg.openFile!);
     } catch (err) {
       this.#o.fatal(storageError(`fsync of ${seg.walPath} failed`, err));

@@ -11,6 +11,7 @@ import { batchBaseOffset, batchLastOffset } from "../format/batch-header.js";
 import { TIMESTAMP_AT } from "../format/layout.js";
 import { compareTimestamps, readTimestampMs } from "../format/timestamp.js";
 import { readU32, writeU32 } from "../format/u64.js";
+import { RESERVE_AFTER_BYTES } from "./block-reserve.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { readFully } from "./file-ops.js";
 import { IdleWaiters } from "./idle-waiters.js";
@@ -36,11 +37,15 @@ export class Segment {
   fileSize = 0;
   /** Set once retention removed the segment: reads that still hold it fail as out of range. */
   deleted = false;
-  /** The running `fallocate`, awaited before the file is truncated. */
+  /** The running `fallocate`, awaited before the file is truncated (settleReserve). */
   preallocation: Promise<unknown> | null = null;
+  /** Withdraws the reservation on its way while it still waits its turn (block-reserve.ts). */
+  reserveWithdraw: AbortController | null = null;
   /** Bytes from the start with disk blocks reserved (block-reserve.ts), and whether more are on their way. */
   reservedTo = 0;
   reserving = false;
+  /** No reservation ahead until the segment holds this many bytes (block-reserve.ts). */
+  reserveAfter = RESERVE_AFTER_BYTES;
   /** After a roll: fdatasync, truncate to `size`, write the index. */
   sealing: Promise<void> | null = null;
   /** Quarantined ranges, by position (damaged-range.ts); reads stop at them. */
