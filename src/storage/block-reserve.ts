@@ -39,17 +39,15 @@ export const FIRST_RESERVE_BYTES = PREALLOCATE_MIN_BYTES;
  * time, kept in `seg.preallocation` (awaited before the file is cut).
  */
 export function extendReserve(seg: Segment, ops: FileOps, segmentBytes: number): void {
-  if (seg.reservedTo >= segmentBytes || seg.reserving) return;
+  if (seg.reservedTo >= segmentBytes || seg.reserveWithdraw !== null) return;
   // Little written yet: an idle or nearly idle partition reserves no blocks (many would fill the disk).
   if (seg.size < seg.reserveAfter || seg.size * 2 < seg.reservedTo) return;
   const upTo = Math.min(segmentBytes, Math.max(FIRST_RESERVE_BYTES, 2 * Math.max(seg.reservedTo, seg.size)));
   // Only the new range: what is reserved (or written) already is not walked again.
   const from = Math.min(seg.reservedTo, seg.size);
   const withdraw = new AbortController();
-  seg.reserving = true;
   seg.reserveWithdraw = withdraw;
   seg.preallocation = ops.preallocate(seg.walPath, upTo, from, withdraw.signal).then((ok) => {
-    seg.reserving = false;
     seg.reserveWithdraw = null;
     // Withdrawn: the segment is being cut or closed, and sets what it holds itself.
     if (withdraw.signal.aborted && !ok) return;

@@ -39,11 +39,13 @@ export class Segment {
   deleted = false;
   /** The running `fallocate`, awaited before the file is truncated (settleReserve). */
   preallocation: Promise<unknown> | null = null;
-  /** Withdraws the reservation on its way while it still waits its turn (block-reserve.ts). */
+  /**
+   * While a reservation is on its way (one at a time): withdraws it while it still waits its turn
+   * (block-reserve.ts).
+   */
   reserveWithdraw: AbortController | null = null;
-  /** Bytes from the start with disk blocks reserved (block-reserve.ts), and whether more are on their way. */
+  /** Bytes from the start with disk blocks reserved (block-reserve.ts). */
   reservedTo = 0;
-  reserving = false;
   /** No reservation ahead until the segment holds this many bytes (block-reserve.ts). */
   reserveAfter = RESERVE_AFTER_BYTES;
   /** After a roll: fdatasync, truncate to `size`, write the index. */

@@ -24,7 +24,7 @@ export const syncFileSystem: SyncFs = async (dir) => {
 };
 
 /** One of `dirs` for each device they are on (a directory that cannot be read counts as its own). */
-export async function onePerDevice(dirs: Iterable<string>): Promise<string[]> {
+async function onePerDevice(dirs: Iterable<string>): Promise<string[]> {
   const list = [...dirs];
   const byDevice = new Map<number | string, string>();
   const stats = await Promise.all(list.map((d) => stat(d).catch(() => null)));
