@@ -107,10 +107,11 @@ class ConchConsumer implements Consumer {
       partitions: [{ topic: this.#topic, partition: 0, from: "earliest" }],
       // CONCH_BENCH_CHECK_CRCS=0 measures the consumer without its CRC check (docs/performance/features.md).
       checkCrcs: process.env.CONCH_BENCH_CHECK_CRCS !== "0",
-      // CONCH_BENCH_FETCH_BYTES=N fetches N bytes at a time instead of the default 1 MiB.
-      ...(process.env.CONCH_BENCH_FETCH_BYTES === undefined
-        ? {}
-        : { maxBytes: Number(process.env.CONCH_BENCH_FETCH_BYTES) }),
+      // CONCH_BENCH_FETCH_BYTES=N fetches N bytes at a time instead of the default 1 MiB (unset or
+      // empty: the default).
+      ...(process.env.CONCH_BENCH_FETCH_BYTES
+        ? { maxBytes: Number(process.env.CONCH_BENCH_FETCH_BYTES) }
+        : {}),
       signal,
     });
     try {

@@ -17,6 +17,7 @@ import net from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { FrameParser } from "../net/frame-parser.js";
+import { microtask } from "../net/microtask.js";
 import { SocketReads } from "../net/socket-reads.js";
 import { JOIN_MAX_BYTES, joinBuffers } from "../net/socket-writes.js";
 import { PROTOCOL_MAX_VERSION, PROTOCOL_MIN_VERSION } from "../protocol/api.js";
@@ -29,7 +30,6 @@ import {
 } from "../protocol/handshake.js";
 import { type BrokerAddress, formatAddress } from "./address.js";
 import { abortedError, asConchError, connectionClosedError } from "./errors.js";
-import { microtask } from "./microtask.js";
 import { nextCorrelationId, PendingTable } from "./pending-table.js";
 import { type SaslLogin, saslLogin } from "./sasl-login.js";
 import { type ClientTlsOptions, tlsConnectOptions } from "./security-options.js";

@@ -12,6 +12,7 @@
  * one connection are processed in order).
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { microtask } from "../net/microtask.js";
 import { Acks, type AcksValue, MULTI_PRODUCE_PROTOCOL_VERSION } from "../protocol/api.js";
 import {
   decodeMultiProduceResponse,
@@ -23,7 +24,6 @@ import {
 } from "../protocol/produce-v2.js";
 import type { Connection, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
-import { microtask } from "./microtask.js";
 import type { ProducerBatch } from "./producer-batch.js";
 
 /** What the producer does with a batch's outcome. */

@@ -23,8 +23,8 @@ import { EncodeBufferPool } from "../format/encode-buffer-pool.js";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { sequenceAfter, stampProducerFields } from "../format/producer-fields.js";
 import type { RecordHeaders } from "../format/record-headers.js";
+import { microtask } from "../net/microtask.js";
 import { DEFAULT_MAX_BATCH_BYTES } from "../protocol/api.js";
-import { microtask } from "./microtask.js";
 import { ProducerBatch, type Reject, type Resolve, type SendGroup } from "./producer-batch.js";
 import { SlotList } from "./slot-list.js";
 

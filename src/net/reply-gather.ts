@@ -10,6 +10,7 @@
  * Order is kept: the connection flushes what is gathered before it writes anything else.
  */
 import type { Socket } from "node:net";
+import { microtask } from "./microtask.js";
 import { joinBuffers } from "./socket-writes.js";
 
 /** A response up to this size is gathered; a larger one goes out on its own. */
@@ -47,7 +48,7 @@ export class ReplyGather {
   add(reply: Buffer): void {
     if (!this.#armed) {
       this.#armed = true;
-      queueMicrotask(this.#flush);
+      microtask(this.#flush);
       if (!this.#socket.destroyed) this.#socket.write(reply);
       this.#written();
       return;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHook } from "node:async_hooks";
 import { once } from "node:events";
 import { connect, createServer, type Socket } from "node:net";
 import { test } from "node:test";
@@ -89,6 +90,39 @@ test("gathered replies past the flush size go out at once; a dropped gather writ
     gather.drop();
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(writes.count, 2, "a dropped gather writes nothing");
+  } finally {
+    await close();
+  }
+});
+
+test("ending a turn makes no async resource: a reply alone in its turn (a stop-and-wait producer's) costs no Microtask resource", async () => {
+  const { server, client, close } = await socketPair();
+  try {
+    const gather = new ReplyGather(server, () => {});
+    let microtaskResources = 0;
+    const hook = createHook({
+      init(_id, type) {
+        if (type === "Microtask") microtaskResources++;
+      },
+    }).enable();
+    const received = new Promise<void>((resolve) => {
+      let bytes = 0;
+      client.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes >= 200 * 5) resolve();
+      });
+    });
+    try {
+      // Each reply in a turn of its own: every one ends its turn.
+      for (let i = 0; i < 200; i++) {
+        gather.add(Buffer.from(`r${String(i).padStart(4, "0")}`));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      hook.disable();
+    }
+    await received;
+    assert.equal(microtaskResources, 0);
   } finally {
     await close();
   }
