@@ -4,7 +4,7 @@
  * fsyncs, hold them back, or make a write fail part-way, and watch the log keep its promises.
  */
 
-import { close, constants, fdatasync, ftruncate, open as openFd, write, writevSync } from "node:fs";
+import { close, constants, fdatasync, ftruncate, ftruncateSync, open as openFd, write, writevSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
 import { fallocate } from "./fallocate.js";
@@ -26,6 +26,12 @@ export interface FileOps {
    */
   datasyncFd?(fd: number, done: (err: Error | null) => void): void;
   truncate(file: FileHandle, length: number): Promise<void>;
+  /**
+   * The same cut or extension, done on the calling thread; throws on failure. Optional: a new
+   * segment file is extended with it when present (segment-preparer.ts), as the thread pool's
+   * hand-off costs the event loop more than the ftruncate of a sparse file.
+   */
+  truncateSync?(file: FileHandle, length: number): void;
   /**
    * Tries to reserve disk blocks for bytes [offset, bytes) of the file at `path` (already that
    * long; offset defaults to 0). Resolves true when blocks were reserved; never rejects. A
@@ -59,6 +65,7 @@ export const defaultFileOps: FileOps = {
   datasync: (file) => file.datasync(),
   datasyncFd: fdatasync,
   truncate: (file, length) => file.truncate(length),
+  truncateSync: (file, length) => ftruncateSync(file.fd, length),
   preallocate,
 };
 

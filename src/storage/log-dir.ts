@@ -4,6 +4,7 @@
  * entries are made durable by fsyncs of the parent and of the directory that the log's first
  * fsync of data waits for (partition-log.ts, log-writer.ts), not by the open.
  */
+import { mkdirSync } from "node:fs";
 import { mkdir, readdir } from "node:fs/promises";
 import type { FileOps } from "./file-ops.js";
 import { syncDirShared } from "./shared-dir-sync.js";
@@ -14,7 +15,7 @@ import { syncDirShared } from "./shared-dir-sync.js";
  * listing where the directory is expected not to exist (a partition never written).
  */
 export async function listOrCreate(dir: string, likelyNew: boolean): Promise<string[] | null> {
-  if (likelyNew && (await makeDir(dir))) return null;
+  if (likelyNew && makeDir(dir)) return null;
   try {
     return await readdir(dir);
   } catch (err) {
@@ -29,10 +30,15 @@ export function dirSync(ops: FileOps): (dir: string) => Promise<void> {
   return ops.syncDir === undefined ? syncDirShared : (dir) => ops.syncDir!(dir);
 }
 
-/** Makes `dir` (its parent must exist); false when it exists already or its parent does not. */
-async function makeDir(dir: string): Promise<boolean> {
+/**
+ * Makes `dir` (its parent must exist); false when it exists already or its parent does not. On the
+ * calling thread: the first produce to a new topic of 10,000 partitions makes 10,000 directories,
+ * and the thread pool's hand-off of each cost the event loop more than the mkdir itself
+ * (docs/performance/scale.md, "Workload 6b: a new partition's first open, second round").
+ */
+function makeDir(dir: string): boolean {
   try {
-    await mkdir(dir);
+    mkdirSync(dir);
     return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

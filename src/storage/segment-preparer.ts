@@ -102,7 +102,8 @@ export class SegmentPreparer {
 export async function createSegmentFile(path: string, bytes: number, ops: FileOps): Promise<FileHandle> {
   const file = await open(path, "w+");
   try {
-    await ops.truncate(file, bytes);
+    if (ops.truncateSync !== undefined) ops.truncateSync(file, bytes);
+    else await ops.truncate(file, bytes);
   } catch (err) {
     await file.close().catch(() => {});
     throw err;

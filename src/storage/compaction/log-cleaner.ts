@@ -94,7 +94,8 @@ export class LogCleaner {
   readonly #cursor = new RecordCursor();
   /** Made on the first pass that needs it: it holds a 1 MiB slab, and most logs never compact. */
   #toConch: StoredKafkaToConch | null = null;
-  readonly #filter: SegmentFilter;
+  /** Made at the first compaction: most logs never compact, and 10,000 logs open at once. */
+  #filter: SegmentFilter | null = null;
   #cleanedEnd: number;
   /** When the oldest kept tombstone expires; 0 = not known (a pass will find out). */
   #tombstoneDueMs = 0;
@@ -115,12 +116,16 @@ export class LogCleaner {
   constructor(ctx: CleanerContext) {
     this.#ctx = ctx;
     this.#throttle = new IoThrottle(() => ctx.config().compactionBytesPerSec);
-    this.#filter = new SegmentFilter(this.#throttle);
     this.#maxKeys = Math.max(1, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
     // The active segment is never compacted: anything from it on was truncated and written anew.
     this.#cleanedEnd = Math.min(ctx.cleanedEnd, ctx.segments.active.baseOffset);
     this.#deleteRetentionMs = ctx.config().deleteRetentionMs;
     this.configure(ctx.config());
+  }
+
+  #segmentFilter(): SegmentFilter {
+    this.#filter ??= new SegmentFilter(this.#throttle);
+    return this.#filter;
   }
 
   get cleanedEnd(): number {
@@ -270,7 +275,7 @@ export class LogCleaner {
         if (seg.isEmpty || this.#keepsDamaged(seg)) continue;
         let writer: CleanedSegmentWriter | null = null;
         try {
-          const dry = await this.#filter.filterSegment(seg, map, nowMs, config, null, signal);
+          const dry = await this.#segmentFilter().filterSegment(seg, map, nowMs, config, null, signal);
           if (dry.removed === 0) {
             due = Math.min(due, dry.due);
             continue;
@@ -285,7 +290,7 @@ export class LogCleaner {
           );
           writers.push({ index: i, writer });
           await writer.open();
-          const wet = await this.#filter.filterSegment(seg, map, nowMs, config, writer, signal);
+          const wet = await this.#segmentFilter().filterSegment(seg, map, nowMs, config, writer, signal);
           due = Math.min(due, wet.due);
           result.recordsRemoved += wet.removed;
           await writer.finish();
