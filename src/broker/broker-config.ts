@@ -32,6 +32,8 @@ export interface BrokerConfig {
   maxConnections: number;
   maxConnectionsPerIp: number;
   maxQueuedResponseBytes: number;
+  /** Bytes every partition's tail cache holds together (storage/append-memory.ts). */
+  tailCacheBytes: number;
   idleTimeoutMs: number;
   frameTimeoutMs: number;
   autoCreateTopics: boolean;

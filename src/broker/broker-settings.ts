@@ -104,6 +104,13 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
     integerValue(16 * MiB, Number.MAX_SAFE_INTEGER),
   ),
   setting(
+    "tailCacheBytes",
+    "bytes",
+    "bytes of recently written data kept in memory for all partitions together, so that consumers near the end read no file; past it the oldest goes first",
+    256 * MiB,
+    integerValue(0, Number.MAX_SAFE_INTEGER),
+  ),
+  setting(
     "idleTimeoutMs",
     "ms",
     "a connection that sends no request for this long, with nothing in flight, is closed",

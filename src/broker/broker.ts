@@ -8,6 +8,7 @@ import { type Logger, pino } from "pino";
 import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { checkTopicName, isInternalTopicName, topicNameProblem } from "../format/topic-name.js";
+import { sharedAppendMemory } from "../storage/append-memory.js";
 import { ErrorCounts } from "../storage/error-counts.js";
 import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
@@ -121,6 +122,8 @@ export class Broker {
     options: BrokerOpenOptions = {},
   ): Promise<Broker> {
     const resolved = resolveBrokerConfig(config);
+    // One bound for the process, as its logs share one ticker: the last broker opened sets it.
+    sharedAppendMemory.setCacheLimit(resolved.tailCacheBytes);
     const dataDir = resolve(resolved.dataDir);
     const log = (logger ?? pino({ enabled: false })).child({ component: "broker" });
     const lock = await DataDirLock.acquire(dataDir);

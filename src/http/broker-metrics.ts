@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { Broker } from "../broker/broker.js";
 import { errorName } from "../format/errors.js";
+import { sharedAppendMemory } from "../storage/append-memory.js";
 import { BucketCounts, GROUP_COMMIT_BOUNDS, LATENCY_SECONDS_BOUNDS } from "../storage/bucket-counts.js";
 import { storageFlushQueue } from "../storage/flush-queue.js";
 import type { LogStats } from "../storage/log-stats.js";
@@ -159,6 +160,7 @@ export function createMetricsRegistry(context: HttpContext, options: BrokerMetri
     }).asMetric(),
   );
   registerFlushQueueMetrics(registry);
+  registerAppendMemoryMetrics(registry);
   registerGroupMetrics(context, registry);
   return registry;
 }
@@ -202,6 +204,39 @@ function registerFlushQueueMetrics(registry: Registry): void {
     "Due interval fsyncs served by a bulk syncfs instead of an fsync of their own",
     "counter",
     () => [{ labels: {}, value: queue.bulkEntries }],
+  );
+}
+
+/** The memory every log's appends and tail caches use together (append-memory.ts), one for the process. */
+function registerAppendMemoryMetrics(registry: Registry): void {
+  const memory = sharedAppendMemory;
+  const metric = (name: string, help: string, type: MetricType, value: () => number): void =>
+    registry.registerMetric(
+      new ScrapedMetric(name, help, type, () => [{ labels: {}, value: value() }]).asMetric(),
+    );
+  metric(
+    "conch_tail_cache_bytes",
+    "Bytes of recently written data held in memory by every partition together",
+    "gauge",
+    () => memory.cachedBytes,
+  );
+  metric(
+    "conch_tail_cache_limit_bytes",
+    "The bound on conch_tail_cache_bytes",
+    "gauge",
+    () => memory.cacheLimit,
+  );
+  metric(
+    "conch_tail_cache_evicted_runs_total",
+    "Cached stretches of data dropped to keep every partition's tail cache within the bound together",
+    "counter",
+    () => memory.evictedRuns,
+  );
+  metric(
+    "conch_append_free_chunk_bytes",
+    "Bytes of append buffers kept free for reuse",
+    "gauge",
+    () => memory.freeBytes,
   );
 }
 

@@ -4,17 +4,25 @@
  * (tail-cache.ts), and the caller's buffer is neither kept nor modified.
  *
  * Chunks are recycled. Touching fresh memory costs a page fault per 4 KiB, which measured 20 to 40
- * times slower than copying into memory already in use, so a chunk returns to a free list once
- * nothing refers to it: no append in it is still waiting for its write, the tail cache has let go
- * of it, and it is no longer the chunk being filled. Readers never get views of a chunk (the tail
- * cache copies out), so nothing outside storage can see a chunk being reused.
+ * times slower than copying into memory already in use, so a chunk goes back to the process's free
+ * chunks (append-memory.ts), for any log to reuse, once nothing refers to it: no append in it is
+ * still waiting for its write, the tail cache has let go of it, and it is no longer the chunk being
+ * filled. Readers never get views of a chunk (the tail cache copies out), so nothing outside
+ * storage can see a chunk being reused.
  *
- * A log's first chunk is small and each new one twice the last, up to the full size: a broker with
- * 10,000 partitions that each see a few KiB would otherwise hold 10 GB of mostly untouched 1 MiB
- * chunks, which V8 counts as external memory and answers with back-to-back full collections.
+ * A log's first chunk is small, and each new one twice the last, up to the full size, while the
+ * log fills them quickly (within GROW_WITHIN_MS each); a chunk that took longer to fill is followed
+ * by a first-size one again. A broker with 10,000 partitions that each receive a little would
+ * otherwise hold 10 GB of mostly empty 1 MiB chunks, whether from the start or after running
+ * long enough for every partition to fill a few, and V8 counts them as external memory and
+ * answers with back-to-back full collections.
  */
+import type { AppendMemory } from "./append-memory.js";
+
 /** The first chunk of a log, or of one that went quiet and gave its chunks back. */
 export const FIRST_CHUNK_BYTES = 16 * 1024;
+/** A chunk filled within this long of becoming current is followed by one twice its size. */
+export const GROW_WITHIN_MS = 1000;
 
 export class Chunk {
   readonly buf: Buffer;
@@ -34,21 +42,28 @@ export class Chunk {
 
 export class AppendBuffer {
   readonly #chunkBytes: number;
-  readonly #maxFree: number;
-  #free: Chunk[] = [];
+  readonly #memory: AppendMemory;
+  readonly #now: () => number;
   /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
   #current: Chunk | null = null;
-  /** The size of the next chunk made new: doubles from FIRST_CHUNK_BYTES to the full size. */
+  /** When the current chunk became current. */
+  #currentSince = 0;
+  /** The size of the next chunk: doubles from FIRST_CHUNK_BYTES to the full size while chunks fill quickly. */
   #growTo: number;
   #appendsSinceTrim = false;
   /** After `copyIn`: the chunk the bytes went to and where they start in it. */
   chunk!: Chunk;
   start = 0;
 
-  /** `maxFreeChunks` bounds the memory kept for reuse. */
-  constructor(chunkBytes: number, maxFreeChunks: number) {
+  /** Chunks come from and go back to `memory`; `now` is the clock for their growth (tests set it). */
+  constructor(
+    chunkBytes: number,
+    memory: AppendMemory,
+    now: () => number = performance.now.bind(performance),
+  ) {
     this.#chunkBytes = chunkBytes;
-    this.#maxFree = maxFreeChunks;
+    this.#memory = memory;
+    this.#now = now;
     this.#growTo = Math.min(FIRST_CHUNK_BYTES, chunkBytes);
   }
 
@@ -57,14 +72,20 @@ export class AppendBuffer {
     const n = src.length;
     let chunk = this.#current;
     if (chunk === null || chunk.used + n > chunk.buf.length) {
+      const now = this.#now();
       if (chunk !== null) {
         chunk.current = false;
         this.release(chunk);
+        // Filled quickly: a busy log, whose writes gain from larger chunks. Else a small one again.
+        const first = Math.min(FIRST_CHUNK_BYTES, this.#chunkBytes);
+        this.#growTo =
+          now - this.#currentSince < GROW_WITHIN_MS ? Math.min(this.#growTo * 2, this.#chunkBytes) : first;
       }
-      chunk = n > this.#chunkBytes ? new Chunk(n) : (this.#free.pop() ?? this.#newChunk(n));
+      chunk = n > this.#chunkBytes ? new Chunk(n) : this.#newChunk(Math.max(n, this.#growTo));
       chunk.current = true;
       chunk.used = 0;
       this.#current = chunk;
+      this.#currentSince = now;
     }
     chunk.buf.set(src, chunk.used);
     chunk.outstanding++;
@@ -75,37 +96,41 @@ export class AppendBuffer {
   }
 
   /**
-   * Gives memory back after a quiet spell: drops the free chunks, and the chunk being filled when
-   * nothing refers to it. Returns whether any append came since the previous call (then nothing is
-   * dropped), so the caller can tell an idle log from a busy one.
+   * Gives memory back after a quiet spell: the chunk being filled, when nothing refers to it.
+   * Returns whether any append came since the previous call (then nothing is given back), so the
+   * caller can tell an idle log from a busy one.
    */
   trimIdle(): boolean {
     const busy = this.#appendsSinceTrim;
     this.#appendsSinceTrim = false;
     if (busy) return true;
-    this.#free = [];
     this.#growTo = Math.min(FIRST_CHUNK_BYTES, this.#chunkBytes);
     const chunk = this.#current;
     if (chunk !== null && chunk.outstanding === 0 && chunk.cachedRuns === 0) {
       chunk.current = false;
       this.#current = null;
+      this.#memory.give(chunk);
     }
     return false;
   }
 
-  /** A chunk of the next size in the doubling, or bigger if `n` needs it (never past the full size). */
-  #newChunk(n: number): Chunk {
-    const bytes = Math.max(n, this.#growTo);
-    this.#growTo = Math.min(this.#growTo * 2, this.#chunkBytes);
-    return new Chunk(bytes);
+  /** The log closed, its writes done: the chunk being filled goes back, if nothing refers to it. */
+  close(): void {
+    const chunk = this.#current;
+    if (chunk === null) return;
+    this.#current = null;
+    chunk.current = false;
+    this.release(chunk);
   }
 
-  /** Puts `chunk` on the free list if nothing refers to it any more. */
+  /** A free chunk of `bytes` from the process's, or a new one. */
+  #newChunk(bytes: number): Chunk {
+    return this.#memory.take(bytes) ?? new Chunk(bytes);
+  }
+
+  /** Gives `chunk` back to the process's free chunks if nothing refers to it any more. */
   release(chunk: Chunk): void {
     if (chunk.current || chunk.outstanding > 0 || chunk.cachedRuns > 0) return;
-    if (chunk.buf.length === this.#chunkBytes && this.#free.length < this.#maxFree) {
-      chunk.used = 0;
-      this.#free.push(chunk);
-    }
+    if (chunk.buf.length <= this.#chunkBytes) this.#memory.give(chunk);
   }
 }

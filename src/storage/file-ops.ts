@@ -4,7 +4,16 @@
  * fsyncs, hold them back, or make a write fail part-way, and watch the log keep its promises.
  */
 
-import { close, constants, fdatasync, ftruncate, ftruncateSync, open as openFd, write, writevSync } from "node:fs";
+import {
+  close,
+  constants,
+  fdatasync,
+  ftruncate,
+  ftruncateSync,
+  open as openFd,
+  write,
+  writevSync,
+} from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
 import { fallocate } from "./fallocate.js";

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { MAX_OFFSET } from "../format/layout.js";
 import { AppendBuffer } from "./append-buffer.js";
+import { type AppendMemory, sharedAppendMemory } from "./append-memory.js";
 import { reopenedReserve, settleReserve } from "./block-reserve.js";
 import { rejectKeylessRecords } from "./compaction/keyed-records.js";
 import { type CompactionResult, compacts, LogCleaner } from "./compaction/log-cleaner.js";
@@ -73,6 +74,11 @@ export interface LogOptions {
   compactionMaxKeys?: number;
   /** Runs the log's timed work (default: the storage ticker every log in the process shares). */
   ticker?: Ticker;
+  /**
+   * Where its append chunks come from and what bounds every tail cache together (default: the
+   * process's, append-memory.ts).
+   */
+  appendMemory?: AppendMemory;
   /** Runs its interval fsyncs a few at a time (default: the queue every log in the process shares). */
   flushQueue?: FlushQueue;
   /**
@@ -127,8 +133,6 @@ const DEFAULT_CHUNK_BYTES = 1024 * 1024;
  * the default stays modest; a broker with few hot partitions may give each more.
  */
 const DEFAULT_TAIL_CACHE_BYTES = 4 * 1024 * 1024;
-/** Free chunks kept beyond the tail cache's: room for the appends of a few writes in flight. */
-const FREE_CHUNKS_BEYOND_TAIL = 8;
 /** How often a log checks whether it went quiet. */
 const TRIM_INTERVAL_MS = 10_000;
 /** Quiet checks in a row before the tail cache is dropped too. */
@@ -220,9 +224,9 @@ export class PartitionLog {
     this.#preparer = new SegmentPreparer(dir, this.#ops);
     const chunkBytes = options.appendChunkBytes ?? DEFAULT_CHUNK_BYTES;
     const tailBytes = options.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES;
-    // Enough free chunks to refill the cache and a few writes' worth in flight without allocating.
-    const chunks = new AppendBuffer(chunkBytes, Math.ceil(tailBytes / chunkBytes) + FREE_CHUNKS_BEYOND_TAIL);
-    const tail = new TailCache(tailBytes, chunks);
+    const memory = options.appendMemory ?? sharedAppendMemory;
+    const chunks = new AppendBuffer(chunkBytes, memory);
+    const tail = new TailCache(tailBytes, chunks, memory);
     this.#tail = tail;
     this.#chunks = chunks;
     this.#ticker = options.ticker ?? storageTicker;
@@ -868,6 +872,9 @@ export class PartitionLog {
     if (this.#writer.failure === null && deferred === null)
       await this.#writer.flush().catch((err: unknown) => (failure = err));
     await this.#writer.idle();
+    // Its memory goes back to the process's (append-memory.ts): the bytes are in the file.
+    this.#tail.clear();
+    this.#chunks.close();
     // Before the index below: a clean stop's .idx is the whole index, never a checkpoint's prefix.
     await this.#checkpoint.idle();
     if (this.#retention !== null) await this.#retention.catch(() => {});

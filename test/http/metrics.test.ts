@@ -76,6 +76,21 @@ test("fsync and group-commit histograms count a durable produce", async (t) => {
   assert.equal(m.get('conch_group_commit_appends_bucket{le="1"}'), m.get("conch_group_commit_appends_count"));
 });
 
+test("the tail caches' memory: what every partition holds together, and its bound", async (t) => {
+  const { broker, base } = await startHttp(t);
+  const before = await scrape(base);
+  await broker.createTopic("tc", 1);
+  await broker.produce("tc", 0, batchOf(["cached"]), "leader");
+  const m = await scrape(base);
+  assert.equal(m.get("conch_tail_cache_limit_bytes"), 256 * 1024 * 1024);
+  assert.ok(
+    (m.get("conch_tail_cache_bytes") ?? 0) > (before.get("conch_tail_cache_bytes") ?? 0),
+    "the batch is cached",
+  );
+  assert.ok(m.has("conch_tail_cache_evicted_runs_total"));
+  assert.ok(m.has("conch_append_free_chunk_bytes"));
+});
+
 test("interval fsyncs: how late each started and ended, the oldest waiting, how many wait", async (t) => {
   const { broker, base } = await startHttp(t, 50, { flush: "interval", flushIntervalMs: 10 });
   const first = await scrape(base);

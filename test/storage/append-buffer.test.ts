@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AppendBuffer, FIRST_CHUNK_BYTES } from "../../src/storage/append-buffer.js";
+import { AppendMemory } from "../../src/storage/append-memory.js";
 
 test("a log's chunks start small and double up to the full size", () => {
   const full = 1024 * 1024;
-  const chunks = new AppendBuffer(full, 8);
+  const chunks = new AppendBuffer(full, new AppendMemory());
   const sizes: number[] = [];
   const fill = (n: number): void => {
     for (let i = 0; i < n; i++) {
