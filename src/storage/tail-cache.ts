@@ -60,14 +60,10 @@ export class TailCache {
     this.#memory = memory;
   }
 
-  /** Bytes cached. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
   /** Records that chunk[start, start + length) (whole batches) was written to `segment` at `position`. */
   add(segment: Segment, position: number, chunk: Chunk, start: number, length: number): void {
     if (this.#limit <= 0) return;
+    let run: CachedRun | null = null;
     const last = this.#runs.length > this.#head ? this.#runs[this.#runs.length - 1]! : undefined;
     if (
       last !== undefined &&
@@ -77,15 +73,14 @@ export class TailCache {
       last.start + last.length === start
     ) {
       last.length += length;
-      this.#bytes += length;
-      this.#memory.cached(null, length);
     } else {
-      const run = new CachedRun(this, segment, position, chunk, start, length);
+      run = new CachedRun(this, segment, position, chunk, start, length);
       this.#runs.push(run);
       chunk.cachedRuns++;
-      this.#bytes += length;
-      this.#memory.cached(run, length);
     }
+    this.#bytes += length;
+    // May drop runs of any log, this one's too (the process's bound), before its own bound below.
+    this.#memory.cached(run, length);
     while (this.#bytes > this.#limit && this.#runs.length - this.#head > 1) this.#evictOldest();
   }
 
