@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { topicNameProblem } from "../format/topic-name.js";
+import { childPath } from "../storage/child-path.js";
 import { parseTopicConfigs, type TopicOverrides } from "./topic-config.js";
 
 export const MAX_PARTITIONS = 10_000;
@@ -57,7 +58,8 @@ export class TopicStore {
   }
 
   partitionDir(name: string, partition: number): string {
-    return join(this.root, name, String(partition));
+    // Per partition opened: the name is a legal topic name, which needs no normalising.
+    return childPath(childPath(this.root, name), String(partition));
   }
 
   /**

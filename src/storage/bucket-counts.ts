@@ -7,29 +7,37 @@
 export class BucketCounts {
   /** Upper bounds, ascending; values above the last land in the implicit +Inf bucket. */
   readonly bounds: readonly number[];
-  /** Non-cumulative: counts[i] holds values in (bounds[i-1], bounds[i]]; the last is +Inf. */
-  readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  /** Made by the first observation: a partition log holds four, and most of 10,000 see none. */
+  #counts: Float64Array | null = null;
 
   constructor(bounds: readonly number[]) {
     this.bounds = bounds;
-    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  /** Non-cumulative: counts[i] holds values in (bounds[i-1], bounds[i]]; the last is +Inf. */
+  get counts(): Float64Array {
+    this.#counts ??= new Float64Array(this.bounds.length + 1);
+    return this.#counts;
   }
 
   observe(value: number): void {
     const bounds = this.bounds;
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
-    this.counts[i]!++;
+    this.#counts ??= new Float64Array(bounds.length + 1);
+    this.#counts[i]!++;
     this.sum += value;
     this.count++;
   }
 
   /** Adds `other`'s counts (same bounds) into this one: per-partition histograms summed for export. */
   add(other: BucketCounts): void {
+    if (other.count === 0) return;
     const counts = this.counts;
-    for (let i = 0; i < counts.length; i++) counts[i]! += other.counts[i]!;
+    const theirs = other.counts;
+    for (let i = 0; i < counts.length; i++) counts[i]! += theirs[i]!;
     this.sum += other.sum;
     this.count += other.count;
   }

@@ -31,7 +31,8 @@ export interface DataWaiter {
 export class DataWaiters {
   #waiters: DataWaiter[] = [];
   readonly #ticker: Ticker;
-  readonly #task = new TickTask((now) => this.#expired(now));
+  /** Made by the first park: most logs of a broker with thousands are never waited on. */
+  #task: TickTask | null = null;
 
   constructor(ticker: Ticker = storageTicker) {
     this.#ticker = ticker;
@@ -51,10 +52,10 @@ export class DataWaiters {
     if (waiter.waitSlot >= 0) return true;
     waiter.waitSlot = this.#waiters.length;
     this.#waiters.push(waiter);
-    if (waiter.waitSlot === 0) this.#ticker.keepAlive(this.#task, true);
-    if (!this.#task.scheduled || waiter.waitDeadline < this.#task.at) {
-      this.#ticker.schedule(this.#task, waiter.waitDeadline);
-    }
+    this.#task ??= new TickTask((now) => this.#expired(now));
+    const task = this.#task;
+    if (waiter.waitSlot === 0) this.#ticker.keepAlive(task, true);
+    if (!task.scheduled || waiter.waitDeadline < task.at) this.#ticker.schedule(task, waiter.waitDeadline);
     return true;
   }
 
@@ -69,7 +70,7 @@ export class DataWaiters {
       last.waitSlot = slot;
     }
     waiter.waitSlot = -1;
-    if (waiters.length === 0) this.#ticker.keepAlive(this.#task, false);
+    if (waiters.length === 0 && this.#task !== null) this.#ticker.keepAlive(this.#task, false);
   }
 
   /** Resolves once the high watermark passes `offset`, `timeoutMs` passes, or `signal` aborts. */
@@ -99,8 +100,10 @@ export class DataWaiters {
   wakeAll(): void {
     const waiters = this.#waiters;
     this.#waiters = [];
-    this.#ticker.cancel(this.#task);
-    this.#ticker.keepAlive(this.#task, false);
+    if (this.#task !== null) {
+      this.#ticker.cancel(this.#task);
+      this.#ticker.keepAlive(this.#task, false);
+    }
     for (const waiter of waiters) waiter.waitSlot = -1;
     for (const waiter of waiters) waiter.waitEnded();
   }
@@ -120,9 +123,9 @@ export class DataWaiters {
     // Those woken may have parked again, which scheduled the task: look for the next deadline after.
     let next = Number.POSITIVE_INFINITY;
     for (const waiter of this.#waiters) if (waiter.waitDeadline < next) next = waiter.waitDeadline;
-    if (next !== Number.POSITIVE_INFINITY && (!this.#task.scheduled || next < this.#task.at)) {
-      this.#ticker.schedule(this.#task, next);
-    }
+    const task = this.#task!; // it ran
+    if (next !== Number.POSITIVE_INFINITY && (!task.scheduled || next < task.at))
+      this.#ticker.schedule(task, next);
   }
 }
 

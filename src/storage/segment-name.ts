@@ -2,8 +2,8 @@
  * Segment file names: the segment's base offset as 20 decimal digits, so that names sort like
  * offsets, with `.wal` for the batches and `.idx` for the offset index.
  */
-import { join } from "node:path";
 import { MAX_OFFSET } from "../format/layout.js";
+import { childPath } from "./child-path.js";
 
 export const WAL_SUFFIX = ".wal";
 export const INDEX_SUFFIX = ".idx";
@@ -19,11 +19,11 @@ export function segmentStem(baseOffset: number): string {
 }
 
 export function walPath(dir: string, baseOffset: number): string {
-  return join(dir, segmentStem(baseOffset) + WAL_SUFFIX);
+  return childPath(dir, segmentStem(baseOffset) + WAL_SUFFIX);
 }
 
 export function indexPath(dir: string, baseOffset: number): string {
-  return join(dir, segmentStem(baseOffset) + INDEX_SUFFIX);
+  return childPath(dir, segmentStem(baseOffset) + INDEX_SUFFIX);
 }
 
 /** What a directory entry is, as far as the log is concerned. */

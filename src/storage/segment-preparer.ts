@@ -6,8 +6,8 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
-import { join } from "node:path";
 import { reserveChunk } from "./block-reserve.js";
+import { childPath } from "./child-path.js";
 import { type FileOps, syncDir } from "./file-ops.js";
 import { PREPARED_NAME } from "./segment-name.js";
 
@@ -28,7 +28,7 @@ export class SegmentPreparer {
 
   constructor(dir: string, ops: FileOps) {
     this.#dir = dir;
-    this.#path = join(dir, PREPARED_NAME);
+    this.#path = childPath(dir, PREPARED_NAME);
     this.#ops = ops;
   }
 

@@ -87,11 +87,15 @@ export function compacts(config: Pick<LogConfig, "cleanupPolicy">): boolean {
 
 export class LogCleaner {
   readonly #ctx: CleanerContext;
-  readonly #throttle: IoThrottle;
   readonly #maxKeys: number;
-  readonly #abort = new AbortController();
-  readonly #digest = Buffer.allocUnsafe(DIGEST_BYTES);
-  readonly #cursor = new RecordCursor();
+  // What only a pass uses is made by the first pass: most logs never compact, and every open log
+  // has a cleaner (a broker opens 10,000 logs at once, and each object is garbage-collector work).
+  #throttle: IoThrottle | null = null;
+  /** Aborted by close; made by the first pass, which `#closed` stops if close came first. */
+  #abort: AbortController | null = null;
+  #closed = false;
+  #digest: Buffer | null = null;
+  #cursor: RecordCursor | null = null;
   /** Made on the first pass that needs it: it holds a 1 MiB slab, and most logs never compact. */
   #toConch: StoredKafkaToConch | null = null;
   /** Made at the first compaction: most logs never compact, and 10,000 logs open at once. */
@@ -103,7 +107,7 @@ export class LogCleaner {
    * The background check, every #timerMs while the policy compacts and the log has a closed
    * segment (the active one is never compacted: a log of one segment has nothing to check).
    */
-  readonly #task = new TickTask((now) => this.#tick(now));
+  #task: TickTask | null = null;
   #timerMs = 0;
   #passes: Promise<unknown> = Promise.resolve();
   #busy = false;
@@ -115,7 +119,6 @@ export class LogCleaner {
 
   constructor(ctx: CleanerContext) {
     this.#ctx = ctx;
-    this.#throttle = new IoThrottle(() => ctx.config().compactionBytesPerSec);
     this.#maxKeys = Math.max(1, ctx.maxKeys ?? DEFAULT_MAX_KEYS);
     // The active segment is never compacted: anything from it on was truncated and written anew.
     this.#cleanedEnd = Math.min(ctx.cleanedEnd, ctx.segments.active.baseOffset);
@@ -124,8 +127,28 @@ export class LogCleaner {
   }
 
   #segmentFilter(): SegmentFilter {
-    this.#filter ??= new SegmentFilter(this.#throttle);
+    this.#filter ??= new SegmentFilter(this.#ioThrottle());
     return this.#filter;
+  }
+
+  #ioThrottle(): IoThrottle {
+    const ctx = this.#ctx;
+    this.#throttle ??= new IoThrottle(() => ctx.config().compactionBytesPerSec);
+    return this.#throttle;
+  }
+
+  /** The signal of this pass: aborted by close (already, when the log closed before any pass). */
+  #signal(): AbortSignal {
+    if (this.#abort === null) {
+      this.#abort = new AbortController();
+      if (this.#closed) this.#abort.abort(closingReason);
+    }
+    return this.#abort.signal;
+  }
+
+  #backgroundTask(): TickTask {
+    this.#task ??= new TickTask((now) => this.#tick(now));
+    return this.#task;
   }
 
   get cleanedEnd(): number {
@@ -138,17 +161,17 @@ export class LogCleaner {
       this.#deleteRetentionMs = config.deleteRetentionMs;
       this.#tombstoneDueMs = 0;
     }
-    const want = compacts(config) && !this.#abort.signal.aborted ? config.compactionDelayMs : 0;
+    const want = compacts(config) && !this.#closed ? config.compactionDelayMs : 0;
     if (want === this.#timerMs) return;
-    this.#ctx.ticker.cancel(this.#task);
+    if (this.#task !== null) this.#ctx.ticker.cancel(this.#task);
     this.#timerMs = want;
     this.segmentClosed();
   }
 
   /** A segment closed (or may have): the background checks start if they are on and stopped. */
   segmentClosed(): void {
-    if (this.#timerMs > 0 && !this.#task.scheduled && this.#ctx.segments.all.length > 1) {
-      this.#ctx.ticker.schedule(this.#task, coarseDue(performance.now(), this.#timerMs));
+    if (this.#timerMs > 0 && this.#task?.scheduled !== true && this.#ctx.segments.all.length > 1) {
+      this.#ctx.ticker.schedule(this.#backgroundTask(), coarseDue(performance.now(), this.#timerMs));
     }
   }
 
@@ -175,8 +198,9 @@ export class LogCleaner {
     // One reason for every log: an error made per log (its stack captured) was a few percent of
     // the event loop in a stop of 10,000 logs.
     closingReason ??= new ConchError(ErrorCode.SHUTTING_DOWN, "the partition log is closing");
-    this.#abort.abort(closingReason);
-    this.#ctx.ticker.cancel(this.#task);
+    this.#closed = true;
+    this.#abort?.abort(closingReason);
+    if (this.#task !== null) this.#ctx.ticker.cancel(this.#task);
     await this.#passes;
     await this.#lock;
   }
@@ -184,7 +208,7 @@ export class LogCleaner {
   #tick(now: number): void {
     // Stops once retention or a truncation left only the active segment; the next roll restarts it.
     if (this.#timerMs > 0 && this.#ctx.segments.all.length > 1)
-      this.#ctx.ticker.schedule(this.#task, coarseDue(now, this.#timerMs));
+      this.#ctx.ticker.schedule(this.#backgroundTask(), coarseDue(now, this.#timerMs));
     if (this.#busy || !this.#needsPass(Date.now())) return;
     this.compact(Date.now(), false).catch((err: unknown) =>
       this.#ctx.logger?.warn({ err }, "compaction failed"),
@@ -232,7 +256,7 @@ export class LogCleaner {
       bytesAfter: 0,
       cleanedEnd: this.#cleanedEnd,
     };
-    const signal = this.#abort.signal;
+    const signal = this.#signal();
     if (signal.aborted || !compacts(this.#ctx.config())) return result;
     this.#busy = true;
     let release: (() => void) | null = null;
@@ -285,7 +309,7 @@ export class LogCleaner {
             seg.baseOffset,
             this.#ctx.ops,
             config.indexIntervalBytes,
-            this.#throttle,
+            this.#ioThrottle(),
             signal,
           );
           writers.push({ index: i, writer });
@@ -369,15 +393,18 @@ export class LogCleaner {
     hw: number,
     signal: AbortSignal,
   ): Promise<number> {
+    this.#cursor ??= new RecordCursor();
+    this.#digest ??= Buffer.allocUnsafe(DIGEST_BYTES);
     const cursor = this.#cursor;
     const digest = this.#digest;
+    const throttle = this.#ioThrottle();
     let offset = all[dirtyFrom]!.baseOffset;
     let seg = dirtyFrom;
     while (offset < hw) {
       signal.throwIfAborted();
       const { records } = await this.#ctx.read(offset, CHUNK_BYTES);
       if (records.length === 0) break;
-      await this.#throttle.take(records.length, signal);
+      await throttle.take(records.length, signal);
       // Kafka batches stored as they came are read as Conch copies, and compressed batches
       // decompressed: their keys supersede older records too.
       const keyed = (this.#toConch ??= new StoredKafkaToConch()).convert(records);
@@ -413,7 +440,7 @@ export class LogCleaner {
     state: { committed: boolean },
   ): Promise<void> {
     const list = this.#ctx.segments.all;
-    if (this.#abort.signal.aborted || list.length <= old.length) return;
+    if (this.#closed || list.length <= old.length) return;
     for (let i = 0; i < old.length; i++) if (list[i] !== old[i] || old[i]!.deleted) return;
 
     const plan: SwapPlan = { replace: [], drop: [], cleanedEnd };
