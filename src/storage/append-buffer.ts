@@ -20,7 +20,7 @@
 import type { AppendMemory } from "./append-memory.js";
 
 /** The first chunk of a log, or of one that went quiet and gave its chunks back. */
-export const FIRST_CHUNK_BYTES = 2 * 1024;
+export const FIRST_CHUNK_BYTES = 16 * 1024;
 /** A chunk filled within this long of becoming current is followed by one twice its size. */
 export const GROW_WITHIN_MS = 1000;
 
