@@ -42,6 +42,8 @@ export class Chunk {
 
 export class AppendBuffer {
   readonly #chunkBytes: number;
+  /** The first chunk's size, and the size again after a slow fill or a quiet spell. */
+  readonly #firstBytes: number;
   readonly #memory: AppendMemory;
   readonly #now: () => number;
   /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
@@ -64,7 +66,8 @@ export class AppendBuffer {
     this.#chunkBytes = chunkBytes;
     this.#memory = memory;
     this.#now = now;
-    this.#growTo = Math.min(FIRST_CHUNK_BYTES, chunkBytes);
+    this.#firstBytes = Math.min(FIRST_CHUNK_BYTES, chunkBytes);
+    this.#growTo = this.#firstBytes;
   }
 
   /** Copies `src` into the current chunk, or the next one when it does not fit; see `chunk`/`start`. */
@@ -77,9 +80,10 @@ export class AppendBuffer {
         chunk.current = false;
         this.release(chunk);
         // Filled quickly: a busy log, whose writes gain from larger chunks. Else a small one again.
-        const first = Math.min(FIRST_CHUNK_BYTES, this.#chunkBytes);
         this.#growTo =
-          now - this.#currentSince < GROW_WITHIN_MS ? Math.min(this.#growTo * 2, this.#chunkBytes) : first;
+          now - this.#currentSince < GROW_WITHIN_MS
+            ? Math.min(this.#growTo * 2, this.#chunkBytes)
+            : this.#firstBytes;
       }
       chunk = n > this.#chunkBytes ? new Chunk(n) : this.#newChunk(Math.max(n, this.#growTo));
       chunk.current = true;
@@ -104,7 +108,7 @@ export class AppendBuffer {
     const busy = this.#appendsSinceTrim;
     this.#appendsSinceTrim = false;
     if (busy) return true;
-    this.#growTo = Math.min(FIRST_CHUNK_BYTES, this.#chunkBytes);
+    this.#growTo = this.#firstBytes;
     const chunk = this.#current;
     if (chunk !== null && chunk.outstanding === 0 && chunk.cachedRuns === 0) {
       chunk.current = false;

@@ -128,15 +128,10 @@ export class AppendMemory {
       run.owner.evict(run);
     }
     this.#reclaiming = false;
-    if (this.#head === runs.length) {
-      this.#runs = [];
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > runs.length) {
-      this.#runs = runs.slice(this.#head);
-      this.#head = 0;
-    }
+    if (this.#head === runs.length || (this.#head > 1024 && this.#head * 2 > runs.length)) this.#compact();
   }
 
+  /** Keeps only the entries of runs still cached, from #head on. */
   #compact(): void {
     const kept: CachedRun[] = [];
     for (let i = this.#head; i < this.#runs.length; i++) {

@@ -26,8 +26,7 @@ export class BucketCounts {
     const bounds = this.bounds;
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
-    this.#counts ??= new Float64Array(bounds.length + 1);
-    this.#counts[i]!++;
+    this.counts[i]!++;
     this.sum += value;
     this.count++;
   }
