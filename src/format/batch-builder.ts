@@ -30,6 +30,7 @@ import {
   MAX_TIMESTAMP_MS,
   NULL_SIZE,
   OFFSET_AT,
+  PARTITIONED_RECORDS,
   PAYLOAD_SIZE_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
@@ -63,6 +64,11 @@ export interface BatchBuilderOptions {
   slabBytes?: number;
   /** Encode each batch into a buffer from this pool instead (see the file comment). */
   pool?: EncodeBufferPool;
+  /**
+   * Build partitioned batches (attribute bit 5, docs/format.md): records are added with `addTo`,
+   * each naming its partition, for Produce version 3. No compression or producer fields.
+   */
+  partitioned?: boolean;
 }
 
 export class BatchBuilder {
@@ -87,10 +93,15 @@ export class BatchBuilder {
   #producerId = NO_PRODUCER_ID;
   #producerEpoch = 0;
   #baseSequence = 0;
+  /** Partitioned batches: what each record's offset field holds is its partition. */
+  readonly #partitioned: boolean;
+  /** The partition of the record `addTo` is adding; -1 otherwise. */
+  #tag = -1;
 
   constructor(options: BatchBuilderOptions = {}) {
     this.#slabBytes = options.slabBytes ?? 1 << 20;
     this.#pool = options.pool ?? null;
+    this.#partitioned = options.partitioned === true;
     this.#slab = this.#pool === null ? Buffer.allocUnsafe(this.#slabBytes) : this.#pool.acquire();
     this.#begin();
   }
@@ -129,6 +140,8 @@ export class BatchBuilder {
     headers: RecordHeaders | null = null,
   ): void {
     checkTimestamp(timestampMs);
+    if (this.#partitioned && this.#tag < 0)
+      throw new TypeError("a partitioned batch takes records through addTo");
     if (this.#handedOut) this.#begin();
     // The v1 layout, kept small so that it stays the fast path; anything else takes #addExtended.
     if (headers !== null || value === null || this.#extended) {
@@ -149,7 +162,7 @@ export class BatchBuilder {
     slab[p] = MAGIC;
     writeTimestampMs(slab, p + 1, timestampMs);
     writeU32(slab, p + OFFSET_AT, 0);
-    writeU32(slab, p + OFFSET_AT + 4, this.#count);
+    writeU32(slab, p + OFFSET_AT + 4, this.#tag < 0 ? this.#count : this.#tag);
     writeU32(slab, p + KEY_SIZE_AT, keyLen);
     writeU32(slab, p + PAYLOAD_SIZE_AT, valueLen);
     writeU32(slab, p + COUNT_AT, 1);
@@ -159,6 +172,29 @@ export class BatchBuilder {
     if (timestampMs > this.#maxTimestampMs) this.#maxTimestampMs = timestampMs;
     this.#pos = q;
     this.#count++;
+  }
+
+  /**
+   * `add` for a partitioned batch: the record is for `partition` (an integer in 0..2^32 - 1, else a
+   * RangeError). Throws a TypeError on a builder not made with `partitioned`.
+   */
+  addTo(
+    partition: number,
+    value: Bytes | null,
+    key: Bytes | null = null,
+    timestampMs: number = Date.now(),
+    headers: RecordHeaders | null = null,
+  ): void {
+    if (!this.#partitioned) throw new TypeError("addTo needs a builder made with partitioned: true");
+    if (!Number.isInteger(partition) || partition < 0 || partition > 0xffffffff) {
+      throw new RangeError(`partition ${partition} is not an integer in 0..2^32-1`);
+    }
+    this.#tag = partition;
+    try {
+      this.add(value, key, timestampMs, headers);
+    } finally {
+      this.#tag = -1;
+    }
   }
 
   /**
@@ -174,6 +210,7 @@ export class BatchBuilder {
     valueEnd: number,
     timestampMs: number,
   ): void {
+    if (this.#partitioned) throw new TypeError("a partitioned batch takes records through addTo");
     const keyLen = keyEnd - keyStart;
     const valueLen = valueEnd - valueStart;
     if (this.#extended || (keyLen !== 0 && valueLen === 0)) {
@@ -200,6 +237,7 @@ export class BatchBuilder {
     timestampMs: number,
     headers: HeadersBlockSource | null,
   ): void {
+    if (this.#partitioned) throw new TypeError("a partitioned batch takes records through addTo");
     const headersLen = headers === null ? 0 : headers.blockSize();
     const keyLen = keyStart < 0 ? 0 : keyEnd - keyStart;
     const valueLen = valueStart < 0 ? 0 : valueEnd - valueStart;
@@ -304,7 +342,7 @@ export class BatchBuilder {
     slab[p] = MAGIC;
     writeTimestampMs(slab, p + 1, timestampMs);
     writeU32(slab, p + OFFSET_AT, 0);
-    writeU32(slab, p + OFFSET_AT + 4, this.#count);
+    writeU32(slab, p + OFFSET_AT + 4, this.#tag < 0 ? this.#count : this.#tag);
     writeU32(slab, p + KEY_SIZE_AT, keySize);
     writeU32(slab, p + PAYLOAD_SIZE_AT, valueSize);
     writeU32(slab, p + COUNT_AT, count);
@@ -324,7 +362,7 @@ export class BatchBuilder {
   #extend(): void {
     this.#extended = true;
     const slab = this.#slab;
-    writeU16(slab, this.#start + ATTRIBUTES_AT, EXTENDED_RECORDS);
+    writeU16(slab, this.#start + ATTRIBUTES_AT, EXTENDED_RECORDS | this.#partitionedBit());
     let p = this.#start + BATCH_RECORDS_AT;
     while (p < this.#pos) {
       const keyLen = readU32(slab, p + KEY_SIZE_AT);
@@ -373,6 +411,7 @@ export class BatchBuilder {
    * unless this is called again.
    */
   setProducer(producerId: number, epoch: number, baseSequence: number): void {
+    if (this.#partitioned) throw new TypeError("a partitioned batch has no producer fields");
     this.#producerId = producerId;
     this.#producerEpoch = epoch;
     this.#baseSequence = baseSequence;
@@ -384,6 +423,10 @@ export class BatchBuilder {
     if (this.#handedOut) return;
     this.#pos = this.#start;
     this.#begin();
+  }
+
+  #partitionedBit(): number {
+    return this.#partitioned ? PARTITIONED_RECORDS : 0;
   }
 
   /** Starts a batch at #start: header and metadata with everything but the sizes and CRC. */
@@ -405,7 +448,7 @@ export class BatchBuilder {
     // send over many partitions begins here).
     for (let i = s + 1; i < s + HEADER_SIZE; i++) slab[i] = 0;
     writeU32(slab, s + CRC_AT, 0);
-    writeU16(slab, s + CRC_AT + 4, 0); // attributes: no compression
+    writeU16(slab, s + CRC_AT + 4, this.#partitionedBit()); // attributes: no compression
     writeProducerFields(slab, s, NO_PRODUCER_ID, 0, 0);
     this.#pos = s + BATCH_RECORDS_AT;
   }

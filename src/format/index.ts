@@ -5,6 +5,7 @@ export * from "./compressed-batch.js";
 export * from "./crc.js";
 export * from "./errors.js";
 export * from "./layout.js";
+export * from "./partitioned-batch.js";
 export * from "./record-cursor.js";
 export * from "./record-headers.js";
 export * from "./timestamp.js";

@@ -51,6 +51,15 @@ export const EXTENDED_RECORDS = 0x0008;
  * convert it first (format/kafka/stored-kafka.ts).
  */
 export const KAFKA_RECORD_BATCH_PAYLOAD = 0x0010;
+/**
+ * Attribute bit 5: a *partitioned* batch (docs/format.md): each inner record's offset field holds
+ * the partition it is for instead of its offset delta. Only Produce version 3 carries one; the
+ * broker splits it into ordinary batches (format/partitioned-batch.ts) and never stores it, so
+ * checkBatch refuses it like any reserved bit.
+ */
+export const PARTITIONED_RECORDS = 0x0020;
+/** The attribute bits a partitioned batch may have: itself and the extended layout, no codec. */
+export const PARTITIONED_ATTRIBUTES = PARTITIONED_RECORDS | EXTENDED_RECORDS;
 /** The attribute bits of a batch of Conch inner records: the codec and the extended layout. */
 export const KNOWN_ATTRIBUTES = COMPRESSION_MASK | EXTENDED_RECORDS;
 

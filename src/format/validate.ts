@@ -42,12 +42,14 @@ import {
   MAX_TIMESTAMP_MS,
   NULL_SIZE,
   OFFSET_AT,
+  PARTITIONED_ATTRIBUTES,
+  PARTITIONED_RECORDS,
   PAYLOAD_SIZE_AT,
   PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT,
   TIMESTAMP_AT,
 } from "./layout.js";
-import { producerFieldsValid } from "./producer-fields.js";
+import { batchProducerId, NO_PRODUCER_ID, producerFieldsValid } from "./producer-fields.js";
 import { headersBlockValid } from "./record-headers.js";
 import { readTimestampMs } from "./timestamp.js";
 import { readU16, readU32, readU64Safe } from "./u64.js";
@@ -109,6 +111,31 @@ export function batchStatusMessage(status: number): string {
  * `validateBatches`, which decompresses them. It reads nothing outside buf[at, end).
  */
 export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchBytes: number): number {
+  return checkBatchAs(buf, at, end, maxBatchBytes, false);
+}
+
+/**
+ * `checkBatch` for a partitioned batch (attribute bit 5, docs/format.md): the same rules, but bit
+ * 5 must be set, no codec, no producer id, base offset 0, and each inner record's offset field
+ * holds a partition number (its high half 0) instead of its delta. Which partitions exist is for
+ * the broker to say. Returns the batch's size or a negative `BatchStatus`.
+ */
+export function checkPartitionedBatch(
+  buf: Uint8Array,
+  at: number,
+  end: number,
+  maxBatchBytes: number,
+): number {
+  return checkBatchAs(buf, at, end, maxBatchBytes, true);
+}
+
+function checkBatchAs(
+  buf: Uint8Array,
+  at: number,
+  end: number,
+  maxBatchBytes: number,
+  partitioned: boolean,
+): number {
   if (end - at < HEADER_SIZE) return BatchStatus.TRUNCATED;
   if (buf[at] !== MAGIC) return BatchStatus.BAD_MAGIC;
   const keySize = readU32(buf, at + KEY_SIZE_AT);
@@ -123,9 +150,21 @@ export function checkBatch(buf: Uint8Array, at: number, end: number, maxBatchByt
   const baseOffset = readU64Safe(buf, at + OFFSET_AT);
   if (baseOffset < 0 || baseOffset > MAX_OFFSET - (count - 1)) return BatchStatus.BAD_OFFSET;
   const attributes = readU16(buf, at + ATTRIBUTES_AT);
-  if (attributes === KAFKA_RECORD_BATCH_PAYLOAD) return checkKafkaPayload(buf, at, size, count, baseOffset);
-  if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || !producerFieldsValid(buf, at)) {
-    return BatchStatus.BAD_METADATA;
+  if (partitioned) {
+    if (baseOffset !== 0) return BatchStatus.BAD_OFFSET;
+    if (
+      (attributes & PARTITIONED_RECORDS) === 0 ||
+      (attributes & ~PARTITIONED_ATTRIBUTES) !== 0 ||
+      !producerFieldsValid(buf, at) ||
+      batchProducerId(buf, at) !== NO_PRODUCER_ID
+    ) {
+      return BatchStatus.BAD_METADATA;
+    }
+  } else {
+    if (attributes === KAFKA_RECORD_BATCH_PAYLOAD) return checkKafkaPayload(buf, at, size, count, baseOffset);
+    if ((attributes & ~KNOWN_ATTRIBUTES) !== 0 || !producerFieldsValid(buf, at)) {
+      return BatchStatus.BAD_METADATA;
+    }
   }
   const codec = attributes & COMPRESSION_MASK;
   if (!isCodecId(codec)) return BatchStatus.UNSUPPORTED_COMPRESSION;
@@ -158,7 +197,10 @@ export function checkRecords(
   const batchTsHigh = readU32(header, at + TIMESTAMP_AT);
   const batchTsLow = readU32(header, at + TIMESTAMP_AT + 4);
   // Extended records: all-ones sizes are null (no bytes), and the count field is the headers size.
-  const extended = (readU16(header, at + ATTRIBUTES_AT) & EXTENDED_RECORDS) !== 0;
+  const attributes = readU16(header, at + ATTRIBUTES_AT);
+  const extended = (attributes & EXTENDED_RECORDS) !== 0;
+  // A partitioned batch's records hold their partition, any u32, where the delta would be.
+  const partitioned = (attributes & PARTITIONED_RECORDS) !== 0;
   let sawMaxTimestamp = false;
   for (let i = 0; i < count; i++) {
     if (payloadEnd - p < HEADER_SIZE) return BatchStatus.BAD_COUNT;
@@ -167,7 +209,7 @@ export function checkRecords(
       buf[p] !== MAGIC ||
       (!extended && innerCount !== 1) ||
       readU32(buf, p + OFFSET_AT) !== 0 ||
-      readU32(buf, p + OFFSET_AT + 4) !== i
+      (!partitioned && readU32(buf, p + OFFSET_AT + 4) !== i)
     ) {
       return BatchStatus.BAD_RECORD;
     }

@@ -54,13 +54,16 @@ export const GROUP_API_KEY_LAST = 29;
 /**
  * The protocol versions this codec speaks, negotiated by the handshake. A version names what a
  * broker serves beyond the one before it; a client that agreed to a lower one sends only what that
- * one has. Version 2: Produce version 2, many partitions in one request (produce-v2.ts).
+ * one has. Version 2: Produce version 2, many partitions in one request (produce-v2.ts). Version
+ * 3: Produce version 3, one partitioned batch for many partitions (produce-v3.ts).
  */
 export const PROTOCOL_MIN_VERSION = 1;
-export const PROTOCOL_MAX_VERSION = 2;
+export const PROTOCOL_MAX_VERSION = 3;
 
 /** The protocol version from which a broker serves Produce version 2. */
 export const MULTI_PRODUCE_PROTOCOL_VERSION = 2;
+/** The protocol version from which a broker serves Produce version 3. */
+export const PARTITIONED_PRODUCE_PROTOCOL_VERSION = 3;
 
 /**
  * The apiVersion of each request, by apiKey. Every request is at version 1; a request type gains a

@@ -32,6 +32,7 @@ export * from "./list-topics.js";
 export * from "./metadata.js";
 export * from "./produce.js";
 export * from "./produce-v2.js";
+export * from "./produce-v3.js";
 export * from "./reassign-partitions.js";
 export * from "./replica-fetch.js";
 export * from "./reset-offsets.js";

@@ -14,10 +14,11 @@ import { decodeInitProducerIdRequest, encodeInitProducerIdResponse } from "../pr
 import { decodeListOffsetsRequest, encodeListOffsetsResponse } from "../protocol/list-offsets.js";
 import { decodeProduceRequest, encodeProduceResponse } from "../protocol/produce.js";
 import { PRODUCE_MULTI_VERSION } from "../protocol/produce-v2.js";
+import { PRODUCE_PARTITIONED_VERSION } from "../protocol/produce-v3.js";
 import type { AppendListener, AppendResult, ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { Reply, RequestContext } from "./handler.js";
-import { produceMany } from "./multi-produce.js";
+import { produceMany, producePartitioned } from "./multi-produce.js";
 import { nativeFetchResponse } from "./native-records.js";
 import { ReplyTicket } from "./reply-ticket.js";
 
@@ -40,8 +41,11 @@ export function initProducerId(ctx: RequestContext, frame: Buffer, correlationId
 
 export function produce(ctx: RequestContext, frame: Buffer, correlationId: number): ReplyTicket {
   // Version 2 carries many partitions of one topic (multi-produce.ts).
-  if (requestApiVersion(frame) === PRODUCE_MULTI_VERSION)
-    return produceMany(ctx, frame, correlationId, ACKS_BY_WIRE);
+  const version = requestApiVersion(frame);
+  if (version === PRODUCE_MULTI_VERSION) return produceMany(ctx, frame, correlationId, ACKS_BY_WIRE);
+  // Version 3 carries one partitioned batch for many partitions (multi-produce.ts).
+  if (version === PRODUCE_PARTITIONED_VERSION)
+    return producePartitioned(ctx, frame, correlationId, ACKS_BY_WIRE);
   const req = decodeProduceRequest(frame);
   authorize(ctx, "write", "topic", req.topic);
   const acks = ACKS_BY_WIRE[req.acks]!;

@@ -10,7 +10,7 @@ import {
   FETCH_GROUP_VERSION,
   GROUP_KIND_VERSION,
 } from "../protocol/api.js";
-import { PRODUCE_MULTI_VERSION } from "../protocol/produce-v2.js";
+import { PRODUCE_PARTITIONED_VERSION } from "../protocol/produce-v3.js";
 import {
   alterTopic,
   createPartitions,
@@ -48,9 +48,9 @@ export function defaultHandlers(): HandlerTable {
     handle: describeTopic,
   };
   // The broker copies a produce's batches into the log before it returns (Broker.produce).
-  // Version 2 carries many partitions; version 1 stays served.
+  // Version 2 carries many partitions, version 3 one partitioned batch; version 1 stays served.
   table[ApiKey.PRODUCE] = {
-    version: PRODUCE_MULTI_VERSION,
+    version: PRODUCE_PARTITIONED_VERSION,
     minVersion: API_VERSION[ApiKey.PRODUCE],
     copiesFrame: true,
     handle: produce,

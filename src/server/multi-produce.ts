@@ -5,14 +5,22 @@
  * so joins the same write pass (storage/write-pass.ts) as the request's other entries. The request
  * is one ReplyTicket that counts the entries still appending; each entry's answer object is its own
  * append listener, so a request costs one object per partition and no promise at all.
+ *
+ * Produce version 3 (protocol/produce-v3.ts) is answered the same way: its one partitioned batch,
+ * split by partition, makes the entries.
  */
 import type { Acks } from "../broker/broker-requests.js";
-import { ErrorCode } from "../format/errors.js";
+import { ConchError, ErrorCode } from "../format/errors.js";
+import { splitPartitionedBatch } from "../format/partitioned-batch.js";
+import { batchError, checkPartitionedBatch } from "../format/validate.js";
 import {
   decodeMultiProduceRequest,
   encodeMultiProduceResponse,
+  MAX_PRODUCE_PARTITIONS,
   type PartitionProduceResult,
+  type PartitionRecords,
 } from "../protocol/produce-v2.js";
+import { decodePartitionedProduceRequest } from "../protocol/produce-v3.js";
 import type { AppendListener, AppendResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
@@ -27,16 +35,60 @@ export function produceMany(
 ): ReplyTicket {
   const req = decodeMultiProduceRequest(frame);
   authorize(ctx, "write", "topic", req.topic);
-  const acks = acksByWire[req.acks]!;
-  const n = req.partitions.length;
-  const ticket = new MultiProduceReply(ctx, correlationId, acks, req.topic, n);
+  // The records are views of the frame: produceTo copies them before it returns.
+  return appendEach(ctx, correlationId, acksByWire[req.acks]!, req.topic, req.timeoutMs, req.partitions);
+}
+
+/**
+ * Produce version 3 (protocol/produce-v3.ts): one partitioned batch, checked once and split into
+ * one ordinary batch per partition, each then appended as a version 2 entry is. A batch that fails
+ * its check, or is not alone in the request, fails the whole request and nothing is appended.
+ */
+export function producePartitioned(
+  ctx: RequestContext,
+  frame: Buffer,
+  correlationId: number,
+  acksByWire: Readonly<Record<number, Acks>>,
+): ReplyTicket {
+  const req = decodePartitionedProduceRequest(frame);
+  authorize(ctx, "write", "topic", req.topic);
+  const records = req.records as Buffer;
+  // The frame bounds the batch; each partition's batch is held to the topic's limit when appended.
+  const size = checkPartitionedBatch(records, 0, records.length, records.length);
+  if (size < 0) throw batchError(size, 0);
+  if (size !== records.length) {
+    throw new ConchError(
+      ErrorCode.INVALID_BATCH,
+      "a partitioned produce carries one batch and nothing after it",
+    );
+  }
+  const split = splitPartitionedBatch(records, 0, size);
+  if (split.length > MAX_PRODUCE_PARTITIONS) {
+    throw new ConchError(
+      ErrorCode.INVALID_REQUEST,
+      `a produce request carries 1 to ${MAX_PRODUCE_PARTITIONS} partitions, not ${split.length}`,
+    );
+  }
+  return appendEach(ctx, correlationId, acksByWire[req.acks]!, req.topic, req.timeoutMs, split);
+}
+
+/** Hands each entry to the broker in order, every one answered in one reply once all have ended. */
+function appendEach(
+  ctx: RequestContext,
+  correlationId: number,
+  acks: Acks,
+  topic: string,
+  timeoutMs: number,
+  entries: readonly PartitionRecords[],
+): ReplyTicket {
+  const n = entries.length;
+  const ticket = new MultiProduceReply(ctx, correlationId, acks, topic, n);
   const answers = ticket.answers;
   for (let i = 0; i < n; i++) {
-    const p = req.partitions[i]!;
-    const answer = new PartitionAnswer(ticket, p.partition);
+    const entry = entries[i]!;
+    const answer = new PartitionAnswer(ticket, entry.partition);
     answers[i] = answer;
-    // The records are a view of the frame: produceTo copies them before it returns.
-    ctx.broker.produceTo(req.topic, p.partition, p.records as Buffer, acks, answer, req.timeoutMs);
+    ctx.broker.produceTo(topic, entry.partition, entry.records as Buffer, acks, answer, timeoutMs);
   }
   ticket.started();
   return ticket;

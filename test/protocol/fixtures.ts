@@ -194,6 +194,26 @@ ffffffffffffffff                    ; baseOffset none
 ffffffffffffffff                    ; lastOffset none
 000e 6e6f7420746865206c6561646572   ; message "not the leader"
 
+# produce-v3-request: correlationId 9, topic "orders", acks 1, timeoutMs 30000, one partitioned batch: a record for partition 0, one for partition 3
+0000008a 0005 0003 00000009         ; size 138, apiKey 5, apiVersion 3, correlationId 9
+0006 6f7264657273                   ; topic "orders"
+01                                  ; acks 1 (leader)
+00007530                            ; timeoutMs 30000
+00000071                            ; records: 113 bytes
+c1 17979cfe362a0000                 ;   batch: magic, timestamp (ns)
+0000000000000000                    ;   base offset (always 0)
+00000014 00000040 00000002          ;   metadata size 20, payload size 64, record count 2
+c930b84f 0020 0000                  ;   CRC32C, attributes 0x0020 (partitioned), reserved
+ffffffffffffffff 00000000           ;   producer id (none), base sequence
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000000                    ;   partition 0
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+c1 17979cfe362a0000                 ;   record: magic, timestamp (ns)
+0000000000000003                    ;   partition 3
+00000001 00000002 00000001          ;   key size 1, value size 2, count 1
+6b 6869                             ;   key "k", value "hi"
+
 # fetch-request: correlationId 7, topic "orders", partition 0, offset 42, maxBytes 1 MiB, maxWaitMs 500, minBytes 1
 00000028 0006 0001 00000007         ; size 40, apiKey 6, apiVersion 1, correlationId 7
 0006 6f7264657273                   ; topic "orders"

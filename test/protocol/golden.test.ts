@@ -24,6 +24,10 @@ builder.add("hi", "k", 1_700_000_000_000);
 const batch = Buffer.from(builder.finish());
 const storedBatch = Buffer.from(batch);
 stampBaseOffset(storedBatch, 0, 42);
+const partitionedBuilder = new BatchBuilder({ partitioned: true });
+partitionedBuilder.addTo(0, "hi", "k", 1_700_000_000_000);
+partitionedBuilder.addTo(3, "hi", "k", 1_700_000_000_000);
+const partitionedBatch = Buffer.from(partitionedBuilder.finish());
 
 interface Case {
   apiKey?: number;
@@ -287,6 +291,14 @@ const cases: Record<string, Case> = {
     },
     encode: p.encodeMultiProduceResponse,
     decode: p.decodeMultiProduceResponse,
+  },
+  "produce-v3-request": {
+    apiKey: p.ApiKey.PRODUCE,
+    apiVersion: 3,
+    correlationId: 9,
+    value: { topic: "orders", acks: 1, timeoutMs: 30_000, records: partitionedBatch },
+    encode: p.encodePartitionedProduceRequest,
+    decode: p.decodePartitionedProduceRequest,
   },
   "fetch-request": {
     apiKey: p.ApiKey.FETCH,

@@ -29,6 +29,7 @@ const decoders: Record<string, (frame: Buffer) => unknown> = {
   "produce-response": p.decodeProduceResponse,
   "produce-v2-request": p.decodeMultiProduceRequest,
   "produce-v2-response": p.decodeMultiProduceResponse,
+  "produce-v3-request": p.decodePartitionedProduceRequest,
   "fetch-request": p.decodeFetchRequest,
   "fetch-response": p.decodeFetchResponse,
   "list-offsets-request": p.decodeListOffsetsRequest,

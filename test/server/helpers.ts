@@ -10,6 +10,7 @@ import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ConchError } from "../../src/format/errors.js";
 import { RecordCursor } from "../../src/format/record-cursor.js";
 import { FrameParser } from "../../src/net/frame-parser.js";
+import { decodeFetchResponse, encodeFetchRequest, type FetchResponse } from "../../src/protocol/fetch.js";
 import { responseCorrelationId } from "../../src/protocol/frame.js";
 import { encodeHandshakeRequest } from "../../src/protocol/handshake.js";
 import { ConchServer } from "../../src/server/conch-server.js";
@@ -162,6 +163,15 @@ export function batchOf(values: string[], timestampMs = 1_700_000_000_000): Buff
   const b = new BatchBuilder({ slabBytes: 4096 });
   for (const v of values) b.add(v, null, timestampMs);
   return Buffer.from(b.finish());
+}
+
+/** Everything partition `partition` of `topic` holds, in one fetch of up to 1 MiB that does not wait. */
+export async function fetchAll(c: TestClient, partition: number, topic = "t"): Promise<FetchResponse> {
+  return decodeFetchResponse(
+    await c.call((id) =>
+      encodeFetchRequest(id, { topic, partition, offset: 0, maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 0 }),
+    ),
+  );
 }
 
 /** [offset, value] of every record in fetched bytes. */

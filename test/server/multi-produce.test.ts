@@ -6,25 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorCode } from "../../src/format/errors.js";
 import * as p from "../../src/protocol/index.js";
-import { batchOf, recordsOf, startServer } from "./helpers.js";
-
-async function fetchAll(
-  c: Awaited<ReturnType<Awaited<ReturnType<typeof startServer>>["client"]>>,
-  partition: number,
-) {
-  return p.decodeFetchResponse(
-    await c.call((id) =>
-      p.encodeFetchRequest(id, {
-        topic: "t",
-        partition,
-        offset: 0,
-        maxBytes: 1 << 20,
-        maxWaitMs: 0,
-        minBytes: 0,
-      }),
-    ),
-  );
-}
+import { batchOf, fetchAll, recordsOf, startServer } from "./helpers.js";
 
 test("one request's good partitions are stored and its bad ones answered with their own error", async (t) => {
   const f = await startServer(t);
