@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ErrorCode } from "../../src/format/errors.js";
 import * as p from "../../src/protocol/index.js";
 import { batchOf, type Fixture, recordsOf, startServer, type TestClient } from "./helpers.js";
@@ -92,6 +93,28 @@ const request = fc.oneof(
       windowBytes: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
     })
     .map((r) => (id: number) => p.encodeReplicaFetchRequest(id, r)),
+  fc
+    .record({
+      topic: topicName,
+      acks: fc.constantFrom(0, 1, 2),
+      partitions: fc.array(
+        fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 2 ** 32 - 1 })),
+        {
+          minLength: 1,
+          maxLength: 6,
+        },
+      ),
+    })
+    .map((r) => (id: number) => {
+      const b = new BatchBuilder({ partitioned: true, slabBytes: 4096 });
+      for (const partition of r.partitions) b.addTo(partition, "fuzz", "k", 1_700_000_000_000);
+      return p.encodePartitionedProduceRequest(id, {
+        topic: r.topic,
+        acks: r.acks as p.AcksValue,
+        timeoutMs: 100,
+        records: Buffer.from(b.finish()),
+      });
+    }),
 );
 
 /** Undefined two times out of three: most frames keep most of their parts. */
