@@ -13,7 +13,12 @@
  */
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { microtask } from "../net/microtask.js";
-import { Acks, type AcksValue, MULTI_PRODUCE_PROTOCOL_VERSION } from "../protocol/api.js";
+import {
+  Acks,
+  type AcksValue,
+  MULTI_PRODUCE_PROTOCOL_VERSION,
+  PARTITIONED_PRODUCE_PROTOCOL_VERSION,
+} from "../protocol/api.js";
 import {
   decodeMultiProduceResponse,
   encodeMultiProduceRequest,
@@ -22,9 +27,11 @@ import {
   type MultiProduceResponse,
   multiProduceRequestBytes,
 } from "../protocol/produce-v2.js";
+import { encodePartitionedProduceRequest, type PartitionedProduceRequest } from "../protocol/produce-v3.js";
 import type { Connection, ResponseListener } from "./connection.js";
 import type { ConnectionManager } from "./connection-manager.js";
-import type { ProducerBatch } from "./producer-batch.js";
+import { ProducerBatch } from "./producer-batch.js";
+import type { SpreadBatch } from "./spread-batch.js";
 
 /** What the producer does with a batch's outcome. */
 export interface OutboxSink {
@@ -34,7 +41,14 @@ export interface OutboxSink {
   produced(batch: ProducerBatch, baseOffset: number): void;
   /** The batch's partition, or its whole request, failed. */
   failed(batch: ProducerBatch, err: ConchError): void;
+  /**
+   * A spread batch's answer: per partition (`res`; null with acks = 0), or the whole request's
+   * failure (`err`).
+   */
+  spreadAnswered(spread: SpreadBatch, res: MultiProduceResponse | null, err: ConchError | null): void;
 }
+
+type Entry = ProducerBatch | SpreadBatch;
 
 /** The size field, which a frame limit does not count. */
 const SIZE_FIELD_BYTES = 4;
@@ -52,13 +66,14 @@ export class ProduceOutbox {
   readonly #timeoutMs: number;
   readonly #sink: OutboxSink;
   /** Batches and their leaders, [0, count); the arrays are kept from one operation to the next. */
-  #batches: ProducerBatch[] = [];
+  #batches: Entry[] = [];
   #leaders: ConnectionManager[] = [];
   #count = 0;
   #armed = false;
   /** Requests sent, by version: for tests and diagnostics. */
   manyRequests = 0;
   aloneRequests = 0;
+  spreadRequests = 0;
 
   constructor(acks: AcksValue, timeoutMs: number, sink: OutboxSink) {
     this.#acks = acks;
@@ -66,8 +81,11 @@ export class ProduceOutbox {
     this.#sink = sink;
   }
 
-  /** Sends `batch` to `leader` once the current operation ends, with the others added meanwhile. */
-  add(leader: ConnectionManager, batch: ProducerBatch): void {
+  /**
+   * Sends `batch` (or a spread batch, in a Produce version 3 request of its own) to `leader` once
+   * the current operation ends, with the others added meanwhile, in the order they were added.
+   */
+  add(leader: ConnectionManager, batch: Entry): void {
     const i = this.#count++;
     this.#batches[i] = batch;
     this.#leaders[i] = leader;
@@ -85,11 +103,12 @@ export class ProduceOutbox {
       const batch = this.#batches[0]!;
       const leader = this.#leaders[0]!;
       this.#clear(1);
-      this.#sendAlone(leader, batch);
+      if (batch instanceof ProducerBatch) this.#sendAlone(leader, batch);
+      else this.#sendSpread(leader, batch);
       return;
     }
     // By leader, then by topic, each in the order the batches came.
-    const groups = new Map<ConnectionManager, Map<string, ProducerBatch[]>>();
+    const groups = new Map<ConnectionManager, Map<string, Entry[]>>();
     for (let i = 0; i < n; i++) {
       const leader = this.#leaders[i]!;
       const batch = this.#batches[i]!;
@@ -104,14 +123,23 @@ export class ProduceOutbox {
       const conn = leader.current;
       const many = conn !== null && conn.version >= MULTI_PRODUCE_PROTOCOL_VERSION;
       for (const [topic, list] of byTopic) {
-        if (many && list.length > 1) this.#sendMany(leader, conn, topic, list);
-        else for (const batch of list) this.#sendAlone(leader, batch);
+        // Runs of ordinary batches between spread ones, each sent in its place.
+        let start = 0;
+        for (let i = 0; i <= list.length; i++) {
+          const entry = list[i];
+          if (entry !== undefined && entry instanceof ProducerBatch) continue;
+          const run = start === 0 && i === list.length ? list : list.slice(start, i);
+          if (many && run.length > 1) this.#sendMany(leader, conn, topic, run as ProducerBatch[]);
+          else for (const batch of run) this.#sendAlone(leader, batch as ProducerBatch);
+          if (entry !== undefined) this.#sendSpread(leader, entry);
+          start = i + 1;
+        }
       }
     }
   };
 
   #clear(n: number): void {
-    this.#batches.fill(undefined as unknown as ProducerBatch, 0, n);
+    this.#batches.fill(undefined as unknown as Entry, 0, n);
     this.#leaders.fill(undefined as unknown as ConnectionManager, 0, n);
   }
 
@@ -168,6 +196,51 @@ export class ProduceOutbox {
     this.aloneRequests++;
     this.#sink.sendAlone(leader, batch);
   }
+
+  /**
+   * A spread batch in a Produce version 3 request. A connection that is gone, or agreed to a
+   * lower protocol version since the batch was made, fails it as a lost connection would.
+   */
+  #sendSpread(leader: ConnectionManager, spread: SpreadBatch): void {
+    const conn = leader.current;
+    if (conn === null || conn.version < PARTITIONED_PRODUCE_PROTOCOL_VERSION) {
+      const err = new ConchError(
+        ErrorCode.CONNECTION_CLOSED,
+        "the connection for a spread send is not ready",
+      );
+      this.#sink.spreadAnswered(spread, null, err);
+      return;
+    }
+    this.spreadRequests++;
+    const req: PartitionedProduceRequest = {
+      topic: spread.topic,
+      acks: this.#acks,
+      timeoutMs: this.#timeoutMs,
+      records: spread.records,
+    };
+    if (this.#acks !== Acks.NONE) {
+      conn.requestTo(
+        encodePartitionedProduceRequest,
+        req,
+        decodeMultiProduceResponse,
+        this.#spreadAnswer,
+        spread,
+      );
+      return;
+    }
+    try {
+      conn.send(encodePartitionedProduceRequest, req);
+    } catch (err) {
+      this.#sink.spreadAnswered(spread, null, err as ConchError);
+      return;
+    }
+    this.#sink.spreadAnswered(spread, null, null);
+  }
+
+  readonly #spreadAnswer: ResponseListener<MultiProduceResponse, SpreadBatch> = {
+    responded: (res, spread) => this.#sink.spreadAnswered(spread, res, null),
+    requestFailed: (err, spread) => this.#sink.spreadAnswered(spread, null, err),
+  };
 
   #sendRequest(conn: Connection, topic: string, batches: ProducerBatch[]): void {
     this.manyRequests++;

@@ -26,6 +26,7 @@ import { headersBlockSize, type RecordHeaders } from "../format/record-headers.j
 export type { RecordHeaders } from "../format/record-headers.js";
 
 import { checkTopicName } from "../format/topic-name.js";
+import { microtask } from "../net/microtask.js";
 import { Acks, type AcksValue } from "../protocol/api.js";
 import { decodeInitProducerIdResponse, encodeInitProducerIdRequest } from "../protocol/init-producer-id.js";
 import {
@@ -33,6 +34,7 @@ import {
   encodeProduceRequestHeader,
   type ProduceResponse,
 } from "../protocol/produce.js";
+import type { MultiProduceResponse, PartitionProduceResult } from "../protocol/produce-v2.js";
 import { abortable } from "./abort.js";
 import { BrokerPool } from "./broker-pool.js";
 import type { Connection, ResponseListener } from "./connection.js";
@@ -50,6 +52,8 @@ import {
   SendGroup,
 } from "./producer-batch.js";
 import { RecordAccumulator } from "./record-accumulator.js";
+import type { SpreadBatch } from "./spread-batch.js";
+import { SpreadBuilder } from "./spread-send.js";
 import { DEFAULT_METADATA_MAX_AGE_MS, TopicMetadata } from "./topic-metadata.js";
 
 export type { RecordMetadata, SendBatchResult } from "./producer-batch.js";
@@ -197,6 +201,12 @@ export class Producer {
   readonly #idempotent: boolean;
   /** The InitProducerId request under way, or waiting for its retry. */
   #askingProducerId = false;
+  /** Builds spread sends (spread-send.ts); null for a producer that cannot send them. */
+  readonly #spread: SpreadBuilder | null;
+  /** Spread batches not yet answered. */
+  readonly #spreads = new Set<SpreadBatch>();
+  /** Spread batches whose records went back to the ordinary path (flush waits for those too). */
+  #spreadResends = 0;
 
   constructor(client: ClientOptions, options: ProducerOptions = {}) {
     const conn = connectionManagerOptions(client);
@@ -214,6 +224,9 @@ export class Producer {
     this.#deliveryTimeoutMs = durationOption("deliveryTimeoutMs", options.deliveryTimeoutMs, 120_000, 1);
     this.#bufferBytes = integerOption("bufferBytes", options.bufferBytes, 32 << 20, 1024);
     this.#idempotent = options.idempotent === true;
+    // Partitioned batches carry no producer fields and no codec.
+    this.#spread =
+      this.#idempotent || compressionOption(options.compression) !== 0 ? null : new SpreadBuilder();
     if (this.#idempotent && this.#acks === Acks.NONE) {
       throw new ConchError(
         ErrorCode.INVALID_CONFIG,
@@ -249,6 +262,7 @@ export class Producer {
       sendAlone: (leader, batch) => this.#sendAlone(leader, batch),
       produced: (batch, baseOffset) => this.#settle(batch, baseOffset),
       failed: (batch, err) => this.#onError(batch, err),
+      spreadAnswered: (spread, res, err) => this.#spreadAnswered(spread, res, err),
     });
     this.#pool = new BrokerPool(this.#manager, managerOptions);
     this.#metadata = new TopicMetadata(
@@ -330,6 +344,7 @@ export class Producer {
     else {
       // One clock read per call: on some machines Date.now() costs as much as encoding a record.
       const now = Date.now();
+      if (this.#spread !== null && this.#sendSpread(topic, messages, group, now)) return promise;
       for (let i = 0; i < messages.length; i++) {
         if (!this.#enqueue(topic, messages[i]!, group, i, now, signal)) break;
       }
@@ -343,15 +358,21 @@ export class Producer {
    * ends the wait (ABORTED), not the sending.
    */
   async flush(signal?: AbortSignal): Promise<void> {
-    const parkedBefore = this.#parkedEver;
+    let parkedBefore = this.#parkedEver;
     for (;;) {
       const parkedDone = this.#unparkedEver >= parkedBefore;
+      const resends = this.#spreadResends;
       this.#acc.sealAll();
-      const batches = this.#acc.unsettled();
-      if (batches.length > 0)
-        await abortable(Promise.all(batches.map((b) => b.whenSettled())), signal, "flush");
+      const waits: Promise<void>[] = this.#acc.unsettled().map((b) => b.whenSettled());
+      for (const spread of this.#spreads) waits.push(spread.whenSettled());
+      if (waits.length > 0) await abortable(Promise.all(waits), signal, "flush");
+      if (this.#spreadResends !== resends) {
+        // A spread send's records went back to the ordinary path meanwhile: wait for them too.
+        parkedBefore = this.#parkedEver;
+        continue;
+      }
       if (parkedDone) return;
-      if (batches.length === 0) await abortable(this.#nextProgress(), signal, "flush");
+      if (waits.length === 0) await abortable(this.#nextProgress(), signal, "flush");
     }
   }
 
@@ -392,6 +413,94 @@ export class Producer {
     }
     this.#lastLegalTopic = topic;
     return null;
+  }
+
+  /**
+   * Sends the call as spread batches (spread-send.ts) if it qualifies and nothing of the topic
+   * waits before it; false: it takes the ordinary path. The batches join the outbox after whatever
+   * this operation has handed it already, so nothing sent earlier lands after them.
+   */
+  #sendSpread(topic: string, messages: readonly ProducerMessage[], group: SendGroup, now: number): boolean {
+    if (this.#parkHead < this.#parkTopics.length || !this.#pool.knows(topic)) return false;
+    const n = this.#metadata.partitionCount(topic);
+    if (n === undefined || !this.#acc.quietFor(topic)) return false;
+    const maxBytes = Math.min(this.#acc.maxBatchBytes, this.#acc.room);
+    const built = this.#spread!.build(topic, messages, group, now, n, maxBytes, this.#leaderOf);
+    if (built === null) return false;
+    for (const [, spread] of built) {
+      this.#acc.reserve(spread.bytes);
+      this.#spreads.add(spread);
+    }
+    microtask(() => {
+      for (const [leader, spread] of built) this.#outbox.add(leader, spread);
+    });
+    return true;
+  }
+
+  #leaderOf = (topic: string, partition: number): ConnectionManager => this.#pool.leaderFor(topic, partition);
+
+  /**
+   * A spread batch's answer: each record acknowledged at its partition's base offset plus its
+   * rank; a partition that failed for a reason worth retrying (or the whole request, lost with its
+   * connection) has its records sent again the ordinary way, in call order; any other failure
+   * fails the call, as a batch's would.
+   */
+  #spreadAnswered(spread: SpreadBatch, res: MultiProduceResponse | null, err: ConchError | null): void {
+    this.#spreads.delete(spread);
+    const { topic, group, indices, partitions, ranks } = spread;
+    let resend: Set<number> | null = null;
+    let all = false;
+    if (err !== null) {
+      if (this.#spreadRetriable(err, topic, -1)) all = true;
+      else group.fail(err);
+    } else if (res === null) {
+      for (let j = 0; j < indices.length; j++) group.ack(indices[j]!, 1, partitions[j]!, -1);
+    } else {
+      const results = new Map<number, PartitionProduceResult>();
+      for (const r of res.partitions) results.set(r.partition, r);
+      for (let j = 0; j < indices.length; j++) {
+        const p = partitions[j]!;
+        const r = results.get(p);
+        if (r === undefined) {
+          group.fail(
+            new ConchError(ErrorCode.MALFORMED_REQUEST, `malformed response: no result for partition ${p}`),
+          );
+          break;
+        }
+        if (r.errorCode === ErrorCode.NONE) group.ack(indices[j]!, 1, p, r.baseOffset + ranks[j]!);
+        else if (resend === null || !resend.has(p)) {
+          const e = new ConchError(r.errorCode, r.message);
+          if (this.#spreadRetriable(e, topic, p)) (resend ??= new Set()).add(p);
+          else {
+            group.fail(e);
+            break;
+          }
+        }
+      }
+    }
+    spread.settle();
+    this.#acc.unreserve(spread.bytes);
+    if (all || resend !== null) {
+      this.#spreadResends++;
+      for (let j = 0; j < indices.length; j++) {
+        if (!all && !resend!.has(partitions[j]!)) continue;
+        const i = indices[j]!;
+        if (!this.#enqueue(topic, spread.messages[i]!, group, i, spread.now)) break;
+      }
+    }
+    this.#wakeProgress();
+  }
+
+  /** Whether a spread send's failure (of partition `p`, or -1: the whole request) is sent again. */
+  #spreadRetriable(e: ConchError, topic: string, p: number): boolean {
+    if (this.#manager.closed) return false;
+    const retriable =
+      e.retriable ||
+      ((e.code === ErrorCode.UNKNOWN_TOPIC || e.code === ErrorCode.UNKNOWN_PARTITION) &&
+        p >= 0 &&
+        this.#pool.names(topic, p));
+    if (retriable) this.#pool.leaderFailed(e);
+    return retriable;
   }
 
   /** `now` stands in for a message without a timestamp; undefined: the time it is appended. */

@@ -183,6 +183,35 @@ export class RecordAccumulator {
     return this.#usedBytes === 0 || this.#usedBytes + bytes <= this.#bufferBytes;
   }
 
+  /**
+   * Whether nothing of `topic` waits to be sent: no open, waiting or retrying batch. Batches
+   * already handed to the sender are on their way ahead of anything sent after this.
+   */
+  quietFor(topic: string): boolean {
+    const active = this.#active.items;
+    for (let i = 0; i < active.length; i++) {
+      const q = active[i]!;
+      if (q.topic === topic && (q.open !== null || q.ready.length > 0 || q.retrying)) return false;
+    }
+    return true;
+  }
+
+  /** Bytes of buffer memory a send may take now (any size while nothing is buffered). */
+  get room(): number {
+    return this.#usedBytes === 0 ? Number.POSITIVE_INFINITY : this.#bufferBytes - this.#usedBytes;
+  }
+
+  /** Counts `bytes` sent outside the accumulator (a spread send) against buffer memory. */
+  reserve(bytes: number): void {
+    this.#usedBytes += bytes;
+  }
+
+  /** Gives back what `reserve` counted. */
+  unreserve(bytes: number): void {
+    this.#usedBytes -= bytes;
+    this.#onRoom();
+  }
+
   /** Whether a record of `bytes` (header included) fits in a batch on its own. */
   fitsInBatch(bytes: number): boolean {
     return BATCH_RECORDS_AT + bytes <= this.#maxBatchBytes;
