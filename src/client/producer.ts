@@ -37,6 +37,7 @@ import {
 import type { MultiProduceResponse, PartitionProduceResult } from "../protocol/produce-v2.js";
 import { abortable } from "./abort.js";
 import { BrokerPool } from "./broker-pool.js";
+import { byteLength } from "./byte-length.js";
 import type { Connection, ResponseListener } from "./connection.js";
 import { ConnectionManager } from "./connection-manager.js";
 import { abortedError, asConchError } from "./errors.js";
@@ -53,7 +54,7 @@ import {
 } from "./producer-batch.js";
 import { RecordAccumulator } from "./record-accumulator.js";
 import type { SpreadBatch } from "./spread-batch.js";
-import { SpreadBuilder } from "./spread-send.js";
+import { SPREAD_MIN_MESSAGES, SPREAD_MIN_PARTITIONS, SpreadBuilder } from "./spread-send.js";
 import { DEFAULT_METADATA_MAX_AGE_MS, TopicMetadata } from "./topic-metadata.js";
 
 export type { RecordMetadata, SendBatchResult } from "./producer-batch.js";
@@ -421,9 +422,11 @@ export class Producer {
    * this operation has handed it already, so nothing sent earlier lands after them.
    */
   #sendSpread(topic: string, messages: readonly ProducerMessage[], group: SendGroup, now: number): boolean {
+    // The cheap checks first: most calls are not spread, and quietFor walks the active queues.
+    if (messages.length < SPREAD_MIN_MESSAGES) return false;
     if (this.#parkHead < this.#parkTopics.length || !this.#pool.knows(topic)) return false;
     const n = this.#metadata.partitionCount(topic);
-    if (n === undefined || !this.#acc.quietFor(topic)) return false;
+    if (n === undefined || n < SPREAD_MIN_PARTITIONS || !this.#acc.quietFor(topic)) return false;
     const maxBytes = Math.min(this.#acc.maxBatchBytes, this.#acc.room);
     const built = this.#spread!.build(topic, messages, group, now, n, maxBytes, this.#leaderOf);
     if (built === null) return false;
@@ -967,13 +970,6 @@ function recordBytes(m: ProducerMessage): number {
     (key === null ? 0 : byteLength(key)) +
     (headers === null ? 0 : headersBlockSize(headers));
   return Math.max(bytes, HEADER_SIZE);
-}
-
-/** UTF-8 bytes of a string, length of bytes, or -1 for anything else. */
-function byteLength(v: unknown): number {
-  if (typeof v === "string") return Buffer.byteLength(v);
-  if (v instanceof Uint8Array) return v.length;
-  return -1;
 }
 
 function fail(a: Resolve | SendGroup, b: Reject | number, err: ConchError): true {

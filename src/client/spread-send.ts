@@ -13,6 +13,7 @@ import { BatchBuilder } from "../format/batch-builder.js";
 import { BATCH_RECORDS_AT, HEADER_SIZE, MAX_TIMESTAMP_MS } from "../format/layout.js";
 import { headersBlockSize } from "../format/record-headers.js";
 import { PARTITIONED_PRODUCE_PROTOCOL_VERSION } from "../protocol/api.js";
+import { byteLength } from "./byte-length.js";
 import type { ConnectionManager } from "./connection-manager.js";
 import { partitionForKey } from "./partitioner.js";
 import type { ProducerMessage } from "./producer.js";
@@ -152,11 +153,4 @@ export class SpreadBuilder {
     }
     return out;
   }
-}
-
-/** UTF-8 bytes of a string, length of bytes, or -1 for anything else. */
-function byteLength(v: unknown): number {
-  if (typeof v === "string") return Buffer.byteLength(v);
-  if (v instanceof Uint8Array) return v.length;
-  return -1;
 }
