@@ -269,7 +269,10 @@ test("checkEntry: what encode makes reads back; any one flipped bit or cut is re
         assert.equal(checkEntry(e, 0, e.length, MAX), e.length);
         const read = readEntry(e, 0, e.length);
         assert.equal(read.topic, topic);
-        assert.deepEqual(read.spans, spans.map((s) => ({ ...s })));
+        assert.deepEqual(
+          read.spans,
+          spans.map((s) => ({ ...s })),
+        );
         assert.deepEqual(new Uint8Array(read.batch), batch);
         const bad = Buffer.from(e);
         const bit = flip % (e.length * 8);
