@@ -11,7 +11,8 @@ import { rm, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { MAX_OFFSET } from "../format/layout.js";
+import { BATCH_RECORDS_AT, MAX_OFFSET } from "../format/layout.js";
+import type { PartitionIndex } from "../format/partition-index.js";
 import { AppendBuffer } from "./append-buffer.js";
 import { type AppendMemory, sharedAppendMemory } from "./append-memory.js";
 import { reopenedReserve, settleReserve } from "./block-reserve.js";
@@ -21,6 +22,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
+import { DeferredRecords, type SpillSource, type SpillWritten } from "./deferred-records.js";
 import { defaultFileOps, type FileOps, type StagedFile } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
@@ -81,6 +83,10 @@ export interface LogOptions {
   appendMemory?: AppendMemory;
   /** Runs its interval fsyncs a few at a time (default: the queue every log in the process shares). */
   flushQueue?: FlushQueue;
+  /** Deferred records (`defer`) are spilled at the latest this long after the first came (500 ms). */
+  spillAgeMs?: number;
+  /** ... or once this many bytes of them wait (64 KiB). */
+  spillBytes?: number;
   /**
    * The last process to write the log crashed without the machine going down (the data directory
    * lock says so): every page it wrote is still there, so recovery's search past zeros stops at
@@ -137,6 +143,10 @@ const DEFAULT_TAIL_CACHE_BYTES = 4 * 1024 * 1024;
 const TRIM_INTERVAL_MS = 10_000;
 /** Quiet checks in a row before the tail cache is dropped too. */
 const TAIL_IDLE_TICKS = 3;
+/** Deferred records wait at most this long for their spill (docs/shared-log.md). */
+const SPILL_AGE_MS = 500;
+/** ... and spill at once when this many bytes of them wait. */
+const SPILL_BYTES = 64 * 1024;
 
 export class PartitionLog {
   readonly dir: string;
@@ -202,6 +212,14 @@ export class PartitionLog {
   #snapshotting: Promise<void> = Promise.resolve();
   /** Where the next open's producer replay starts: the offset of the snapshot on disk (0: none). */
   #replayFrom = 0;
+  /** Records `defer` took and no spill has appended yet; null until the first. */
+  #deferred: DeferredRecords | null = null;
+  /** The last spill's listener until its append ends: reads past the high watermark wait for it. */
+  #spilling: SpillWritten | null = null;
+  /** The spill of deferred records that waited spillAgeMs; made at the first `defer`. */
+  #spillTask: TickTask | null = null;
+  readonly #spillAgeMs: number;
+  readonly #spillBytes: number;
 
   private constructor(
     dir: string,
@@ -247,6 +265,8 @@ export class PartitionLog {
     this.#replicaWaiters = new DataWaiters(this.#ticker);
     this.#trimIntervalMs = options.trimIntervalMs ?? TRIM_INTERVAL_MS;
     this.#retentionCheckMs = options.retentionCheckMs ?? 60_000;
+    this.#spillAgeMs = options.spillAgeMs ?? SPILL_AGE_MS;
+    this.#spillBytes = options.spillBytes ?? SPILL_BYTES;
     this.#producers = new ProducerTable(producerLimits(config));
     this.#writer = new LogWriter({
       dir,
@@ -449,15 +469,104 @@ export class PartitionLog {
    * a role change (a new leader starts from its own committed end).
    */
   setVisibilityCeiling(offset: number): void {
+    this.spillDeferred();
     this.#ceiling = offset;
     const visible = Math.min(this.#localEnd, offset);
     if (visible < this.#highWatermark) this.#highWatermark = visible;
     else this.#publish();
   }
 
-  /** The next offset to assign. */
+  /** The next offset to assign: past every record appended or deferred. */
   get logEndOffset(): number {
-    return this.#writer.nextOffset;
+    const deferred = this.#deferred;
+    return deferred === null ? this.#writer.nextOffset : this.#writer.nextOffset + deferred.count;
+  }
+
+  /**
+   * Whether `defer` may be called: open, not failed or being truncated, not replicated, fsynced by
+   * interval (under flush=sync readers see only what this log's own fsyncs cover) and not
+   * compacted (whose appends check every record for a key).
+   */
+  get canDefer(): boolean {
+    return (
+      this.#closing === null &&
+      !this.#truncating &&
+      this.#writer.failure === null &&
+      this.#ceiling === Number.POSITIVE_INFINITY &&
+      this.#config.flush === "interval" &&
+      !this.#requireKeys
+    );
+  }
+
+  /**
+   * Takes the records of `group` in a partitioned batch (docs/shared-log.md, "Step 2, designed")
+   * without appending them: they get the next offsets, and are spilled (framed into ordinary
+   * batches and appended) before anything else reads past the high watermark, appends, truncates,
+   * flushes or closes, as soon as a reader waits, once spillBytes wait, or spillAgeMs after the
+   * first. `source` is told once they are written to the log's file. The records are kept, not
+   * copied: the batch must not change. Returns the first record's offset. Throws, taking nothing,
+   * when `canDefer` is false or the records would not fit in one batch of the topic's.
+   */
+  defer(index: PartitionIndex, group: number, source: SpillSource): number {
+    if (!this.canDefer) {
+      if (this.#closing !== null) throw shuttingDown();
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log cannot take deferred records now");
+    }
+    const bytes = BATCH_RECORDS_AT + index.bytes[group]!;
+    if (bytes > this.#config.maxBatchBytes) {
+      throw new ConchError(
+        ErrorCode.BATCH_TOO_LARGE,
+        `the partition's records make a batch of ${bytes} bytes, more than the topic's ${this.#config.maxBatchBytes}`,
+      );
+    }
+    const base = this.logEndOffset;
+    if (base + index.counts[group]! - 1 > MAX_OFFSET) {
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
+    }
+    const deferred = (this.#deferred ??= new DeferredRecords());
+    const first = deferred.empty;
+    deferred.add(index, group, source);
+    if (deferred.bytes >= this.#spillBytes || this.#waiters.size > 0) this.spillDeferred();
+    else if (first) {
+      this.#spillTask ??= new TickTask(() => this.spillDeferred());
+      this.#ticker.schedule(this.#spillTask, performance.now() + this.#spillAgeMs);
+    }
+    return base;
+  }
+
+  /**
+   * Appends every deferred record now, framed into ordinary batches (deferred-records.ts); returns
+   * the spill's listener, or the running one's, or null when nothing was deferred or spilling.
+   */
+  spillDeferred(): SpillWritten | null {
+    const deferred = this.#deferred;
+    if (deferred === null || deferred.empty) return this.#spilling;
+    if (this.#spillTask?.scheduled === true) this.#ticker.cancel(this.#spillTask);
+    const { batches, written } = deferred.take(this.#config.maxBatchBytes);
+    this.#spilling = written;
+    void written.ended().then(() => {
+      if (this.#spilling === written) this.#spilling = null;
+    });
+    try {
+      this.#appendChecked(batches, false, written);
+    } catch (err) {
+      // Only a failed log refuses it (every caller spills before closing or truncating): its
+      // sources are not told, so the shared log keeps the records for the replay after a restart.
+      written.appendFailed();
+      this.#logger?.error({ err }, "deferred records not spilled; the shared log keeps them");
+    }
+    return written;
+  }
+
+  /** Whether records past the log's written end are deferred or spilling. */
+  #spillOwed(): boolean {
+    return this.#spilling !== null || (this.#deferred !== null && !this.#deferred.empty);
+  }
+
+  /** Spills what is deferred and waits for the spill's append to end. */
+  async #spilled(): Promise<void> {
+    const written = this.spillDeferred();
+    if (written !== null) await written.ended();
   }
 
   /** The log end that completed fsyncs cover. */
@@ -566,6 +675,8 @@ export class PartitionLog {
     if (this.#truncating)
       throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log is being truncated");
     if (this.#requireKeys) rejectKeylessRecords(batches, this.#config.maxBatchBytes);
+    // Deferred records have the offsets before this append's.
+    if (this.#deferred !== null && !this.#deferred.empty) this.spillDeferred();
     const pending = stamped
       ? this.#writer.appendStamped(batches, durable, listener, this.#requireKeys)
       : this.#writer.append(batches, durable, listener);
@@ -587,6 +698,11 @@ export class PartitionLog {
   /** `read`, skipping quarantined ranges or failing on them (CORRUPT_DATA) as `skipDamaged` says. */
   async #read(offset: number, maxBytes: number, skipDamaged: boolean): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
+    // Offsets a producer was given and no reader can see yet: their spill is waited for.
+    if (offset > this.#highWatermark && offset <= this.logEndOffset && this.#spillOwed()) {
+      await this.#spilled();
+      if (this.#closing !== null) throw shuttingDown();
+    }
     const hw = this.#highWatermark;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) throw this.#unreadable(offset);
@@ -602,6 +718,10 @@ export class PartitionLog {
   readNow(offset: number, maxBytes: number): ReadResult | undefined {
     if (this.#closing !== null) return undefined;
     const hw = this.#highWatermark;
+    if (offset > hw && this.#spillOwed()) {
+      this.spillDeferred();
+      return undefined;
+    }
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= hw) || !Number.isInteger(offset)) return undefined;
     if (offset === hw) return { records: EMPTY, highWatermark: hw, logStartOffset: start };
@@ -633,6 +753,7 @@ export class PartitionLog {
    */
   async readReplica(offset: number, maxBytes: number): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
+    if (this.#spillOwed()) await this.#spilled();
     const end = this.#localEnd;
     const start = this.logStartOffset;
     if (!(offset >= start && offset <= end) || !Number.isInteger(offset)) throw outOfRange(offset);
@@ -643,6 +764,7 @@ export class PartitionLog {
 
   /** `park` for a follower's stream: waits for the local end, not the high watermark, to pass its offset. */
   parkReplica(waiter: DataWaiter): boolean {
+    this.spillDeferred();
     return this.#closing === null && this.#replicaWaiters.park(waiter, this.#localEnd);
   }
 
@@ -657,6 +779,7 @@ export class PartitionLog {
    */
   truncateTo(offset: number): Promise<number> {
     if (this.#closing !== null) return Promise.reject(shuttingDown());
+    this.spillDeferred();
     if (!Number.isInteger(offset) || offset < 0) {
       return Promise.reject(new ConchError(ErrorCode.INVALID_REQUEST, `cannot truncate to ${offset}`));
     }
@@ -691,6 +814,7 @@ export class PartitionLog {
    */
   restartAt(offset: number): Promise<void> {
     if (this.#closing !== null) return Promise.reject(shuttingDown());
+    this.spillDeferred();
     if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
       return Promise.reject(new ConchError(ErrorCode.INVALID_REQUEST, `cannot start the log at ${offset}`));
     }
@@ -727,12 +851,15 @@ export class PartitionLog {
   offsetForTimestamp(timestampMs: number): Promise<number | null> {
     if (this.#closing !== null) return Promise.reject(shuttingDown());
     if (Number.isNaN(timestampMs)) return Promise.resolve(null);
+    if (this.#spillOwed())
+      return this.#spilled().then(() => this.#reader.offsetForTimestamp(timestampMs, this.#highWatermark));
     return this.#reader.offsetForTimestamp(timestampMs, this.#highWatermark);
   }
 
   /** Resolves once highWatermark > offset, or when timeoutMs passes or the signal aborts; never rejects. */
   waitForData(offset: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.#closing !== null) return Promise.resolve();
+    this.spillDeferred();
     return this.#waiters.wait(offset, this.#highWatermark, timeoutMs, signal);
   }
 
@@ -742,6 +869,7 @@ export class PartitionLog {
    * Returns false, parking nothing, when it need not wait (data is there, or the log is closing).
    */
   park(waiter: DataWaiter): boolean {
+    this.spillDeferred();
     return this.#closing === null && this.#waiters.park(waiter, this.#highWatermark);
   }
 
@@ -767,6 +895,8 @@ export class PartitionLog {
   /** New settings apply from now on: segment size at the next roll, retention at its next run. */
   updateConfig(config: LogConfig): void {
     const checked = validateLogConfig(config);
+    // Framed and checked under the settings they came under.
+    this.spillDeferred();
     const before = this.#config;
     this.#config = checked;
     if (before.flush === "sync" && checked.flush !== "sync") this.#advance(this.#writer.writtenOffset);
@@ -839,6 +969,7 @@ export class PartitionLog {
 
   /** Resolves once an fsync covers everything appended before the call. */
   async flush(): Promise<void> {
+    this.spillDeferred();
     await this.#writer.flush();
   }
 
@@ -849,6 +980,8 @@ export class PartitionLog {
    */
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closing === null) {
+      // Appended before the close refuses appends, so that the close writes and flushes them.
+      this.spillDeferred();
       this.#closing = this.#close(options);
       // Woken once #closing is set: a waiter told now reads and parks again, and finds the log closing.
       this.#waiters.wakeAll();
@@ -1005,6 +1138,7 @@ export class PartitionLog {
   }
 
   #stopTimers(): void {
+    if (this.#spillTask !== null) this.#ticker.cancel(this.#spillTask);
     this.#ticker.cancel(this.#flushTask);
     this.#flushes.remove(this.#flushEntry);
     this.#ticker.cancel(this.#retentionTask);
