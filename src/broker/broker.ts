@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { checkDurationMs, MAX_TIMER_MS } from "../format/duration.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import type { PartitionIndex } from "../format/partition-index.js";
 import { checkTopicName, isInternalTopicName, topicNameProblem } from "../format/topic-name.js";
 import { sharedAppendMemory } from "../storage/append-memory.js";
 import { ErrorCounts } from "../storage/error-counts.js";
@@ -25,6 +26,7 @@ import { OPEN_CONCURRENCY } from "./open-slots.js";
 import type { PartitionSummary, PartitionView } from "./partition-view.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
+import { SharedProduce } from "./shared-produce.js";
 import { type PartitionDescription, Topic, type TopicDescription, type TopicInfo } from "./topic.js";
 import { type PartitionMove, type TopicAdmin, takeReplicationFactor } from "./topic-admin.js";
 import {
@@ -93,6 +95,8 @@ export class Broker {
   #lazy = false;
 
   #lock: DataDirLock;
+  /** A standalone broker's shared log (shared-produce.ts); null in cluster mode. */
+  #shared: SharedProduce | null = null;
   /** Opened with the broker (producer-ids.ts). */
   #producerIds: ProducerIdAllocator | null = null;
 
@@ -138,14 +142,28 @@ export class Broker {
       // A client topic opens lazily: from the manifest's summaries after a clean stop, else (a
       // crash, or a log that did not close cleanly) each log is recovered on first use.
       const lazyTopic = (meta: TopicMeta): boolean => broker.#lazy && !isInternalTopicName(meta.name);
+      const metas = await store.scan();
+      // What a crash left in the shared log is owed to its partitions: their opens append it.
+      let owed: Awaited<ReturnType<typeof SharedProduce.open>>["owed"] = new Map();
+      if (resolved.brokerId === -1) {
+        const partitions = new Map(metas.map((m) => [m.name, m.partitions]));
+        const opened = await SharedProduce.open(
+          dataDir,
+          log,
+          (topic, partition) => partition < (partitions.get(topic) ?? 0),
+        );
+        broker.#shared = opened.shared;
+        owed = opened.owed;
+      }
       // Together: the partition opens of every topic share one bound (topic.ts).
       const opened = await Promise.allSettled(
-        (await store.scan()).map((meta) =>
+        metas.map((meta) =>
           Topic.open(store, meta, resolved, log, {
             summaries: lazyTopic(meta) ? cleanStop?.get(meta.name) : undefined,
             recover: lazyTopic(meta),
             partitionDirs: meta.partitionDirs,
             pagesKept: lock.crashedThisBoot,
+            owed: owed.get(meta.name),
           }),
         ),
       );
@@ -242,6 +260,7 @@ export class Broker {
         .close(new ConchError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" was deleted`))
         .catch((err: unknown) => this.#logger.warn({ err, topic: name }, "error closing a deleted topic"));
       await this.#store.remove(name);
+      this.#shared?.topicDeleted(name);
       this.#logger.info({ topic: name }, "topic deleted");
     });
   }
@@ -620,6 +639,24 @@ export class Broker {
   }
 
   /**
+   * Produce version 3's records, deferred (shared-produce.ts): each group's first offset, the
+   * listener told once the batch is in the shared log; or null, nothing taken, when the request
+   * must be split and appended per partition (`produceTo`).
+   */
+  producePartitioned(
+    topic: string,
+    batch: Buffer,
+    index: PartitionIndex,
+    acks: Acks,
+    listener: AppendListener,
+  ): number[] | null {
+    const shared = this.#shared;
+    if (shared === null || this.#closing !== null || this.#replication !== null) return null;
+    const t = this.#topics.get(topic);
+    return t === undefined ? null : shared.defer(t, batch, index, acks, listener);
+  }
+
+  /**
    * Reads whole batches from `offset`; while fewer than `minBytes` are available, waits up to
    * `maxWaitMs` for more. Aborting `signal` ends the wait and resolves with what is there.
    */
@@ -743,13 +780,16 @@ export class Broker {
         { err: sync.failure },
         "the stop's syncfs failed; the next start recovers every log",
       );
+    // Every log spilled what it deferred when it closed: the shared log's entries can go.
+    const sharedEmpty = this.#shared === null || (await this.#shared.close());
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) {
       // The lock stays: files may still be open, and the process is expected to exit.
       this.#logger.error({ err: failed.reason }, "error closing partition logs");
       throw failed.reason;
     }
-    if (this.config.brokerId === -1) await this.#writeCleanStop(topics);
+    // With entries left in the shared log, the next start replays them: it must open their logs.
+    if (this.config.brokerId === -1 && sharedEmpty) await this.#writeCleanStop(topics);
     await this.#lock.release();
     this.#logger.info("broker closed");
   }

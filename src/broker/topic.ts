@@ -13,6 +13,7 @@ import {
   PartitionLog,
   type QuarantinedRange,
 } from "../storage/partition-log.js";
+import { type OwedRun, replayOwed } from "../storage/shared-log/replay.js";
 import type { BrokerConfig } from "./broker-config.js";
 import { openSlot, releaseSlot } from "./open-slots.js";
 import { PartitionSummary, type PartitionView } from "./partition-view.js";
@@ -101,6 +102,11 @@ export interface TopicOpening {
    * directory is made) on first use. Its metadata, already durable, is all a create must keep.
    */
   fresh?: boolean;
+  /**
+   * Records the shared log holds for partitions of this topic (after a crash): each partition's
+   * open appends those past its end before the log is used (shared-log/replay.ts).
+   */
+  owed?: ReadonlyMap<number, readonly OwedRun[]> | undefined;
 }
 
 export class Topic {
@@ -123,6 +129,8 @@ export class Topic {
   readonly #store: TopicStore;
   readonly #logger: Logger;
   readonly #logOptions: LogOptions;
+  /** Records owed to partitions not open yet (TopicOpening.owed); a partition's go at its open. */
+  readonly #owed: Map<number, readonly OwedRun[]>;
   #closed = new AbortController();
 
   private constructor(
@@ -136,6 +144,7 @@ export class Topic {
     logger: Logger,
     logOptions: LogOptions,
     cleanStopped: number,
+    owed: Map<number, readonly OwedRun[]>,
   ) {
     this.name = name;
     this.internal = isInternalTopicName(name);
@@ -149,6 +158,7 @@ export class Topic {
     this.#logger = logger;
     this.#logOptions = logOptions;
     this.#cleanStopped = cleanStopped;
+    this.#owed = owed;
   }
 
   /**
@@ -170,14 +180,20 @@ export class Topic {
     const summaries = how.fresh === true ? emptySummaries(meta.partitions) : how.summaries;
     const summarised = summaries !== undefined && summaries.length === meta.partitions;
     const options = { pagesKept: how.pagesKept === true };
+    const owed = new Map(how.owed ?? []);
     const logs =
       summarised || how.recover === true
         ? new Array<PartitionLog | undefined>(meta.partitions)
-        : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options);
+        : await openLogs(store, meta.name, 0, meta.partitions, logConfig, logger, options, owed);
     const kept = summarised ? [...summaries] : new Array<PartitionSummary | undefined>(meta.partitions);
     if (!summarised && how.recover === true && how.partitionDirs !== undefined) {
-      for (let p = 0; p < kept.length; p++) if (!how.partitionDirs.has(p)) kept[p] = PartitionSummary.EMPTY;
+      // A partition the shared log owes records is not empty, whether or not its directory survived.
+      for (let p = 0; p < kept.length; p++)
+        if (!how.partitionDirs.has(p) && !owed.has(p)) kept[p] = PartitionSummary.EMPTY;
     }
+    // A summary says what the log held at a stop, not what is owed since: such a partition is unknown
+    // until it opens.
+    for (const p of owed.keys()) if (p < kept.length) kept[p] = undefined;
     const cleanStopped = summarised && how.fresh !== true ? meta.partitions : 0;
     return new Topic(
       meta.name,
@@ -190,6 +206,8 @@ export class Topic {
       logger,
       options,
       cleanStopped,
+      // Opened whole: openLogs replayed what was owed.
+      summarised || how.recover === true ? owed : new Map(),
     );
   }
 
@@ -366,6 +384,7 @@ export class Topic {
       );
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
+      await this.#replay(partition, log);
       if (summary !== undefined && !summary.matches(log)) {
         // Only a build that knows no manifest can append after one was written (docs/design.md).
         this.#logger.warn(
@@ -383,6 +402,19 @@ export class Topic {
     } finally {
       this.#opening[partition] = undefined;
       releaseSlot();
+    }
+  }
+
+  /** Appends what the shared log owes `partition`, if anything; the log is closed if that fails. */
+  async #replay(partition: number, log: PartitionLog): Promise<void> {
+    const runs = this.#owed.get(partition);
+    if (runs === undefined) return;
+    try {
+      await replay(log, runs, this.#logger, this.name, partition);
+      this.#owed.delete(partition);
+    } catch (err) {
+      await log.close().catch(() => {});
+      throw err;
     }
   }
 
@@ -509,6 +541,18 @@ export class Topic {
 
 function noop(): void {}
 
+/** Appends what the shared log owes a partition's log (shared-log/replay.ts), and says so. */
+async function replay(
+  log: PartitionLog,
+  runs: readonly OwedRun[],
+  logger: Logger,
+  topic: string,
+  partition: number,
+): Promise<void> {
+  const records = await replayOwed(log, runs);
+  if (records > 0) logger.info({ topic, partition, records }, "records replayed from the shared log");
+}
+
 function emptySummaries(partitions: number): PartitionSummary[] {
   return new Array<PartitionSummary>(partitions).fill(PartitionSummary.EMPTY);
 }
@@ -521,6 +565,7 @@ async function openLogs(
   config: LogConfig,
   logger: Logger,
   options: LogOptions = {},
+  owed: ReadonlyMap<number, readonly OwedRun[]> = new Map(),
 ): Promise<PartitionLog[]> {
   const logs: PartitionLog[] = new Array(to - from);
   let failure: unknown = null;
@@ -530,12 +575,10 @@ async function openLogs(
       if (failure !== null) return;
       // PartitionLog.open creates the directory when it is missing.
       const dir = store.partitionDir(name, partition);
-      logs[partition - from] = await PartitionLog.open(
-        dir,
-        config,
-        logger.child({ topic: name, partition }),
-        options,
-      );
+      const log = await PartitionLog.open(dir, config, logger.child({ topic: name, partition }), options);
+      logs[partition - from] = log;
+      const runs = owed.get(partition);
+      if (runs !== undefined) await replay(log, runs, logger, name, partition);
     } catch (err) {
       failure ??= err;
     } finally {

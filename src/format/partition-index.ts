@@ -19,8 +19,9 @@ import {
 import { readU16, readU32 } from "./u64.js";
 
 export class PartitionIndex {
-  /** The batch the records are in (kept, not copied). */
-  readonly buf: Buffer;
+  /** The buffer the batch is in (kept, not copied), and where in it the batch starts. */
+  buf: Buffer;
+  at: number;
   /** Whether its records have the extended layout. */
   readonly extended: boolean;
   /** Each group's partition, in the order each first appears. */
@@ -34,7 +35,7 @@ export class PartitionIndex {
   readonly tsLow: number[] = [];
   /** Each group's first record, an index into `starts`. */
   readonly first: number[] = [];
-  /** Each record's position in `buf`. */
+  /** Each record's position in the batch (from `at`). */
   readonly starts: Uint32Array;
   /** Each record's size. */
   readonly sizes: Uint32Array;
@@ -47,6 +48,7 @@ export class PartitionIndex {
    */
   constructor(buf: Buffer, at: number) {
     this.buf = buf;
+    this.at = at;
     const count = readU32(buf, at + COUNT_AT);
     const extended = (readU16(buf, at + ATTRIBUTES_AT) & EXTENDED_RECORDS) !== 0;
     this.extended = extended;
@@ -60,7 +62,7 @@ export class PartitionIndex {
       const n = recordSize(buf, p, extended);
       const high = readU32(buf, p + TIMESTAMP_AT);
       const low = readU32(buf, p + TIMESTAMP_AT + 4);
-      this.starts[i] = p;
+      this.starts[i] = p - at;
       this.sizes[i] = n;
       this.next[i] = -1;
       let g = groupOf.get(partition);
@@ -85,6 +87,12 @@ export class PartitionIndex {
       last[g] = i;
       p += n;
     }
+  }
+
+  /** The same batch, byte for byte, is now at `buf[at..]` (a copy the index's user keeps). */
+  moveTo(buf: Buffer, at: number): void {
+    this.buf = buf;
+    this.at = at;
   }
 
   /** The number of partitions the batch holds records for. */

@@ -54,8 +54,9 @@ export function frameRuns(runs: readonly RecordRun[], out: Buffer, at: number): 
       low = l;
     }
     const buf = index.buf;
+    const from = index.at;
     for (let i = index.first[group]!; i >= 0; i = index.next[i]!) {
-      const p = index.starts[i]!;
+      const p = from + index.starts[i]!;
       const n = index.sizes[i]!;
       buf.copy(out, q, p, p + n);
       writeU32(out, q + OFFSET_AT, 0);

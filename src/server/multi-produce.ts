@@ -6,11 +6,15 @@
  * is one ReplyTicket that counts the entries still appending; each entry's answer object is its own
  * append listener, so a request costs one object per partition and no promise at all.
  *
- * Produce version 3 (protocol/produce-v3.ts) is answered the same way: its one partitioned batch,
- * split by partition, makes the entries.
+ * Produce version 3 (protocol/produce-v3.ts): its one partitioned batch is written once to the
+ * broker's shared log, its records deferred in their partitions' logs (broker/shared-produce.ts),
+ * and the request answered once the shared log has it; where the broker cannot defer them (cluster
+ * mode, a partition not open yet, a compacted or flush=sync topic, acks all), the batch is split by
+ * partition into entries answered as version 2's.
  */
 import type { Acks } from "../broker/broker-requests.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
+import { PartitionIndex } from "../format/partition-index.js";
 import { splitPartitionedBatch } from "../format/partitioned-batch.js";
 import { batchError, checkPartitionedBatch } from "../format/validate.js";
 import {
@@ -62,14 +66,85 @@ export function producePartitioned(
       "a partitioned produce carries one batch and nothing after it",
     );
   }
-  const split = splitPartitionedBatch(records, 0, size);
-  if (split.length > MAX_PRODUCE_PARTITIONS) {
+  const index = new PartitionIndex(records, 0);
+  if (index.groups > MAX_PRODUCE_PARTITIONS) {
     throw new ConchError(
       ErrorCode.INVALID_REQUEST,
-      `a produce request carries 1 to ${MAX_PRODUCE_PARTITIONS} partitions, not ${split.length}`,
+      `a produce request carries 1 to ${MAX_PRODUCE_PARTITIONS} partitions, not ${index.groups}`,
     );
   }
-  return appendEach(ctx, correlationId, acksByWire[req.acks]!, req.topic, req.timeoutMs, split);
+  const acks = acksByWire[req.acks]!;
+  const reply = new DeferredProduceReply(ctx, correlationId, acks, req.topic, index);
+  const bases = ctx.broker.producePartitioned(req.topic, records, index, acks, reply);
+  if (bases !== null) {
+    reply.deferred(bases);
+    return reply;
+  }
+  const split = splitPartitionedBatch(records, 0, size);
+  return appendEach(ctx, correlationId, acks, req.topic, req.timeoutMs, split);
+}
+
+/**
+ * A version 3 request whose records were deferred: every partition answered at once, when the
+ * shared log has written (or, acks durable, fsynced) the batch, or failed together when it could
+ * not.
+ */
+class DeferredProduceReply extends ReplyTicket implements AppendListener {
+  readonly #ctx: RequestContext;
+  readonly #acks: Acks;
+  readonly #topic: string;
+  readonly #index: PartitionIndex;
+  #answers: PartitionProduceResult[] | null = null;
+
+  constructor(ctx: RequestContext, correlationId: number, acks: Acks, topic: string, index: PartitionIndex) {
+    super(ctx.tickets, correlationId);
+    this.#ctx = ctx;
+    this.#acks = acks;
+    this.#topic = topic;
+    this.#index = index;
+  }
+
+  /** The records were deferred at these first offsets, one per group of the index. */
+  deferred(bases: readonly number[]): void {
+    const index = this.#index;
+    const answers = new Array<PartitionProduceResult>(bases.length);
+    for (let g = 0; g < bases.length; g++) {
+      const base = bases[g]!;
+      answers[g] = {
+        partition: index.partitions[g]!,
+        errorCode: ErrorCode.NONE,
+        baseOffset: base,
+        lastOffset: base + index.counts[g]! - 1,
+        message: "",
+      };
+    }
+    this.#answers = answers;
+  }
+
+  appended(): void {
+    this.#answer();
+  }
+
+  appendFailed(err: Error): void {
+    const errorCode = wireErrorCode(err);
+    const message = wireErrorMessage(err);
+    for (const a of this.#answers ?? []) {
+      a.errorCode = errorCode;
+      a.baseOffset = -1;
+      a.lastOffset = -1;
+      a.message = message;
+    }
+    this.#ctx.limitedLog("produce failed", { err, topic: this.#topic }, "produce failed");
+    this.#answer();
+  }
+
+  #answer(): void {
+    // Told after `deferred` always: the shared log tells in its write pass, after the handler returned.
+    const answers = this.#answers ?? [];
+    this.reply(
+      this.#acks === "none" ? null : encodeMultiProduceResponse(this.correlationId, { partitions: answers }),
+    );
+  }
 }
 
 /** Hands each entry to the broker in order, every one answered in one reply once all have ended. */

@@ -483,9 +483,9 @@ export class PartitionLog {
   }
 
   /**
-   * Whether `defer` may be called: open, not failed or being truncated, not replicated, fsynced by
-   * interval (under flush=sync readers see only what this log's own fsyncs cover) and not
-   * compacted (whose appends check every record for a key).
+   * Whether `defer` may be called: open, not failed or being truncated, not replicated, not
+   * flush=sync (whose readers see only what this log's own fsyncs cover) and not compacted (whose
+   * appends check every record for a key).
    */
   get canDefer(): boolean {
     return (
@@ -493,7 +493,7 @@ export class PartitionLog {
       !this.#truncating &&
       this.#writer.failure === null &&
       this.#ceiling === Number.POSITIVE_INFINITY &&
-      this.#config.flush === "interval" &&
+      this.#config.flush !== "sync" &&
       !this.#requireKeys
     );
   }
@@ -699,7 +699,7 @@ export class PartitionLog {
   async #read(offset: number, maxBytes: number, skipDamaged: boolean): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
     // Offsets a producer was given and no reader can see yet: their spill is waited for.
-    if (offset > this.#highWatermark && offset <= this.logEndOffset && this.#spillOwed()) {
+    if (offset >= this.#highWatermark && offset <= this.logEndOffset && this.#spillOwed()) {
       await this.#spilled();
       if (this.#closing !== null) throw shuttingDown();
     }
@@ -718,7 +718,7 @@ export class PartitionLog {
   readNow(offset: number, maxBytes: number): ReadResult | undefined {
     if (this.#closing !== null) return undefined;
     const hw = this.#highWatermark;
-    if (offset > hw && this.#spillOwed()) {
+    if (offset >= hw && this.#spillOwed()) {
       this.spillDeferred();
       return undefined;
     }

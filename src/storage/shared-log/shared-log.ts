@@ -125,6 +125,16 @@ export class SharedLog {
     return this.#segments.length;
   }
 
+  /** Whether a write or fsync failed: no entry is taken any more. */
+  get failed(): boolean {
+    return this.#failure !== null;
+  }
+
+  /** Whether any entry is still kept (retirement would have something to do, or to wait for). */
+  get holdsEntries(): boolean {
+    return this.#segments.length > 1 || this.#segments[0]!.size > 0;
+  }
+
   /**
    * Gives `entry` (an encoded entry, entry.ts; kept, not copied, until written: the caller must not
    * change it) the next position and queues it for the write pass. The listener is told once it is

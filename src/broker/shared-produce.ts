@@ -1,0 +1,135 @@
+/**
+ * Produce version 3's deferred path (docs/shared-log.md, "Step 2, designed"): a checked
+ * partitioned batch is written once to the broker's shared log and each partition's records are
+ * deferred in its log, which spills them into its own files later. One entry, one write and one
+ * acknowledgement per request, where the split path makes a batch, a copy, a write and an
+ * acknowledgement per partition.
+ *
+ * Only a standalone broker has a shared log (cluster mode's replicas read their leaders' logs as
+ * they are appended). A request takes this path only when every partition it names is open and
+ * can defer (canDefer: not flush=sync, not compacted); anything else goes the split way.
+ */
+import type { Logger } from "pino";
+import { BATCH_RECORDS_AT } from "../format/layout.js";
+import type { PartitionIndex } from "../format/partition-index.js";
+import { childPath } from "../storage/child-path.js";
+import type { AppendListener, PartitionLog } from "../storage/partition-log.js";
+import { encodeRecordsEntry, encodeTopicDeleted } from "../storage/shared-log/entry.js";
+import { type OwedRecords, owedRecords } from "../storage/shared-log/replay.js";
+import { SharedLog } from "../storage/shared-log/shared-log.js";
+import { EntrySpills } from "../storage/shared-log/span-source.js";
+import { SharedLogUpkeep } from "../storage/shared-log/upkeep.js";
+import type { Acks } from "./broker-requests.js";
+import type { Topic } from "./topic.js";
+
+/** The shared log's directory under the data directory. */
+export const SHARED_DIR = "shared";
+
+const IGNORED: AppendListener = { appended() {}, appendFailed() {} };
+
+export class SharedProduce {
+  readonly #log: SharedLog;
+  readonly #upkeep: SharedLogUpkeep;
+  readonly #logger: Logger;
+
+  private constructor(log: SharedLog, logger: Logger) {
+    this.#log = log;
+    this.#logger = logger;
+    this.#upkeep = new SharedLogUpkeep(log, logger);
+  }
+
+  /**
+   * Opens the shared log of `dataDir`, and returns with it what its entries owe the partitions
+   * `exists` knows (their opens append it: topic.ts, shared-log/replay.ts).
+   */
+  static async open(
+    dataDir: string,
+    logger: Logger,
+    exists: (topic: string, partition: number) => boolean,
+  ): Promise<{ shared: SharedProduce; owed: OwedRecords }> {
+    const { log, entries } = await SharedLog.open(childPath(dataDir, SHARED_DIR), { dataDir, logger });
+    const shared = new SharedProduce(log, logger);
+    const owed = owedRecords(entries, log, exists, logger);
+    if (entries.length > 0) {
+      logger.info({ entries: entries.length, topics: owed.size }, "shared log read back after a crash");
+    }
+    // What it holds goes once every owed record is in its partition.
+    shared.#upkeep.start();
+    return { shared, owed };
+  }
+
+  /**
+   * Defers the records of `index` (a checked partitioned batch, whose bytes are `batch`) in `t`'s
+   * partitions and writes the batch to the shared log: `listener` is told, its `baseOffset` the
+   * entry's position, once that is written (or fsynced, with acks "durable"). Returns each group's
+   * first offset, or null, taking nothing, when the request must go the split way.
+   */
+  defer(
+    t: Topic,
+    batch: Buffer,
+    index: PartitionIndex,
+    acks: Acks,
+    listener: AppendListener,
+  ): number[] | null {
+    if (acks === "all" || t.internal) return null;
+    const groups = index.groups;
+    const logs = new Array<PartitionLog>(groups);
+    const bases = new Array<number>(groups);
+    for (let g = 0; g < groups; g++) {
+      const log = t.openedPartition(index.partitions[g]!);
+      if (log === undefined || !log.canDefer) return null;
+      if (BATCH_RECORDS_AT + index.bytes[g]! > log.config.maxBatchBytes) return null;
+      logs[g] = log;
+      bases[g] = log.logEndOffset;
+    }
+    const spans = bases.map((baseOffset, g) => ({
+      partition: index.partitions[g]!,
+      baseOffset,
+      records: index.counts[g]!,
+    }));
+    const entry = encodeRecordsEntry(t.name, spans, batch);
+    // The deferred records are kept in the entry's copy: the request's frame is reused.
+    index.moveTo(entry, entry.length - batch.length);
+    const log = this.#log;
+    let position: number;
+    try {
+      position = log.append(entry, acks === "durable", listener);
+    } catch (err) {
+      // A failed shared log (logged once when it failed): the request goes the split way.
+      if (!log.failed) throw err;
+      return null;
+    }
+    log.addSpans(position, groups);
+    const source = new EntrySpills(log, position);
+    for (let g = 0; g < groups; g++) logs[g]!.defer(index, g, source);
+    const config = logs[0]!.config;
+    this.#upkeep.appended(config.flush === "interval" ? config.flushIntervalMs : null);
+    return bases;
+  }
+
+  /** A topic was deleted: a replay must not give its records to a new topic of the same name. */
+  topicDeleted(name: string): void {
+    try {
+      this.#log.append(encodeTopicDeleted(name), false, IGNORED);
+      this.#upkeep.appended(null);
+    } catch (err) {
+      this.#logger.error({ err, topic: name }, "topic deletion not written to the shared log");
+    }
+  }
+
+  /**
+   * After every log has closed (spilling what it deferred) and been synced: retires every segment
+   * it can and closes. Resolves with whether nothing is left to replay.
+   */
+  async close(): Promise<boolean> {
+    this.#upkeep.close();
+    try {
+      await this.#log.retire();
+    } catch (err) {
+      this.#logger.warn({ err }, "shared log not retired at the stop; the next start replays it");
+    }
+    const empty = !this.#log.holdsEntries;
+    await this.#log.close();
+    return empty;
+  }
+}

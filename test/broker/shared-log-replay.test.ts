@@ -1,0 +1,196 @@
+/**
+ * Produce version 3's deferred records on a broker (docs/shared-log.md, "Step 2, designed", parts
+ * 3 and 4): one entry in the shared log per request, each partition's records spilled into its own
+ * log later; after a crash, every acknowledged record at its acknowledged offset, replayed from the
+ * shared log by each partition's open; a clean stop leaves nothing to replay; a deleted topic's
+ * records never reach a new topic of the same name.
+ */
+import assert from "node:assert/strict";
+import { cpSync, readdirSync, rmSync, statSync, truncateSync } from "node:fs";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { test } from "node:test";
+import { pino } from "pino";
+import { Broker } from "../../src/broker/broker.js";
+import { SHARED_DIR } from "../../src/broker/shared-produce.js";
+import { BatchBuilder } from "../../src/format/batch-builder.js";
+import { PartitionIndex } from "../../src/format/partition-index.js";
+import { checkPartitionedBatch } from "../../src/format/validate.js";
+import type { AppendListener } from "../../src/storage/partition-log.js";
+import { batchOf, fetchValues, openBroker, recordsOf, tempDataDir } from "./helpers.js";
+
+const PARTITIONS = 16;
+
+/** Sends `records` as one partitioned batch the way Produce version 3 does; resolves when answered. */
+function producePartitioned(
+  broker: Broker,
+  topic: string,
+  records: ReadonlyArray<[number, string]>,
+): Promise<Map<number, number>> {
+  const b = new BatchBuilder({ partitioned: true, slabBytes: 64 * 1024 });
+  for (const [partition, value] of records) b.addTo(partition, value, `k-${value}`, Date.now());
+  const batch = Buffer.from(b.finish());
+  assert.equal(checkPartitionedBatch(batch, 0, batch.length, batch.length), batch.length);
+  const index = new PartitionIndex(batch, 0);
+  return new Promise((resolve, reject) => {
+    const listener: AppendListener = {
+      appended: () => resolve(new Map(index.partitions.map((p, g) => [p, bases![g]!]))),
+      appendFailed: reject,
+    };
+    const bases = broker.producePartitioned(topic, batch, index, "leader", listener);
+    if (bases === null) reject(new Error("not deferred"));
+  });
+}
+
+/** Records for every partition, `perPartition` each, interleaved. */
+function spread(tag: string, perPartition: number): Array<[number, string]> {
+  const out: Array<[number, string]> = [];
+  for (let i = 0; i < perPartition; i++)
+    for (let p = 0; p < PARTITIONS; p++) out.push([p, `${tag}-${p}-${i}`]);
+  return out;
+}
+
+/** Every partition opened by one ordinary record, so that partitioned produces are deferred. */
+async function openEvery(broker: Broker, topic: string): Promise<void> {
+  for (let p = 0; p < PARTITIONS; p++) await broker.produce(topic, p, batchOf([`open-${p}`]), "leader");
+}
+
+/** Bytes in the shared log's files. */
+function sharedBytes(dataDir: string): number {
+  const dir = join(dataDir, SHARED_DIR);
+  return readdirSync(dir).reduce((n, name) => n + statSync(join(dir, name)).size, 0);
+}
+
+/**
+ * What a crash of the process leaves: the data directory as the page cache holds it now, copied
+ * before any timer runs (the deferred records are in the shared log only), its lock left behind.
+ */
+function crashCopy(dataDir: string, into: string): void {
+  cpSync(dataDir, into, { recursive: true });
+  rmSync(join(into, "conch.lock"), { force: true });
+}
+
+function capturingLogger(lines: string[]) {
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return pino({ level: "info" }, stream);
+}
+
+for (const lazy of [false, true]) {
+  test(`after a crash every deferred record is at its acknowledged offset (${lazy ? "lazy" : "full"} open)`, async (t) => {
+    const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+    await broker.createTopic("t", PARTITIONS);
+    await openEvery(broker, "t");
+    const first = await producePartitioned(broker, "t", spread("a", 2));
+    const second = await producePartitioned(broker, "t", spread("b", 1));
+    for (let p = 0; p < PARTITIONS; p++) {
+      assert.equal(first.get(p), 1);
+      assert.equal(second.get(p), 3);
+    }
+    // Acknowledged, in the shared log, not in the partitions' files yet.
+    assert.ok(sharedBytes(dataDir) > 0);
+    const crashed = await tempDataDir(t);
+    crashCopy(dataDir, crashed);
+
+    const lines: string[] = [];
+    const again = await Broker.open({ dataDir: crashed }, capturingLogger(lines), { openLazily: lazy });
+    t.after(() => again.close());
+    for (let p = 0; p < PARTITIONS; p++) {
+      assert.deepEqual(
+        await fetchValues(again, "t", p),
+        [`open-${p}`, `a-${p}-0`, `a-${p}-1`, `b-${p}-0`],
+        `partition ${p}`,
+      );
+    }
+    assert.equal(
+      lines.filter((l) => l.includes("records replayed from the shared log")).length,
+      PARTITIONS,
+      "each partition's records came from the replay",
+    );
+    // Appends go on after the replayed records.
+    const next = await again.produce("t", 3, batchOf(["after"]), "leader");
+    assert.equal(next.baseOffset, 4);
+  });
+}
+
+test("a deferred record is read at once at its offset, and spilled into its partition's log", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("x", 1));
+  const read = await broker.fetch({
+    topic: "t",
+    partition: 5,
+    offset: 1,
+    maxBytes: 4096,
+    maxWaitMs: 0,
+    minBytes: 0,
+  });
+  assert.deepEqual(recordsOf(read.records), [[1, "x-5-0"]]);
+  // The spill of the rest (within spillAgeMs), then the shared log's retirement (about a second).
+  const deadline = Date.now() + 15_000;
+  while (sharedBytes(dataDir) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(sharedBytes(dataDir), 0, "every entry spilled, synced and retired");
+  for (let p = 0; p < PARTITIONS; p++)
+    assert.deepEqual(await fetchValues(broker, "t", p), [`open-${p}`, `x-${p}-0`]);
+});
+
+test("a clean stop leaves nothing to replay", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("c", 3));
+  assert.ok(sharedBytes(dataDir) > 0);
+  await broker.close();
+  assert.equal(sharedBytes(dataDir), 0);
+  assert.ok(
+    readdirSync(dataDir).some((n) => n.includes("clean")),
+    "the clean-stop manifest was written",
+  );
+  const lines: string[] = [];
+  const again = await Broker.open({ dataDir }, capturingLogger(lines), { openLazily: true });
+  t.after(() => again.close());
+  for (let p = 0; p < PARTITIONS; p++) {
+    assert.deepEqual(await fetchValues(again, "t", p), [`open-${p}`, `c-${p}-0`, `c-${p}-1`, `c-${p}-2`]);
+  }
+  assert.ok(!lines.some((l) => l.includes("replayed")));
+});
+
+test("a topic deleted and made again before a crash gets none of the old topic's records", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("old", 2));
+  await broker.deleteTopic("t");
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("new", 1));
+  const crashed = await tempDataDir(t);
+  crashCopy(dataDir, crashed);
+  const again = await Broker.open({ dataDir: crashed });
+  t.after(() => again.close());
+  for (let p = 0; p < PARTITIONS; p++)
+    assert.deepEqual(await fetchValues(again, "t", p), [`open-${p}`, `new-${p}-0`]);
+});
+
+test("records lost between a partition's end and what the shared log holds fail that partition's open", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("g", 1));
+  const crashed = await tempDataDir(t);
+  crashCopy(dataDir, crashed);
+  // Partition 2 loses its one record: the shared log's records for it start at offset 1.
+  const dir = join(crashed, "topics", "t", "2");
+  for (const name of readdirSync(dir)) if (name.endsWith(".wal")) truncateSync(join(dir, name), 0);
+  for (const name of readdirSync(dir)) if (!name.endsWith(".wal")) rmSync(join(dir, name), { force: true });
+  const again = await Broker.open({ dataDir: crashed }, undefined, { openLazily: true });
+  t.after(() => again.close());
+  await assert.rejects(fetchValues(again, "t", 2), /records were lost in between/);
+  assert.deepEqual(await fetchValues(again, "t", 1), ["open-1", "g-1-0"]);
+});
