@@ -83,7 +83,7 @@ export interface LogOptions {
   appendMemory?: AppendMemory;
   /** Runs its interval fsyncs a few at a time (default: the queue every log in the process shares). */
   flushQueue?: FlushQueue;
-  /** Deferred records (`defer`) are spilled at the latest this long after the first came (500 ms). */
+  /** Deferred records (`defer`) are spilled at the latest this long after the first came (1 s: measured in docs/performance/scale.md, "Workload 6b: deferred records"). */
   spillAgeMs?: number;
   /** ... or once this many bytes of them wait (64 KiB). */
   spillBytes?: number;
@@ -144,7 +144,7 @@ const TRIM_INTERVAL_MS = 10_000;
 /** Quiet checks in a row before the tail cache is dropped too. */
 const TAIL_IDLE_TICKS = 3;
 /** Deferred records wait at most this long for their spill (docs/shared-log.md). */
-const SPILL_AGE_MS = 500;
+const SPILL_AGE_MS = 1000;
 /** ... and spill at once when this many bytes of them wait. */
 const SPILL_BYTES = 64 * 1024;
 
