@@ -124,7 +124,7 @@ export class SharedProduce {
   async close(): Promise<boolean> {
     this.#upkeep.close();
     try {
-      await this.#log.retire();
+      await this.#log.retire(true);
     } catch (err) {
       this.#logger.warn({ err }, "shared log not retired at the stop; the next start replays it");
     }

@@ -287,3 +287,28 @@ test("checkEntry: what encode makes reads back; any one flipped bit or cut is re
   assert.equal(checkEntry(e, 0, e.length, e.length - 1), EntryStatus.TOO_LARGE);
   assert.equal(checkEntry(Buffer.alloc(16), 0, 16, MAX), EntryStatus.NO_ENTRY);
 });
+
+test("a log appended to since the last retirement keeps its active segment; one gone quiet lets it go", async () => {
+  await withTempDir(async (dir) => {
+    let syncs = 0;
+    const { log } = await openLog(dir, {
+      syncFs: async () => {
+        syncs++;
+      },
+    });
+    const p = (await appendAndWait(log, entry(0))).baseOffset;
+    log.addSpans(p, 1);
+    log.spilled(p);
+    assert.equal(await log.retire(), 0, "appended since: not rolled");
+    assert.equal(syncs, 0, "and nothing synced");
+    assert.ok(log.holdsEntries);
+    assert.equal(await log.retire(), 1, "quiet since the last call: rolled and retired");
+    assert.equal(syncs, 1);
+    assert.equal(log.holdsEntries, false);
+    const q = (await appendAndWait(log, entry(1))).baseOffset;
+    log.addSpans(q, 1);
+    log.spilled(q);
+    assert.equal(await log.retire(true), 1, "a stop rolls it whatever was appended");
+    await log.close();
+  });
+});

@@ -71,6 +71,8 @@ export class SharedLog {
   #failure: Error | null = null;
   #closed = false;
   #retiring: Promise<number> | null = null;
+  /** Entries appended since the last retirement began: the active segment is rolled only when none were. */
+  #appendedSinceRetire = 0;
 
   private constructor(dir: string, segments: SharedSegment[], options: SharedLogOptions) {
     this.dir = dir;
@@ -151,6 +153,7 @@ export class SharedLog {
     if (segment.size > 0 && segment.size + entry.length > this.#segmentBytes) segment = this.#roll();
     const position = segment.end;
     segment.size += entry.length;
+    this.#appendedSinceRetire++;
     const pending = new PendingAppend(position, position, null, 0, 0, durable, listener);
     this.#queued.push({ bytes: entry, segment, pending });
     if (!this.#pumpJoined) {
@@ -180,19 +183,24 @@ export class SharedLog {
   /**
    * Deletes the oldest segments whose every span is spilled, after a sync of the partitions'
    * file system that started now (after those spills). The active segment is rolled first when
-   * all of it is spilled, so an idle log keeps no entry. Resolves with the segments deleted; one
-   * retirement runs at a time (a call while one runs gets its result).
+   * all of it is spilled and nothing was appended since the last retirement began, so a log gone
+   * idle keeps no entry, and a busy one is not rolled (nor synced) at every call. Resolves with the
+   * segments deleted; one retirement runs at a time (a call while one runs gets its result).
+   * `stopping` rolls the active segment whenever all of it is spilled (a clean stop).
    */
-  retire(): Promise<number> {
-    this.#retiring ??= this.#retire().finally(() => {
+  retire(stopping = false): Promise<number> {
+    this.#retiring ??= this.#retire(stopping).finally(() => {
       this.#retiring = null;
     });
     return this.#retiring;
   }
 
-  async #retire(): Promise<number> {
+  async #retire(stopping: boolean): Promise<number> {
     const active = this.#segments.at(-1)!;
-    if (active.size > 0 && active.unspilled === 0 && this.#queued.length === 0 && !this.#closed) this.#roll();
+    const quiet = stopping || this.#appendedSinceRetire === 0;
+    this.#appendedSinceRetire = 0;
+    if (quiet && active.size > 0 && active.unspilled === 0 && this.#queued.length === 0 && !this.#closed)
+      this.#roll();
     let n = 0;
     while (n < this.#segments.length - 1 && this.#segments[n]!.unspilled === 0) n++;
     if (n === 0) return 0;
