@@ -23,6 +23,19 @@ export const syncFileSystem: SyncFs = async (dir) => {
   if (!(await helper.ask(dir))) throw new Error(`sync -f ${dir} failed (or there is no sync -f here)`);
 };
 
+const orAllHelper = new LineHelper(
+  'while IFS= read -r path; do if sync -f -- "$path" 2>/dev/null || sync; then echo ok; else echo no; fi; done',
+);
+
+/**
+ * `syncFileSystem`, or where `sync -f` is missing or fails, sync(2) of every file system (plain
+ * `sync`): for what must become durable whatever the platform offers (the shared log's retirement,
+ * shared-log/shared-log.ts), at the cost of writing back other file systems too.
+ */
+export const syncFileSystemOrAll: SyncFs = async (dir) => {
+  if (!(await orAllHelper.ask(dir))) throw new Error(`neither sync -f ${dir} nor sync succeeded`);
+};
+
 /** One of `dirs` for each device they are on (a directory that cannot be read counts as its own). */
 async function onePerDevice(dirs: Iterable<string>): Promise<string[]> {
   const list = [...dirs];

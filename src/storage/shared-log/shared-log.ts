@@ -17,7 +17,7 @@ import type { Logger } from "pino";
 import { GroupCommit } from "../flusher.js";
 import { type AppendListener, PendingAppend } from "../pending-append.js";
 import { syncDirShared } from "../shared-dir-sync.js";
-import { type SyncFs, syncFileSystem } from "../syncfs.js";
+import { type SyncFs, syncFileSystemOrAll } from "../syncfs.js";
 import { joinWritePass } from "../write-pass.js";
 import { ENTRY_PREFIX_BYTES } from "./entry.js";
 import { type ReplayEntry, readBack } from "./read-back.js";
@@ -28,7 +28,7 @@ export interface SharedLogOptions {
   segmentBytes?: number;
   /** The largest entry appended or read back (64 MiB). */
   maxEntryBytes?: number;
-  /** The sync of the partitions' files before a segment is retired (syncfs of `dataDir`). */
+  /** The sync of the partitions' files before a segment is retired (syncfs of `dataDir`, or sync). */
   syncFs?: SyncFs;
   /** What `syncFs` is given: a directory on the partitions' file system (the shared log's own). */
   dataDir?: string;
@@ -79,7 +79,7 @@ export class SharedLog {
     this.#segments = segments;
     this.#segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     this.#maxEntryBytes = options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES;
-    this.#syncFs = options.syncFs ?? syncFileSystem;
+    this.#syncFs = options.syncFs ?? syncFileSystemOrAll;
     this.#dataDir = options.dataDir ?? dir;
     this.#logger = options.logger;
     this.#written = segments.at(-1)!.end;
