@@ -26,6 +26,7 @@ function producePartitioned(
   broker: Broker,
   topic: string,
   records: ReadonlyArray<[number, string]>,
+  acks: "leader" | "durable" = "leader",
 ): Promise<Map<number, number>> {
   const b = new BatchBuilder({ partitioned: true, slabBytes: 64 * 1024 });
   for (const [partition, value] of records) b.addTo(partition, value, `k-${value}`, Date.now());
@@ -37,7 +38,7 @@ function producePartitioned(
       appended: () => resolve(new Map(index.partitions.map((p, g) => [p, bases![g]!]))),
       appendFailed: reject,
     };
-    const bases = broker.producePartitioned(topic, batch, index, "leader", listener);
+    const bases = broker.producePartitioned(topic, batch, index, acks, listener);
     if (bases === null) reject(new Error("not deferred"));
   });
 }
@@ -116,6 +117,41 @@ for (const lazy of [false, true]) {
     assert.equal(next.baseOffset, 4);
   });
 }
+
+test("acks durable: answered once the shared log's fsync covers the request, and replayed after a crash", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  const bases = await producePartitioned(broker, "t", spread("d", 2), "durable");
+  assert.deepEqual([...bases.values()], new Array(PARTITIONS).fill(1));
+  const crashed = await tempDataDir(t);
+  crashCopy(dataDir, crashed);
+  const again = await Broker.open({ dataDir: crashed }, undefined, { openLazily: true });
+  t.after(() => again.close());
+  for (let p = 0; p < PARTITIONS; p++)
+    assert.deepEqual(await fetchValues(again, "t", p), [`open-${p}`, `d-${p}-0`, `d-${p}-1`]);
+});
+
+test("a partitioned produce to a flush=sync or compacted topic, or naming a partition not open, is not deferred", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  await broker.createTopic("sync", PARTITIONS, { flush: "sync" });
+  await openEvery(broker, "sync");
+  await assert.rejects(producePartitioned(broker, "sync", spread("s", 1)), /not deferred/);
+  await broker.createTopic("compacted", PARTITIONS, { "cleanup.policy": "compact" });
+  for (let p = 0; p < PARTITIONS; p++) {
+    const b = new BatchBuilder({ slabBytes: 4096 });
+    b.add(`open-${p}`, `key-${p}`, Date.now());
+    await broker.produce("compacted", p, Buffer.from(b.finish()), "leader");
+  }
+  await assert.rejects(producePartitioned(broker, "compacted", spread("c", 1)), /not deferred/);
+  await broker.createTopic("fresh", PARTITIONS);
+  await broker.produce("fresh", 0, batchOf(["only partition 0 is open"]), "leader");
+  await assert.rejects(producePartitioned(broker, "fresh", spread("f", 1)), /not deferred/);
+  await openEvery(broker, "fresh");
+  assert.equal((await producePartitioned(broker, "fresh", spread("f", 1))).get(0), 2);
+});
 
 test("a deferred record is read at once at its offset, and spilled into its partition's log", async (t) => {
   const { broker, dataDir } = await openBroker(t, { flush: "interval" });

@@ -144,6 +144,31 @@ test("deferred records are spilled after spillAgeMs, once spillBytes wait, and a
   });
 });
 
+test("a long poll parking on a log with deferred records spills them, and is woken by their write", async () => {
+  await withTempDir(async (dir) => {
+    const log = await openLog(dir);
+    const source = new Source();
+    log.defer(partitioned([[0, "tail"]]), 0, source);
+    let woken = 0;
+    const waiter = {
+      waitOffset: 0,
+      waitDeadline: performance.now() + 60_000,
+      waitSlot: -1,
+      waitEnded() {
+        woken++;
+      },
+    };
+    // The records are there to wait for: parked, and the spill they caused wakes it.
+    assert.equal(log.park(waiter), true);
+    const deadline = Date.now() + 5000;
+    while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(woken, 1);
+    assert.equal(log.highWatermark, 1);
+    assert.equal(source.spills, 1);
+    await log.close();
+  });
+});
+
 test("a flush spills what is deferred and its fsync covers it", async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir);
