@@ -16,7 +16,9 @@ import { SHARED_DIR } from "../../src/broker/shared-produce.js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { PartitionIndex } from "../../src/format/partition-index.js";
 import { checkPartitionedBatch } from "../../src/format/validate.js";
+import { createClient } from "../../src/index.js";
 import type { AppendListener } from "../../src/storage/partition-log.js";
+import { BrokerProcess } from "../cli/cli-harness.js";
 import { batchOf, fetchValues, openBroker, recordsOf, tempDataDir } from "./helpers.js";
 
 const PARTITIONS = 16;
@@ -229,4 +231,53 @@ test("records lost between a partition's end and what the shared log holds fail 
   t.after(() => again.close());
   await assert.rejects(fetchValues(again, "t", 2), /records were lost in between/);
   assert.deepEqual(await fetchValues(again, "t", 1), ["open-1", "g-1-0"]);
+});
+
+test("conch broker killed right after the SDK's spread sends were answered loses none of them", {
+  timeout: 60_000,
+}, async (t) => {
+  const dataDir = await tempDataDir(t);
+  const first = await BrokerProcess.start(dataDir);
+  const client = createClient({ brokers: [first.address] });
+  const wide = 64;
+  const acked: Array<{ partition: number; offset: number; value: string }> = [];
+  try {
+    await client.admin().createTopic("wide", { partitions: wide });
+    const producer = client.producer({ acks: "leader" });
+    // Every partition opened by an ordinary send, so that the spread sends are deferred.
+    for (let p = 0; p < wide; p++) await producer.send("wide", { value: `open-${p}`, partition: p });
+    for (let round = 0; round < 3; round++) {
+      const messages = Array.from({ length: 128 }, (_, i) => ({ key: `k${i}`, value: `r${round}-${i}` }));
+      const res = await producer.sendBatch("wide", messages);
+      messages.forEach((m, i) =>
+        acked.push({ partition: res.partitions[i]!, offset: res.offsets[i]!, value: m.value }),
+      );
+    }
+  } finally {
+    // Killed before the client's close, so within the spill age of the last answers.
+    assert.deepEqual(await first.stop("SIGKILL"), { code: null, signal: "SIGKILL" });
+    await client.close();
+  }
+  assert.ok(sharedBytes(dataDir) > 0, "the shared log held entries at the kill");
+  const lines: string[] = [];
+  const again = await Broker.open({ dataDir }, capturingLogger(lines), { openLazily: true });
+  t.after(() => again.close());
+  const held = new Map<number, Map<number, string>>();
+  for (let p = 0; p < wide; p++) {
+    const read = await again.fetch({
+      topic: "wide",
+      partition: p,
+      offset: 0,
+      maxBytes: 1 << 20,
+      maxWaitMs: 0,
+      minBytes: 0,
+    });
+    held.set(p, new Map(recordsOf(read.records)));
+  }
+  for (const a of acked)
+    assert.equal(held.get(a.partition)!.get(a.offset), a.value, `${a.value} at ${a.partition}/${a.offset}`);
+  assert.ok(
+    lines.some((l) => l.includes("records replayed from the shared log")),
+    "replayed from the shared log",
+  );
 });
