@@ -249,9 +249,9 @@ test("conch broker killed right after the SDK's spread sends were answered loses
     for (let round = 0; round < 3; round++) {
       const messages = Array.from({ length: 128 }, (_, i) => ({ key: `k${i}`, value: `r${round}-${i}` }));
       const res = await producer.sendBatch("wide", messages);
-      messages.forEach((m, i) =>
-        acked.push({ partition: res.partitions[i]!, offset: res.offsets[i]!, value: m.value }),
-      );
+      for (let i = 0; i < messages.length; i++) {
+        acked.push({ partition: res.partitions[i]!, offset: res.offsets[i]!, value: messages[i]!.value });
+      }
     }
   } finally {
     // Killed before the client's close, so within the spill age of the last answers.
