@@ -106,7 +106,7 @@ export const BROKER_SETTINGS: readonly AnyBrokerSetting[] = [
   setting(
     "tailCacheBytes",
     "bytes",
-    "bytes of recently written data kept in memory for all partitions together, so that consumers near the end read no file; past it the oldest goes first",
+    "bytes of recently written data kept in memory for all partitions together, so that consumers near the end read no file; past it the oldest goes first. Also bounds, separately, the produce requests whose records are deferred behind the shared log (0: none deferred)",
     256 * MiB,
     integerValue(0, Number.MAX_SAFE_INTEGER),
   ),

@@ -151,6 +151,7 @@ export class Broker {
           dataDir,
           log,
           (topic, partition) => partition < (partitions.get(topic) ?? 0),
+          resolved.tailCacheBytes,
         );
         broker.#shared = opened.shared;
         owed = opened.owed;

@@ -7,7 +7,9 @@
  *
  * Only a standalone broker has a shared log (cluster mode's replicas read their leaders' logs as
  * they are appended). A request takes this path only when every partition it names is open and
- * can defer (canDefer: not flush=sync, not compacted); anything else goes the split way.
+ * can defer (canDefer: not flush=sync, not compacted), and while the entries whose records are not
+ * all spilled yet hold less than the broker's bound (`tailCacheBytes`, the bound of recent data in
+ * memory); anything else goes the split way.
  */
 import type { Logger } from "pino";
 import { BATCH_RECORDS_AT } from "../format/layout.js";
@@ -17,7 +19,7 @@ import type { AppendListener, PartitionLog } from "../storage/partition-log.js";
 import { encodeRecordsEntry, encodeTopicDeleted } from "../storage/shared-log/entry.js";
 import { type OwedRecords, owedRecords } from "../storage/shared-log/replay.js";
 import { SharedLog } from "../storage/shared-log/shared-log.js";
-import { EntrySpills } from "../storage/shared-log/span-source.js";
+import { EntrySpills, type HeldBytes } from "../storage/shared-log/span-source.js";
 import { SharedLogUpkeep } from "../storage/shared-log/upkeep.js";
 import type { Acks } from "./broker-requests.js";
 import type { Topic } from "./topic.js";
@@ -31,10 +33,14 @@ export class SharedProduce {
   readonly #log: SharedLog;
   readonly #upkeep: SharedLogUpkeep;
   readonly #logger: Logger;
+  /** Bytes of entries not all spilled, and their bound. */
+  readonly #held: HeldBytes = { bytes: 0 };
+  readonly #maxHeldBytes: number;
 
-  private constructor(log: SharedLog, logger: Logger) {
+  private constructor(log: SharedLog, logger: Logger, maxHeldBytes: number) {
     this.#log = log;
     this.#logger = logger;
+    this.#maxHeldBytes = maxHeldBytes;
     this.#upkeep = new SharedLogUpkeep(log, logger);
   }
 
@@ -46,9 +52,10 @@ export class SharedProduce {
     dataDir: string,
     logger: Logger,
     exists: (topic: string, partition: number) => boolean,
+    maxHeldBytes: number,
   ): Promise<{ shared: SharedProduce; owed: OwedRecords }> {
     const { log, entries } = await SharedLog.open(childPath(dataDir, SHARED_DIR), { dataDir, logger });
-    const shared = new SharedProduce(log, logger);
+    const shared = new SharedProduce(log, logger, maxHeldBytes);
     const owed = owedRecords(entries, log, exists, logger);
     if (entries.length > 0) {
       logger.info({ entries: entries.length, topics: owed.size }, "shared log read back after a crash");
@@ -71,7 +78,7 @@ export class SharedProduce {
     acks: Acks,
     listener: AppendListener,
   ): number[] | null {
-    if (acks === "all" || t.internal) return null;
+    if (acks === "all" || t.internal || this.#held.bytes >= this.#maxHeldBytes) return null;
     const groups = index.groups;
     const logs = new Array<PartitionLog>(groups);
     const bases = new Array<number>(groups);
@@ -100,7 +107,7 @@ export class SharedProduce {
       return null;
     }
     log.addSpans(position, groups);
-    const source = new EntrySpills(log, position);
+    const source = new EntrySpills(log, position, groups, entry.length, this.#held);
     for (let g = 0; g < groups; g++) logs[g]!.defer(index, g, source);
     const config = logs[0]!.config;
     this.#upkeep.appended(config.flush === "interval" ? config.flushIntervalMs : null);

@@ -155,6 +155,29 @@ test("a partitioned produce to a flush=sync or compacted topic, or naming a part
   assert.equal((await producePartitioned(broker, "fresh", spread("f", 1))).get(0), 2);
 });
 
+test("past tailCacheBytes of requests whose records are not all spilled, the next is split, not deferred", async (t) => {
+  const { broker } = await openBroker(t, { flush: "interval", tailCacheBytes: 1024 });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  // One entry of more than 1 KiB: taken (the bound is checked before), and then the bound is reached.
+  await producePartitioned(broker, "t", spread("big", 8));
+  await assert.rejects(producePartitioned(broker, "t", spread("over", 1)), /not deferred/);
+  // Every partition read past its high watermark: every run of the first entry spilled, its bytes
+  // given back.
+  for (let p = 0; p < PARTITIONS; p++) {
+    const read = await broker.fetch({
+      topic: "t",
+      partition: p,
+      offset: 1,
+      maxBytes: 1 << 20,
+      maxWaitMs: 0,
+      minBytes: 0,
+    });
+    assert.equal(recordsOf(read.records).length, 8);
+  }
+  assert.equal((await producePartitioned(broker, "t", spread("again", 1))).get(0), 9);
+});
+
 test("a deferred record is read at once at its offset, and spilled into its partition's log", async (t) => {
   const { broker, dataDir } = await openBroker(t, { flush: "interval" });
   await broker.createTopic("t", PARTITIONS);
