@@ -83,7 +83,10 @@ export interface LogOptions {
   appendMemory?: AppendMemory;
   /** Runs its interval fsyncs a few at a time (default: the queue every log in the process shares). */
   flushQueue?: FlushQueue;
-  /** Deferred records (`defer`) are spilled at the latest this long after the first came (1 s: measured in docs/performance/scale.md, "Workload 6b: deferred records"). */
+  /**
+   * Deferred records (`defer`) are spilled at the latest this long after the first came (1 s;
+   * docs/performance/scale.md, "Workload 6b: deferred records").
+   */
   spillAgeMs?: number;
   /** ... or once this many bytes of them wait (64 KiB). */
   spillBytes?: number;
@@ -501,8 +504,8 @@ export class PartitionLog {
   /**
    * Takes the records of `group` in a partitioned batch (docs/shared-log.md, "Step 2, designed")
    * without appending them: they get the next offsets, and are spilled (framed into ordinary
-   * batches and appended) before anything else reads past the high watermark, appends, truncates,
-   * flushes or closes, as soon as a reader waits, once spillBytes wait, or spillAgeMs after the
+   * batches and appended) before anything else reads at or past the high watermark, appends,
+   * truncates, flushes or closes, as soon as a reader waits, once spillBytes wait, or spillAgeMs after the
    * first. `source` is told once they are written to the log's file. The records are kept, not
    * copied: the batch must not change. Returns the first record's offset. Throws, taking nothing,
    * when `canDefer` is false or the records would not fit in one batch of the topic's.
