@@ -731,8 +731,12 @@ export class Broker {
     switch (spec.kind) {
       case "earliest":
         return { found: true, offset: t.view(partition).logStartOffset };
-      case "latest":
+      case "latest": {
+        // Records deferred behind the shared log were acknowledged: latest is past them.
+        const log = t.openedPartition(partition);
+        if (log !== undefined) return { found: true, offset: await log.visibleEnd() };
         return { found: true, offset: t.view(partition).highWatermark };
+      }
       case "timestamp": {
         t.checkPartition(partition);
         checkCount("timestampMs", spec.timestampMs);

@@ -561,6 +561,15 @@ export class PartitionLog {
     return written;
   }
 
+  /**
+   * The high watermark once every record deferred before the call is spilled and written: where a
+   * reader asking for the latest offset starts, past every acknowledged record.
+   */
+  async visibleEnd(): Promise<number> {
+    if (this.#spillOwed()) await this.#spilled();
+    return this.#highWatermark;
+  }
+
   /** Whether records past the log's written end are deferred or spilling. */
   #spillOwed(): boolean {
     return this.#spilling !== null || (this.#deferred !== null && !this.#deferred.empty);

@@ -178,6 +178,16 @@ test("past tailCacheBytes of requests whose records are not all spilled, the nex
   assert.equal((await producePartitioned(broker, "t", spread("again", 1))).get(0), 9);
 });
 
+test("latest is past every deferred record that was acknowledged", async (t) => {
+  const { broker } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  await producePartitioned(broker, "t", spread("l", 3));
+  for (let p = 0; p < PARTITIONS; p++) {
+    assert.deepEqual(await broker.listOffsets("t", p, { kind: "latest" }), { found: true, offset: 4 });
+  }
+});
+
 test("a deferred record is read at once at its offset, and spilled into its partition's log", async (t) => {
   const { broker, dataDir } = await openBroker(t, { flush: "interval" });
   await broker.createTopic("t", PARTITIONS);
