@@ -12,7 +12,6 @@
  * memory); anything else goes the split way.
  */
 import type { Logger } from "pino";
-import { BATCH_RECORDS_AT } from "../format/layout.js";
 import type { PartitionIndex } from "../format/partition-index.js";
 import { childPath } from "../storage/child-path.js";
 import type { AppendListener, PartitionLog } from "../storage/partition-log.js";
@@ -84,8 +83,7 @@ export class SharedProduce {
     const bases = new Array<number>(groups);
     for (let g = 0; g < groups; g++) {
       const log = t.openedPartition(index.partitions[g]!);
-      if (log === undefined || !log.canDefer) return null;
-      if (BATCH_RECORDS_AT + index.bytes[g]! > log.config.maxBatchBytes) return null;
+      if (log === undefined || !log.canDeferRun(index, g)) return null;
       logs[g] = log;
       bases[g] = log.logEndOffset;
     }

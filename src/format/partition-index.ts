@@ -59,7 +59,7 @@ export class PartitionIndex {
     const last: number[] = [];
     for (let i = 0, p = at + BATCH_RECORDS_AT; i < count; i++) {
       const partition = readU32(buf, p + OFFSET_AT + 4);
-      const n = recordSize(buf, p, extended);
+      const n = innerRecordSize(buf, p, extended);
       const high = readU32(buf, p + TIMESTAMP_AT);
       const low = readU32(buf, p + TIMESTAMP_AT + 4);
       this.starts[i] = p - at;
@@ -102,7 +102,7 @@ export class PartitionIndex {
 }
 
 /** The size of the inner record at `p`: header, key, value and (extended) headers block. */
-export function recordSize(buf: Uint8Array, p: number, extended: boolean): number {
+function innerRecordSize(buf: Uint8Array, p: number, extended: boolean): number {
   let keySize = readU32(buf, p + KEY_SIZE_AT);
   let valueSize = readU32(buf, p + PAYLOAD_SIZE_AT);
   if (!extended) return HEADER_SIZE + keySize + valueSize;

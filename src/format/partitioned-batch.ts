@@ -21,11 +21,11 @@ export interface PartitionBatch {
 }
 
 /**
- * Splits the partitioned batch `buf[at, at + size)`, which `checkPartitionedBatch` has found
+ * Splits the partitioned batch at `buf[at..]`, which `checkPartitionedBatch` has found
  * whole and valid (this function relies on its framing and checks nothing): one entry per
  * partition, in the order each first appears in the batch.
  */
-export function splitPartitionedBatch(buf: Buffer, at: number, _size: number): PartitionBatch[] {
+export function splitPartitionedBatch(buf: Buffer, at: number): PartitionBatch[] {
   const index = new PartitionIndex(buf, at);
   const groups = index.groups;
   const runs: RecordRun[][] = new Array(groups);

@@ -80,7 +80,7 @@ export function producePartitioned(
     reply.deferred(bases);
     return reply;
   }
-  const split = splitPartitionedBatch(records, 0, size);
+  const split = splitPartitionedBatch(records, 0);
   return appendEach(ctx, correlationId, acks, req.topic, req.timeoutMs, split);
 }
 

@@ -43,7 +43,6 @@ export class DeferredRecords {
    */
   take(maxBatchBytes: number): { batches: Buffer; written: SpillWritten } {
     const runs = this.#runs;
-    let total = 0;
     const groups: RecordRun[][] = [];
     let group: RecordRun[] = [];
     let groupBytes = BATCH_RECORDS_AT;
@@ -52,17 +51,15 @@ export class DeferredRecords {
       const layoutChanges = group.length > 0 && group[0]!.index.extended !== run.index.extended;
       if (group.length > 0 && (layoutChanges || groupBytes + bytes > maxBatchBytes)) {
         groups.push(group);
-        total += groupBytes;
         group = [];
         groupBytes = BATCH_RECORDS_AT;
       }
       group.push(run);
       groupBytes += bytes;
     }
-    if (group.length > 0) {
-      groups.push(group);
-      total += framedBytes(group);
-    }
+    if (group.length > 0) groups.push(group);
+    let total = 0;
+    for (const g of groups) total += framedBytes(g);
     const batches = Buffer.allocUnsafe(total);
     for (let i = 0, at = 0; i < groups.length; i++) at = frameRuns(groups[i]!, batches, at);
     const written = new SpillWritten(runs.map((r) => r.source));

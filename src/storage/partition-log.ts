@@ -501,6 +501,11 @@ export class PartitionLog {
     );
   }
 
+  /** Whether `defer` would take the records of `group` (canDefer, and they fit one batch). */
+  canDeferRun(index: PartitionIndex, group: number): boolean {
+    return this.canDefer && BATCH_RECORDS_AT + index.bytes[group]! <= this.#config.maxBatchBytes;
+  }
+
   /**
    * Takes the records of `group` in a partitioned batch (docs/shared-log.md, "Step 2, designed")
    * without appending them: they get the next offsets, and are spilled (framed into ordinary

@@ -71,7 +71,7 @@ test("a partitioned batch is checked as one and split by partition, in order of 
   assert.equal(checkPartitionedBatch(batch, 0, batch.length, MAX), batch.length);
   // Never an ordinary batch: storage and readers refuse it.
   assert.equal(statusName(checkBatch(batch, 0, batch.length, MAX)), "BAD_METADATA");
-  const split = splitPartitionedBatch(batch, 0, batch.length);
+  const split = splitPartitionedBatch(batch, 0);
   assert.deepEqual(
     split.map((e) => e.partition),
     [7, 0, 4_000_000_000],
@@ -107,7 +107,7 @@ test("extended records (headers, null values and keys) keep their layout through
   const batch = partitionedBatch(records);
   assert.equal(batch.readUInt16BE(33), 0x0028);
   assert.equal(checkPartitionedBatch(batch, 0, batch.length, MAX), batch.length);
-  const split = splitPartitionedBatch(batch, 0, batch.length);
+  const split = splitPartitionedBatch(batch, 0);
   assert.deepEqual(
     split.map((e) => e.partition),
     [1, 2],
@@ -222,7 +222,7 @@ test("property: any records over any partitions split into batches that read bac
     fc.property(fc.array(rec, { minLength: 1, maxLength: 40 }), (records) => {
       const batch = partitionedBatch(records);
       assert.equal(checkPartitionedBatch(batch, 0, batch.length, MAX), batch.length);
-      const split = splitPartitionedBatch(batch, 0, batch.length);
+      const split = splitPartitionedBatch(batch, 0);
       assert.deepEqual(
         split.map((e) => e.partition),
         [...new Set(records.map((r) => r.partition))],

@@ -59,7 +59,7 @@ export const EntryStatus = {
 const SMALLEST = 4 + 1 + 2 + 4;
 
 /** The bytes of an entry of these fields. */
-export function entrySize(topic: string, spans: number, batchBytes: number): number {
+function entrySize(topic: string, spans: number, batchBytes: number): number {
   return ENTRY_PREFIX_BYTES + 1 + 2 + topic.length + 4 + spans * SPAN_BYTES + batchBytes;
 }
 

@@ -22,8 +22,6 @@ export interface ReadBack {
   readonly segments: SharedSegment[];
   /** Every entry kept, in order. */
   readonly entries: ReplayEntry[];
-  /** Where the log was cut, and why (an EntryStatus name), or null when it was whole. */
-  readonly cut: { position: number; reason: string } | null;
 }
 
 const STATUS_NAMES = new Map<number, string>(Object.entries(EntryStatus).map(([k, v]) => [v, k]));
@@ -45,7 +43,8 @@ export async function readBack(
     .sort((a, b) => a - b);
   const segments: SharedSegment[] = [];
   const entries: ReplayEntry[] = [];
-  let cut: ReadBack["cut"] = null;
+  /** Where the log was cut, and why (an EntryStatus name). */
+  let cut: { position: number; reason: string } | null = null;
   let i = 0;
   for (; i < bases.length && cut === null; i++) {
     const base = bases[i]!;
@@ -84,5 +83,5 @@ export async function readBack(
     );
   }
   if (segments.length === 0) segments.push(SharedSegment.create(dir, 0));
-  return { segments, entries, cut };
+  return { segments, entries };
 }

@@ -67,10 +67,6 @@ export class SharedSegment {
     return this.base + this.size;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** Closes the descriptor; the caller waits until no fdatasync runs on it. */
   close(): void {
     if (this.#closed) return;
