@@ -72,7 +72,15 @@ export class AppendBuffer {
 
   /** Copies `src` into the current chunk, or the next one when it does not fit; see `chunk`/`start`. */
   copyIn(src: Uint8Array): void {
-    const n = src.length;
+    this.reserve(src.length);
+    this.chunk.buf.set(src, this.start);
+  }
+
+  /**
+   * Takes `n` bytes of the current chunk, or of the next one when they do not fit, for the caller
+   * to fill at once (`chunk`, `start`), as `copyIn` fills them with a copy.
+   */
+  reserve(n: number): void {
     let chunk = this.#current;
     if (chunk === null || chunk.used + n > chunk.buf.length) {
       const now = this.#now();
@@ -91,7 +99,6 @@ export class AppendBuffer {
       this.#current = chunk;
       this.#currentSince = now;
     }
-    chunk.buf.set(src, chunk.used);
     chunk.outstanding++;
     this.#appendsSinceTrim = true;
     this.chunk = chunk;

@@ -36,12 +36,12 @@ export class DeferredRecords {
   }
 
   /**
-   * Frames every deferred record into ordinary batches of at most `maxBatchBytes` each (a run is
-   * never split, and one larger than that, which the partitioned batch's own limit prevents, gets
-   * a batch alone), one after another in one buffer; empties this and returns the batches and the
-   * listener that tells the runs' sources once they are written.
+   * Empties this into a spill: every deferred record, to be framed into ordinary batches of at most
+   * `maxBatchBytes` each (a run is never split, and one larger than that, which the partitioned
+   * batch's own limit prevents, gets a batch alone), one after another, wherever the spill's
+   * appender puts them.
    */
-  take(maxBatchBytes: number): { batches: Buffer; written: SpillWritten } {
+  take(maxBatchBytes: number): Spill {
     const runs = this.#runs;
     const groups: RecordRun[][] = [];
     let group: RecordRun[] = [];
@@ -60,13 +60,44 @@ export class DeferredRecords {
     if (group.length > 0) groups.push(group);
     let total = 0;
     for (const g of groups) total += framedBytes(g);
-    const batches = Buffer.allocUnsafe(total);
-    for (let i = 0, at = 0; i < groups.length; i++) at = frameRuns(groups[i]!, batches, at);
-    const written = new SpillWritten(runs.map((r) => r.source));
+    const spill = new Spill(groups, total, this.count, new SpillWritten(runs.map((r) => r.source)));
     this.#runs = [];
     this.count = 0;
     this.bytes = 0;
-    return { batches, written };
+    return spill;
+  }
+}
+
+/**
+ * Deferred records taken for one append: framed by `frameInto` straight into the memory the log
+ * writes from (log-writer.ts, `appendFramed`), so that they are copied once, from the partitioned
+ * batch, and checked by no one again: this process framed them and computed their CRCs.
+ */
+export class Spill {
+  readonly #groups: RecordRun[][];
+  /** The framed batches' bytes, and their records. */
+  readonly bytes: number;
+  readonly records: number;
+  /** Tells the runs' sources once the batches are written. */
+  readonly written: SpillWritten;
+
+  constructor(groups: RecordRun[][], bytes: number, records: number, written: SpillWritten) {
+    this.#groups = groups;
+    this.bytes = bytes;
+    this.records = records;
+    this.written = written;
+  }
+
+  /** Frames the batches (base offsets 0) at `out[at..]`, which must hold `bytes`. */
+  frameInto(out: Buffer, at: number): void {
+    for (const group of this.#groups) at = frameRuns(group, out, at);
+  }
+
+  /** The batches in a buffer of their own, for an append of a caller's buffer (the replay's). */
+  toBuffer(): Buffer {
+    const out = Buffer.allocUnsafe(this.bytes);
+    this.frameInto(out, 0);
+    return out;
   }
 }
 

@@ -23,6 +23,7 @@ import { validateBatches } from "../format/validate.js";
 import type { AppendBuffer, Chunk } from "./append-buffer.js";
 import { extendReserve } from "./block-reserve.js";
 import type { LogConfig } from "./config.js";
+import type { Spill } from "./deferred-records.js";
 import type { FileOps } from "./file-ops.js";
 import { GroupCommit, type SyncDone } from "./flusher.js";
 import { IdleWaiters } from "./idle-waiters.js";
@@ -206,13 +207,31 @@ export class LogWriter {
     const end = start + batches.length;
     const buf = chunk.buf;
     if (repairs.count > 0) repairs.applyTo(buf, start);
-    let offset = base;
-    for (let at = start; at < end; at += recordSize(buf, at)) {
-      stampBaseOffset(buf, at, offset);
-      offset += batchCount(buf, at);
-    }
+    const offset = stampOffsets(buf, start, end, base);
     if (idempotent) producers.record(batches, 0, base, Date.now());
     return this.#queueCopy(base, offset, chunk, start, end, durable, listener);
+  }
+
+  /**
+   * `append` of deferred records' spill (deferred-records.ts): framed straight into the append
+   * buffer, then stamped with the next offsets and queued like any append. No check of the
+   * batches: this process framed them from records checked on arrival and computed their CRCs.
+   */
+  appendSpill(spill: Spill, listener: AppendListener): PendingAppend {
+    if (this.#failure !== null) throw this.#failure;
+    const base = this.#nextOffset;
+    if (base + spill.records - 1 > MAX_OFFSET) {
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
+    }
+    const buffer = this.#buffer;
+    buffer.reserve(spill.bytes);
+    const chunk = buffer.chunk;
+    const start = buffer.start;
+    const end = start + spill.bytes;
+    const buf = chunk.buf;
+    spill.frameInto(buf, start);
+    const next = stampOffsets(buf, start, end, base);
+    return this.#queueCopy(base, next, chunk, start, end, false, listener);
   }
 
   /**
@@ -725,4 +744,14 @@ export class LogWriter {
     this.#failQueue(error);
     this.#commit.failAll(error);
   }
+}
+
+/** Gives the batches at `buf[start..end)` offsets from `base` on; returns the offset after them. */
+function stampOffsets(buf: Buffer, start: number, end: number, base: number): number {
+  let offset = base;
+  for (let at = start; at < end; at += recordSize(buf, at)) {
+    stampBaseOffset(buf, at, offset);
+    offset += batchCount(buf, at);
+  }
+  return offset;
 }

@@ -550,13 +550,15 @@ export class PartitionLog {
     const deferred = this.#deferred;
     if (deferred === null || deferred.empty) return this.#spilling;
     if (this.#spillTask?.scheduled === true) this.#ticker.cancel(this.#spillTask);
-    const { batches, written } = deferred.take(this.#config.maxBatchBytes);
+    const spill = deferred.take(this.#config.maxBatchBytes);
+    const written = spill.written;
     this.#spilling = written;
     void written.ended().then(() => {
       if (this.#spilling === written) this.#spilling = null;
     });
     try {
-      this.#appendChecked(batches, false, written);
+      this.#checkAppendable();
+      this.#counted(this.#writer.appendSpill(spill, written));
     } catch (err) {
       // Only a failed log refuses it (every caller spills before closing or truncating): its
       // sources are not told, so the shared log keeps the records for the replay after a restart.
@@ -688,15 +690,25 @@ export class PartitionLog {
     listener: AppendListener | null,
     stamped = false,
   ): PendingAppend {
-    if (this.#closing !== null) throw shuttingDown();
-    if (this.#truncating)
-      throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log is being truncated");
+    this.#checkAppendable();
     if (this.#requireKeys) rejectKeylessRecords(batches, this.#config.maxBatchBytes);
     // Deferred records have the offsets before this append's.
     if (this.#deferred !== null && !this.#deferred.empty) this.spillDeferred();
     const pending = stamped
       ? this.#writer.appendStamped(batches, durable, listener, this.#requireKeys)
       : this.#writer.append(batches, durable, listener);
+    return this.#counted(pending);
+  }
+
+  /** Throws while the log is closing or being truncated. */
+  #checkAppendable(): void {
+    if (this.#closing !== null) throw shuttingDown();
+    if (this.#truncating)
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the partition log is being truncated");
+  }
+
+  /** After an append: its trim scheduled and its counts taken. */
+  #counted(pending: PendingAppend): PendingAppend {
     if (!this.#trimTask.scheduled) this.#scheduleTrim();
     const stats = this.stats;
     if (stats.counting && !pending.duplicate) {

@@ -104,9 +104,10 @@ export async function replayOwed(log: PartitionLog, runs: readonly OwedRun[]): P
   for (const s of found) s.spilled();
   if (deferred.empty) return 0;
   const appended = deferred.count;
-  const { batches, written } = deferred.take(log.config.maxBatchBytes);
+  const spill = deferred.take(log.config.maxBatchBytes);
+  const written = spill.written;
   await new Promise<void>((resolve, reject) => {
-    log.appendTo(batches, false, {
+    log.appendTo(spill.toBuffer(), false, {
       appended: () => {
         written.appended();
         resolve();
