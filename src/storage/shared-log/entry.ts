@@ -40,6 +40,7 @@ export interface SharedEntry {
 /** Bytes before the CRC'd part: the length and the CRC. */
 export const ENTRY_PREFIX_BYTES = 8;
 const SPAN_BYTES = 16;
+const TWO_32 = 0x1_0000_0000;
 const MAX_TOPIC_BYTES = 0xffff;
 
 /** Why an entry could not be read: where the shared log's good part ends. */
@@ -86,8 +87,12 @@ function encode(kind: EntryKind, topic: string, spans: readonly EntrySpan[], bat
   buf.writeUInt32LE(spans.length, at);
   at += 4;
   for (const span of spans) {
+    const offset = span.baseOffset;
+    const high = Math.floor(offset / TWO_32);
     buf.writeUInt32LE(span.partition, at);
-    buf.writeBigInt64LE(BigInt(span.baseOffset), at + 4);
+    // The int64 as two uint32 halves, low first: a BigInt per span cost more than the rest.
+    buf.writeUInt32LE(offset - high * TWO_32, at + 4);
+    buf.writeUInt32LE(high, at + 8);
     buf.writeUInt32LE(span.records, at + 12);
     at += SPAN_BYTES;
   }
