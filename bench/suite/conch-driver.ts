@@ -28,6 +28,10 @@ export async function conchClient(endpoint: Endpoint): Promise<ClientDriver> {
     async openConsumer(stream) {
       return new ConchConsumer(createClient({ brokers }), stream);
     },
+    async readable(stream) {
+      const { partitions } = await admin.admin().describeTopic(stream);
+      return partitions.reduce((n, p) => n + p.highWatermark - p.logStartOffset, 0);
+    },
     async close() {
       await admin.close();
     },

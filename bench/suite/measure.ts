@@ -168,6 +168,7 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
     ...(o.messagesSent !== undefined ? { messagesSent: o.messagesSent } : {}),
     ...(o.soloMsgsPerSec !== undefined ? { soloMsgsPerSec: o.soloMsgsPerSec } : {}),
     ...(o.soloLatencyUs ? { soloLatencyUs: o.soloLatencyUs } : {}),
+    ...(o.readableMsgsPerSec !== undefined ? { readableMsgsPerSec: o.readableMsgsPerSec } : {}),
   };
   const gcAfter = gcBefore === null ? null : ((await server.gcSnapshot?.()) ?? null);
   const gc = gcBefore && gcAfter ? gcShare(gcBefore, gcAfter) : null;
@@ -186,6 +187,10 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
     o.warmMsgsPerSec === undefined
       ? ""
       : ` (warm, after the same workload again: ${thousands(o.warmMsgsPerSec)} msgs/s)`;
+  const readable =
+    o.readableMsgsPerSec === undefined
+      ? ""
+      : ` (until every message was readable: ${thousands(o.readableMsgsPerSec)} msgs/s)`;
   const soloLatency = o.soloLatencyUs
     ? ` (alone before: p50 ${usToMs(o.soloLatencyUs.p50)} ms, p99 ${usToMs(o.soloLatencyUs.p99)} ms)`
     : "";
@@ -202,7 +207,7 @@ async function measureOne(ctx: SessionContext, w: Workload, server: RunningServe
       ? ""
       : `; the machine stalled ${stalls.count} times for ${STALL_MS} ms or more (longest ${stalls.longestMs} ms)`;
   ctx.log(
-    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${solo}${lat}${soloLatency}${transfer}${others}${stallText}${gcText}${idle}`,
+    `[run ${run}] ${spec.name} ${w.title}: ${thousands(m.msgsPerSec ?? 0)} msgs/s in ${o.seconds.toFixed(1)} s${warm}${readable}${solo}${lat}${soloLatency}${transfer}${others}${stallText}${gcText}${idle}`,
   );
   return m;
 }

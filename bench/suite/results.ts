@@ -31,6 +31,8 @@ export interface Measurement {
   transferUs?: LatencySummary;
   /** Workload 5: the rate of a round after the server and client warmed up (WorkloadOutcome). */
   warmMsgsPerSec?: number;
+  /** Workload 6b: the rate until every message was readable (WorkloadOutcome). */
+  readableMsgsPerSec?: number;
   /** Workload 7: the measured producer's rate alone, just before the measured round. */
   soloMsgsPerSec?: number;
   /** Workload 8: the paced producer's latency alone, before the measured round. */
@@ -72,6 +74,7 @@ export interface Summary {
   latencyUs?: LatencySummary;
   transferUs?: LatencySummary;
   warmMsgsPerSec?: number;
+  readableMsgsPerSec?: number;
   /** Workload 7: the median rate alone, and the median over the runs of each run's rate over it. */
   soloMsgsPerSec?: number;
   soloShare?: number;
@@ -146,6 +149,8 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     if (transfer !== undefined) summary.transferUs = transfer;
     const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
     if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
+    const readable = ok.flatMap((m) => (m.readableMsgsPerSec !== undefined ? [m.readableMsgsPerSec] : []));
+    if (readable.length > 0) summary.readableMsgsPerSec = median(readable);
     const solo = ok.filter((m) => m.soloMsgsPerSec !== undefined && m.msgsPerSec !== undefined);
     if (solo.length > 0) {
       summary.soloMsgsPerSec = median(solo.map((m) => m.soloMsgsPerSec!));

@@ -86,6 +86,7 @@ export function renderTable(input: TableInput): string {
         note(s, workload === "latency" ? input.latencyRate : 0) +
           transferNote(s) +
           warmNote(s) +
+          readableNote(s) +
           soloNote(s) +
           soloLatencyNote(s) +
           idleNote(s) +
@@ -187,6 +188,11 @@ function idleNote(s: Summary): string {
 /** For workload 5: the rate once the server and client are warm. */
 function warmNote(s: Summary): string {
   return s.warmMsgsPerSec === undefined ? "" : `; warm: ${thousands(s.warmMsgsPerSec)} msgs/s`;
+}
+
+/** For workload 6b: the rate until every acknowledged message was readable. */
+function readableNote(s: Summary): string {
+  return s.readableMsgsPerSec === undefined ? "" : `; readable: ${thousands(s.readableMsgsPerSec)} msgs/s`;
 }
 
 /** For workload 7: the producer's rate alone, and the share of it it kept among the crowd. */

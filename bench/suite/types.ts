@@ -92,6 +92,11 @@ export interface ClientDriver {
   openProducer(stream: string, durability: Durability, partitions?: number): Promise<Producer>;
   /** Opens a consumer on its own connection. */
   openConsumer(stream: string): Promise<Consumer>;
+  /**
+   * Messages of `stream` that readers can see now (Conch: the sum of its partitions' high
+   * watermarks). Absent where every acknowledged message is readable at once.
+   */
+  readable?(stream: string): Promise<number>;
   /** Closes the admin connection. */
   close(): Promise<void>;
 }
@@ -123,6 +128,11 @@ export interface WorkloadOutcome {
   soloMsgsPerSec?: number;
   /** Workload 8: the paced producer's latency alone, before the measured round. */
   soloLatencyUs?: LatencySummary;
+  /**
+   * Workload 6b: the rate from the first send until every acknowledged message was readable (the
+   * broker may answer before a partition's own log holds its records).
+   */
+  readableMsgsPerSec?: number;
   /** Every message the worker sent, when more than `messages` (the rounds around the measured one). */
   messagesSent?: number;
 }

@@ -15,6 +15,7 @@ import { consume } from "../../bench/suite/workloads/consume.js";
 import { durable, durableWait } from "../../bench/suite/workloads/durable.js";
 import { kafkaConsume, kafkaProduce } from "../../bench/suite/workloads/kafka.js";
 import { latency } from "../../bench/suite/workloads/latency.js";
+import { partitions10k } from "../../bench/suite/workloads/partitions.js";
 import { produce } from "../../bench/suite/workloads/produce.js";
 import type { WorkerEnv } from "../../bench/suite/workloads/workload.js";
 
@@ -94,6 +95,18 @@ test("durable producers are acknowledged for every message", { skip: !built }, a
   assert.equal(out.messages, 8_000);
   const wait = await durableWait.run(driver, durableWait.params(0.01), env()); // 16 x 50
   assert.equal(wait.messages, 800);
+});
+
+test("workload 6b waits until every acknowledged message is readable, and reports that rate too", {
+  skip: !built,
+}, async () => {
+  // 16 x 1,000 keyed messages, over 100 partitions here (the suite's 10,000 open slowly in a test).
+  const p = { ...partitions10k.params(0.01), stream: "keyed_100", partitions: 100 };
+  const out = await partitions10k.run(driver, p, env());
+  assert.equal(out.messages, 16_000);
+  assert.ok(out.readableMsgsPerSec !== undefined && out.readableMsgsPerSec > 0);
+  assert.ok(out.readableMsgsPerSec <= out.messages / out.seconds, "readable no sooner than acknowledged");
+  assert.equal(await driver.readable!("keyed_100"), 16_000);
 });
 
 test("workload 7 measures its producer alone, then among a crowd in another process once it has warmed up", {
