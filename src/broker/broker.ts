@@ -258,7 +258,7 @@ export class Broker {
       // Out of the map first: from here on the topic is unknown to produce and fetch.
       this.#topics.delete(name);
       await topic
-        .close(new ConchError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" was deleted`), { deleted: true })
+        .close(new ConchError(ErrorCode.UNKNOWN_TOPIC, `topic "${name}" was deleted`))
         .catch((err: unknown) => this.#logger.warn({ err, topic: name }, "error closing a deleted topic"));
       await this.#store.remove(name);
       this.#shared?.topicDeleted(name);
@@ -617,7 +617,7 @@ export class Broker {
       // they came.
       const kept = Buffer.from(records);
       const ms = acksAllTimeout(timeoutMs);
-      withTimeout(t.openForAppend(partition), ms, () => openTimeout(t.name, partition, ms))
+      withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms))
         .then(() => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs))
         .catch((err: unknown) => {
           this.errors.count(err);
@@ -733,8 +733,7 @@ export class Broker {
         return { found: true, offset: t.view(partition).logStartOffset };
       case "latest": {
         // Records deferred behind the shared log were acknowledged: latest is past them.
-        // So were records deferred into a partition not open yet: its open appends them.
-        const log = t.owes(partition) ? await t.openPartition(partition) : t.openedPartition(partition);
+        const log = t.openedPartition(partition);
         if (log !== undefined) return { found: true, offset: await log.visibleEnd() };
         return { found: true, offset: t.view(partition).highWatermark };
       }

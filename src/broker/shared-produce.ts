@@ -6,13 +6,10 @@
  * acknowledgement per partition.
  *
  * Only a standalone broker has a shared log (cluster mode's replicas read their leaders' logs as
- * they are appended). A request takes this path only when every partition it names can defer
- * (storage/deferred-records.ts, `deferrable`: not flush=sync, not compacted): an open log takes the
- * records itself; a partition not open yet whose end is known (a new one, or one a clean stop
- * summarised) is owed them by its topic and opens in the background, appending them at its open
- * (topic.ts, `owe`). And only while the entries whose records are not all spilled yet hold less
- * than the broker's bound (`tailCacheBytes`, the bound of recent data in memory); anything else
- * goes the split way.
+ * they are appended). A request takes this path only when every partition it names is open and
+ * can defer (canDefer: not flush=sync, not compacted), and while the entries whose records are not
+ * all spilled yet hold less than the broker's bound (`tailCacheBytes`, the bound of recent data in
+ * memory); anything else goes the split way.
  */
 import type { Logger } from "pino";
 import type { PartitionIndex } from "../format/partition-index.js";
@@ -82,20 +79,13 @@ export class SharedProduce {
   ): number[] | null {
     if (acks === "all" || t.internal || this.#held.bytes >= this.#maxHeldBytes) return null;
     const groups = index.groups;
-    // Each group's log, or undefined where the partition is not open and its topic owes it them.
-    const logs = new Array<PartitionLog | undefined>(groups);
+    const logs = new Array<PartitionLog>(groups);
     const bases = new Array<number>(groups);
     for (let g = 0; g < groups; g++) {
-      const partition = index.partitions[g]!;
-      const log = t.openedPartition(partition);
-      if (log !== undefined) {
-        if (!log.canDeferRun(index, g)) return null;
-        logs[g] = log;
-        bases[g] = log.logEndOffset;
-      } else {
-        if (!t.canOwe(partition, index, g)) return null;
-        bases[g] = t.owedEnd(partition);
-      }
+      const log = t.openedPartition(index.partitions[g]!);
+      if (log === undefined || !log.canDeferRun(index, g)) return null;
+      logs[g] = log;
+      bases[g] = log.logEndOffset;
     }
     const spans = bases.map((baseOffset, g) => ({
       partition: index.partitions[g]!,
@@ -116,12 +106,8 @@ export class SharedProduce {
     }
     log.addSpans(position, groups);
     const source = new EntrySpills(log, position, groups, entry.length, this.#held);
-    for (let g = 0; g < groups; g++) {
-      const log = logs[g];
-      if (log !== undefined) log.defer(index, g, source);
-      else t.owe(index.partitions[g]!, index, g, source);
-    }
-    const config = t.logConfig;
+    for (let g = 0; g < groups; g++) logs[g]!.defer(index, g, source);
+    const config = logs[0]!.config;
     this.#upkeep.appended(config.flush === "interval" ? config.flushIntervalMs : null);
     return bases;
   }

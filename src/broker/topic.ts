@@ -5,10 +5,8 @@
  */
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import type { PartitionIndex } from "../format/partition-index.js";
 import { isInternalTopicName } from "../format/topic-name.js";
 import type { LogConfig } from "../storage/config.js";
-import { deferrable, type SpillSource } from "../storage/deferred-records.js";
 import {
   type CloseOptions,
   type LogOptions,
@@ -18,7 +16,6 @@ import {
 import { type OwedRun, replayOwed } from "../storage/shared-log/replay.js";
 import type { BrokerConfig } from "./broker-config.js";
 import { openSlot, releaseSlot } from "./open-slots.js";
-import { OwedPartitions } from "./owed-partitions.js";
 import { PartitionSummary, type PartitionView } from "./partition-view.js";
 import {
   describeTopicConfig,
@@ -87,11 +84,6 @@ export function logConfigFor(topic: TopicConfig, broker: BrokerConfig): LogConfi
 }
 
 /** How Topic.open opens a topic's logs. */
-/** How a topic closes: its logs' options, and whether the topic was deleted (what it is owed is dropped). */
-export interface TopicCloseOptions extends CloseOptions {
-  deleted?: boolean;
-}
-
 export interface TopicOpening {
   /** What a clean stop left of every partition: open none now (clean-stop.ts). */
   summaries?: readonly PartitionSummary[] | undefined;
@@ -137,11 +129,9 @@ export class Topic {
   readonly #store: TopicStore;
   readonly #logger: Logger;
   readonly #logOptions: LogOptions;
-  /** Records owed to partitions not open yet: a crash's (TopicOpening.owed), or deferred into them. */
-  readonly #owed: OwedPartitions;
+  /** Records owed to partitions not open yet (TopicOpening.owed); a partition's go at its open. */
+  readonly #owed: Map<number, readonly OwedRun[]>;
   #closed = new AbortController();
-  /** Set once `close` began: nothing more is deferred into a partition not open. */
-  #closing = false;
 
   private constructor(
     name: string,
@@ -154,7 +144,7 @@ export class Topic {
     logger: Logger,
     logOptions: LogOptions,
     cleanStopped: number,
-    owed: OwedPartitions,
+    owed: Map<number, readonly OwedRun[]>,
   ) {
     this.name = name;
     this.internal = isInternalTopicName(name);
@@ -217,7 +207,7 @@ export class Topic {
       options,
       cleanStopped,
       // Opened whole: openLogs replayed what was owed.
-      new OwedPartitions(summarised || how.recover === true ? owed : new Map()),
+      summarised || how.recover === true ? owed : new Map(),
     );
   }
 
@@ -231,11 +221,6 @@ export class Topic {
 
   get config(): Readonly<TopicConfig> {
     return this.#config;
-  }
-
-  /** The config its logs run with. */
-  get logConfig(): LogConfig {
-    return this.#logConfig;
   }
 
   /** Aborted, with a ConchError as its reason, once the topic is closed. */
@@ -339,7 +324,7 @@ export class Topic {
    * The log of `partition`, opened now if it is not open yet (ahead of the background opener).
    * Callers waiting on one open resume in the order they asked, so their appends keep that order.
    */
-  openPartition(partition: number, urgent = true): Promise<PartitionLog> {
+  openPartition(partition: number): Promise<PartitionLog> {
     const log = this.openedPartition(partition);
     if (log !== undefined) return Promise.resolve(log);
     try {
@@ -349,60 +334,10 @@ export class Topic {
     }
     let opening = this.#opening[partition];
     if (opening === undefined) {
-      opening = this.#open(partition, urgent);
+      opening = this.#open(partition, true);
       this.#opening[partition] = opening;
     }
     return opening;
-  }
-
-  /**
-   * `openPartition` for a produce that appends once it is open: until then nothing is deferred into
-   * the partition, so that no later produce's records get offsets before this one's.
-   */
-  async openForAppend(partition: number): Promise<PartitionLog> {
-    this.#owed.waiting(partition, 1);
-    try {
-      return await this.openPartition(partition);
-    } finally {
-      this.#owed.waiting(partition, -1);
-    }
-  }
-
-  /**
-   * Whether the records of `group` can be deferred into `partition`, whose log is not open (`defer`
-   * of an open log is the log's own): its end is known (a new partition, or a clean stop's
-   * summary), nothing a crash left is owed to it, no produce waits for its open, the topic is not
-   * closing, and its config lets a log defer them.
-   */
-  canOwe(partition: number, index: PartitionIndex, group: number): boolean {
-    return (
-      !this.#closing &&
-      this.#logs[partition] === undefined &&
-      this.#summaries[partition] !== undefined &&
-      this.#owed.canTake(partition) &&
-      deferrable(this.#logConfig, index, group)
-    );
-  }
-
-  /** The offset the records of a partition `canOwe` would start at. */
-  owedEnd(partition: number): number {
-    return this.#owed.nextOffset(partition, this.#summaries[partition]!.logEndOffset);
-  }
-
-  /**
-   * Defers the records of `group` into `partition` (`canOwe` said yes) from `owedEnd` on: its open,
-   * started now in the background unless one is under way, appends them before anything else uses
-   * the log. `source` is told once they are written there.
-   */
-  owe(partition: number, index: PartitionIndex, group: number, source: SpillSource): void {
-    this.#owed.take(partition, { index, group, baseOffset: this.owedEnd(partition), source });
-    // An open under way appends these too; a failed one (logged by #open) is tried again here.
-    if (this.#opening[partition] === undefined) this.openPartition(partition, false).catch(noop);
-  }
-
-  /** Whether `partition` is owed records its open will append (reads of its latest offset wait for it). */
-  owes(partition: number): boolean {
-    return this.#owed.has(partition);
   }
 
   /**
@@ -449,19 +384,16 @@ export class Topic {
       );
       // Reconfigured while it opened: it runs with the topic's config as it is now.
       if (this.#logConfig !== config) log.updateConfig(this.#logConfig);
-      const matches = summary === undefined || summary.matches(log);
       await this.#replay(partition, log);
-      if (!matches) {
+      if (summary !== undefined && !summary.matches(log)) {
         // Only a build that knows no manifest can append after one was written (docs/design.md).
         this.#logger.warn(
           { topic: this.name, partition, manifest: summary, logEndOffset: log.logEndOffset },
           "the clean-stop manifest did not match the partition's log; the log is what counts from now on",
         );
       }
-      // Nothing owed is left (#replay appended all, even what came while it ran): the log takes over.
       this.#logs[partition] = log;
       this.#summaries[partition] = undefined;
-      this.#owed.opened(partition);
       return log;
     } catch (err) {
       if (!this.#closed.signal.aborted)
@@ -473,17 +405,13 @@ export class Topic {
     }
   }
 
-  /**
-   * Appends what `partition` is owed, if anything, and what was deferred into it meanwhile, until
-   * nothing is left; the log is closed if that fails (what is owed stays, for the next open).
-   */
+  /** Appends what the shared log owes `partition`, if anything; the log is closed if that fails. */
   async #replay(partition: number, log: PartitionLog): Promise<void> {
+    const runs = this.#owed.get(partition);
+    if (runs === undefined) return;
     try {
-      for (let runs = this.#owed.runs(partition); runs !== undefined; runs = this.#owed.runs(partition)) {
-        const n = runs.length;
-        await replay(log, runs.slice(0, n), this.#logger, this.name, partition);
-        this.#owed.appended(partition, n);
-      }
+      await replay(log, runs, this.#logger, this.name, partition);
+      this.#owed.delete(partition);
     } catch (err) {
       await log.close().catch(() => {});
       throw err;
@@ -580,19 +508,10 @@ export class Topic {
 
   /**
    * Wakes everything waiting on the topic with `reason`, then flushes and closes every open log
-   * (opens under way end first; no more start; partitions owed records deferred into them open
-   * first, unless the topic was deleted). All logs are closed even if one fails; the first
+   * (opens under way end first; no more start). All logs are closed even if one fails; the first
    * failure is rethrown afterwards. `options.recorded`: the caller writes the clean-stop manifest.
    */
-  async close(reason: ConchError, options: TopicCloseOptions = {}): Promise<void> {
-    this.#closing = true;
-    if (options.deleted === true) this.#owed.forgetAll();
-    else {
-      // What partitions not open are owed goes into their logs first, so that a clean stop leaves
-      // nothing in the shared log; a partition that cannot open keeps it there, for the next start.
-      const owed = this.#owed.partitions().filter((p) => this.#summaries[p] !== undefined);
-      await Promise.allSettled(owed.map((p) => this.openPartition(p)));
-    }
+  async close(reason: ConchError, options: CloseOptions = {}): Promise<void> {
     this.#closed.abort(reason);
     await Promise.allSettled(this.#opening.filter((o) => o !== undefined));
     const open = this.#logs.filter((log) => log !== undefined);

@@ -7,23 +7,7 @@
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import type { PartitionIndex } from "../format/partition-index.js";
 import { framedBytes, frameRuns, type RecordRun } from "../format/record-framer.js";
-import { compacts } from "./compaction/log-cleaner.js";
-import type { LogConfig } from "./config.js";
 import type { AppendListener } from "./pending-append.js";
-
-/**
- * Whether a log of `config` may take the records of `group` deferred: not with `flush=sync` (each
- * append is fsynced in its own file before its answer), not compacted (its appends check keys),
- * and only records that fit one batch of the log's. The one rule for a log that is open
- * (PartitionLog.canDeferRun) and one not open yet (the broker's topic, which owes it them).
- */
-export function deferrable(config: LogConfig, index: PartitionIndex, group: number): boolean {
-  return (
-    config.flush !== "sync" &&
-    !compacts(config) &&
-    BATCH_RECORDS_AT + index.bytes[group]! <= config.maxBatchBytes
-  );
-}
 
 /** Where a run came from: told once its records are written to the partition's file, or dropped. */
 export interface SpillSource {

@@ -22,7 +22,7 @@ import { recoverSwap } from "./compaction/swap.js";
 import { type FlushPolicy, type LogConfig, validateLogConfig } from "./config.js";
 import { type DamageFound, describeRange, type QuarantinedRange } from "./damaged-range.js";
 import { type DataWaiter, DataWaiters } from "./data-waiters.js";
-import { DeferredRecords, deferrable, type SpillSource, type SpillWritten } from "./deferred-records.js";
+import { DeferredRecords, type SpillSource, type SpillWritten } from "./deferred-records.js";
 import { defaultFileOps, type FileOps, type StagedFile } from "./file-ops.js";
 import { type FlushEntry, type FlushQueue, storageFlushQueue } from "./flush-queue.js";
 import { IndexCheckpoint } from "./index-checkpoint.js";
@@ -501,9 +501,9 @@ export class PartitionLog {
     );
   }
 
-  /** Whether `defer` would take the records of `group` (canDefer, and `deferrable`). */
+  /** Whether `defer` would take the records of `group` (canDefer, and they fit one batch). */
   canDeferRun(index: PartitionIndex, group: number): boolean {
-    return this.canDefer && deferrable(this.#config, index, group);
+    return this.canDefer && BATCH_RECORDS_AT + index.bytes[group]! <= this.#config.maxBatchBytes;
   }
 
   /**
