@@ -70,7 +70,7 @@ export class DeferredRecords {
 
 /**
  * Deferred records taken for one append: framed by `frameInto` straight into the memory the log
- * writes from (log-writer.ts, `appendFramed`), so that they are copied once, from the partitioned
+ * writes from (log-writer.ts, `appendSpill`), so that they are copied once, from the partitioned
  * batch, and checked by no one again: this process framed them and computed their CRCs.
  */
 export class Spill {
