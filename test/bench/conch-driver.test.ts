@@ -100,13 +100,15 @@ test("durable producers are acknowledged for every message", { skip: !built }, a
 test("workload 6b waits until every acknowledged message is readable, and reports that rate too", {
   skip: !built,
 }, async () => {
-  // 16 x 1,000 keyed messages, over 100 partitions here (the suite's 10,000 open slowly in a test).
-  const p = { ...partitions10k.params(0.01), stream: "keyed_100", partitions: 100 };
+  // 16 x 5,000 keyed messages over 1,000 partitions (the suite's 10,000 open slowly in a test):
+  // one record a partition per send call, so the SDK sends them as partitioned batches, whose
+  // records the broker defers, and the last of them become readable only at their spill.
+  const p = { ...partitions10k.params(0.05), stream: "keyed_1000", partitions: 1_000 };
   const out = await partitions10k.run(driver, p, env());
-  assert.equal(out.messages, 16_000);
+  assert.equal(out.messages, 80_000);
   assert.ok(out.readableMsgsPerSec !== undefined && out.readableMsgsPerSec > 0);
   assert.ok(out.readableMsgsPerSec <= out.messages / out.seconds, "readable no sooner than acknowledged");
-  assert.equal(await driver.readable!("keyed_100"), 16_000);
+  assert.equal(await driver.readable!("keyed_1000"), 80_000);
 });
 
 test("workload 7 measures its producer alone, then among a crowd in another process once it has warmed up", {
