@@ -175,11 +175,7 @@ export class LogWriter {
   append(batches: Uint8Array, durable: boolean, listener: AppendListener | null = null): PendingAppend {
     const config = this.#o.config();
     const { records } = validateBatches(batches, config.maxBatchBytes, repairs);
-    if (this.#failure !== null) throw this.#failure;
-    const base = this.#nextOffset;
-    if (base + records - 1 > MAX_OFFSET) {
-      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
-    }
+    const base = this.#baseFor(records);
     // The producer check runs here, where offsets are assigned: of two retries of one batch, the
     // second finds the first recorded.
     const producers = this.#o.producers;
@@ -218,11 +214,7 @@ export class LogWriter {
    * batches: this process framed them from records checked on arrival and computed their CRCs.
    */
   appendSpill(spill: Spill, listener: AppendListener): PendingAppend {
-    if (this.#failure !== null) throw this.#failure;
-    const base = this.#nextOffset;
-    if (base + spill.records - 1 > MAX_OFFSET) {
-      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
-    }
+    const base = this.#baseFor(spill.records);
     const buffer = this.#buffer;
     buffer.reserve(spill.bytes);
     const chunk = buffer.chunk;
@@ -270,6 +262,16 @@ export class LogWriter {
     buffer.copyIn(batches);
     const start = buffer.start;
     return this.#queueCopy(base, next, buffer.chunk, start, start + batches.length, durable, listener);
+  }
+
+  /** The offset `records` new records would start at; throws if the log failed or they would not fit. */
+  #baseFor(records: number): number {
+    if (this.#failure !== null) throw this.#failure;
+    const base = this.#nextOffset;
+    if (base + records - 1 > MAX_OFFSET) {
+      throw new ConchError(ErrorCode.STORAGE_ERROR, "the log has reached the largest offset");
+    }
+    return base;
   }
 
   #queueCopy(
