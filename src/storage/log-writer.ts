@@ -64,6 +64,8 @@ export interface WriterOptions {
   segments: SegmentList;
   tail: TailCache;
   chunks: AppendBuffer;
+  /** Where spills are framed: shared by the logs of the process (spill-chunks.ts). */
+  spillChunks: AppendBuffer;
   preparer: SegmentPreparer;
   ops: FileOps;
   config: () => LogConfig;
@@ -209,13 +211,13 @@ export class LogWriter {
   }
 
   /**
-   * `append` of deferred records' spill (deferred-records.ts): framed straight into the append
-   * buffer, then stamped with the next offsets and queued like any append. No check of the
+   * `append` of deferred records' spill (deferred-records.ts): framed straight into the spills'
+   * append buffer, shared by every log (spill-chunks.ts), then stamped with the next offsets and queued like any append. No check of the
    * batches: this process framed them from records checked on arrival and computed their CRCs.
    */
   appendSpill(spill: Spill, listener: AppendListener): PendingAppend {
     const base = this.#baseFor(spill.records);
-    const buffer = this.#buffer;
+    const buffer = this.#o.spillChunks;
     buffer.reserve(spill.bytes);
     const chunk = buffer.chunk;
     const start = buffer.start;

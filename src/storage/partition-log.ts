@@ -42,6 +42,7 @@ import { Segment } from "./segment.js";
 import { SegmentList } from "./segment-list.js";
 import { walPath } from "./segment-name.js";
 import { createSegmentFile, SegmentPreparer } from "./segment-preparer.js";
+import { spillChunks } from "./spill-chunks.js";
 import type { StopSync } from "./stop-sync.js";
 import { storageError } from "./storage-error.js";
 import { TailCache } from "./tail-cache.js";
@@ -276,6 +277,7 @@ export class PartitionLog {
       segments,
       tail,
       chunks,
+      spillChunks: spillChunks(memory),
       preparer: this.#preparer,
       ops: this.#ops,
       config: () => this.#config,

@@ -6,14 +6,17 @@
  * `defer` gave it, in order with ordinary appends.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ErrorCode } from "../../src/format/errors.js";
 import { PartitionIndex } from "../../src/format/partition-index.js";
 import { checkPartitionedBatch } from "../../src/format/validate.js";
+import { AppendMemory } from "../../src/storage/append-memory.js";
 import type { SpillSource } from "../../src/storage/deferred-records.js";
 import { type LogOptions, PartitionLog } from "../../src/storage/partition-log.js";
+import { spillChunks } from "../../src/storage/spill-chunks.js";
 import { makeBatch, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const TS = 1_700_000_000_000;
@@ -203,6 +206,41 @@ test("a close spills what is deferred: the records are there after a reopen", as
     const again = await openLog(dir);
     assert.deepEqual(await readToEnd(again), ["0:a", "1:b"]);
     await again.close();
+  });
+});
+
+test("the spills of every log are framed into one shared chunk, read from memory, and the chunk goes back for reuse", async () => {
+  await withTempDir(async (root) => {
+    const memory = new AppendMemory();
+    const options = { appendMemory: memory };
+    const a = await openLog(join(root, "a"), options);
+    const b = await openLog(join(root, "b"), options);
+    const shared = spillChunks(memory);
+    const index = partitioned([
+      [0, "a0"],
+      [1, "b0"],
+      [0, "a1"],
+    ]);
+    a.defer(index, 0, new Source());
+    b.defer(index, 1, new Source());
+    a.spillDeferred();
+    b.spillDeferred();
+    await Promise.all([a.read(1, 4096), b.read(0, 4096)]);
+    // Both spills are in the shared buffer's chunk, one run of each log's tail cache in it.
+    const chunk = shared.chunk;
+    assert.equal(chunk.cachedRuns, 2);
+    assert.equal(chunk.outstanding, 0);
+    const fromMemory = a.readNow(0, 4096);
+    assert.ok(fromMemory !== undefined, "a's spill is served from memory");
+    assert.deepEqual(await readToEnd(a), ["0:a0", "1:a1"]);
+    assert.deepEqual(await readToEnd(b), ["0:b0"]);
+    await a.close();
+    await b.close();
+    assert.equal(chunk.cachedRuns, 0, "the closed logs' tail caches let go of it");
+    // The next spill that needs a fresh chunk leaves this one to the free chunks.
+    const freeBefore = memory.freeBytes;
+    shared.reserve(chunk.buf.length);
+    assert.equal(memory.freeBytes, freeBefore + chunk.buf.length);
   });
 });
 
