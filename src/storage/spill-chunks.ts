@@ -10,6 +10,8 @@
  * their allocations under 1% (docs/performance/scale.md, "Workload 6b: spills framed into shared
  * chunks"). Nothing else changes: a chunk's appends and cached runs are counted per chunk,
  * whichever log they belong to, and it goes back to the free chunks once nothing refers to it.
+ * The chunk being filled stays with the buffer while the process lives (no log's quiet check
+ * trims it): one chunk for the whole process, 1 MiB once grown.
  */
 import { AppendBuffer } from "./append-buffer.js";
 import type { AppendMemory } from "./append-memory.js";
