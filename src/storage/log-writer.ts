@@ -212,8 +212,9 @@ export class LogWriter {
 
   /**
    * `append` of deferred records' spill (deferred-records.ts): framed straight into the spills'
-   * append buffer, shared by every log (spill-chunks.ts), then stamped with the next offsets and queued like any append. No check of the
-   * batches: this process framed them from records checked on arrival and computed their CRCs.
+   * append buffer, shared by every log (spill-chunks.ts), then stamped with the next offsets and
+   * queued like any append. No check of the batches: this process framed them from records checked
+   * on arrival and computed their CRCs.
    */
   appendSpill(spill: Spill, listener: AppendListener): PendingAppend {
     const base = this.#baseFor(spill.records);

@@ -17,7 +17,7 @@ import { AppendBuffer } from "./append-buffer.js";
 import type { AppendMemory } from "./append-memory.js";
 
 /** The full size of a spill chunk, that of a log's append chunk by default (partition-log.ts). */
-export const SPILL_CHUNK_BYTES = 1024 * 1024;
+const SPILL_CHUNK_BYTES = 1024 * 1024;
 
 const buffers = new WeakMap<AppendMemory, AppendBuffer>();
 
