@@ -17,6 +17,7 @@ import { AppendMemory } from "../../src/storage/append-memory.js";
 import type { SpillSource } from "../../src/storage/deferred-records.js";
 import { type LogOptions, PartitionLog } from "../../src/storage/partition-log.js";
 import { spillChunks } from "../../src/storage/spill-chunks.js";
+import { SyncCapableOps, settle } from "./file-ops-fakes.js";
 import { makeBatch, readAll, testConfig, withTempDir } from "./helpers.js";
 
 const TS = 1_700_000_000_000;
@@ -241,6 +242,37 @@ test("the spills of every log are framed into one shared chunk, read from memory
     const freeBefore = memory.freeBytes;
     shared.reserve(chunk.buf.length);
     assert.equal(memory.freeBytes, freeBefore + chunk.buf.length);
+  });
+});
+
+test("a failed spill write of one log leaves another log's spill in the same shared chunk written and readable", async () => {
+  await withTempDir(async (root) => {
+    const memory = new AppendMemory();
+    const failing = new SyncCapableOps();
+    const a = await openLog(join(root, "a"), { appendMemory: memory, fileOps: failing });
+    const b = await openLog(join(root, "b"), { appendMemory: memory });
+    const index = partitioned([
+      [0, "a0"],
+      [1, "b0"],
+      [1, "b1"],
+    ]);
+    const sourceA = new Source();
+    const sourceB = new Source();
+    a.defer(index, 0, sourceA);
+    b.defer(index, 1, sourceB);
+    failing.failSyncNext = new Error("EIO: injected");
+    a.spillDeferred();
+    b.spillDeferred();
+    const chunk = spillChunks(memory).chunk;
+    await Promise.all([b.read(0, 4096), settle()]);
+    assert.equal(sourceA.spills, 0, "a's records stay owed to the shared log");
+    assert.equal(sourceB.spills, 1);
+    assert.equal(a.highWatermark, 0, "nothing of a's failed write is visible");
+    assert.deepEqual(await readToEnd(b), ["0:b0", "1:b1"]);
+    assert.equal(chunk.outstanding, 0, "the failed write let go of the chunk too");
+    assert.equal(chunk.cachedRuns, 1, "only b's run is cached");
+    await a.close().catch(() => {});
+    await b.close();
   });
 });
 

@@ -73,6 +73,22 @@ export class TestFileOps implements FileOps {
   }
 }
 
+/** TestFileOps that can also write synchronously, counting which path each write took. */
+export class SyncCapableOps extends TestFileOps {
+  syncWrites = 0;
+  failSyncNext: Error | null = null;
+
+  writevSync(file: FileHandle, buffers: Buffer[], position: number): number {
+    if (this.failSyncNext !== null) {
+      const err = this.failSyncNext;
+      this.failSyncNext = null;
+      throw err;
+    }
+    this.syncWrites++;
+    return defaultFileOps.writevSync!(file, buffers, position);
+  }
+}
+
 /** A gate: `promise` resolves when `open()` is called. */
 export function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;

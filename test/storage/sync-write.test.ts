@@ -5,29 +5,11 @@
  * log's promises: offsets, visibility, a failed write failing its appends.
  */
 import assert from "node:assert/strict";
-import type { FileHandle } from "node:fs/promises";
 import { test } from "node:test";
-import { defaultFileOps } from "../../src/storage/file-ops.js";
 import { SYNCS_IN_FLIGHT } from "../../src/storage/flusher.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
-import { gate, settle, TestFileOps } from "./file-ops-fakes.js";
+import { gate, SyncCapableOps, settle } from "./file-ops-fakes.js";
 import { makeBatch, offsetsOf, range, readAll, testConfig, withTempDir } from "./helpers.js";
-
-/** TestFileOps that can also write synchronously, counting which path each write took. */
-class SyncCapableOps extends TestFileOps {
-  syncWrites = 0;
-  failSyncNext: Error | null = null;
-
-  writevSync(file: FileHandle, buffers: Buffer[], position: number): number {
-    if (this.failSyncNext !== null) {
-      const err = this.failSyncNext;
-      this.failSyncNext = null;
-      throw err;
-    }
-    this.syncWrites++;
-    return defaultFileOps.writevSync!(file, buffers, position);
-  }
-}
 
 /** A log with flush=interval (its timer out of the way) on `ops`. */
 function openIntervalLog(dir: string, ops: SyncCapableOps): Promise<PartitionLog> {
