@@ -116,6 +116,14 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
       out.push({ ...base, status: shown.status, ...(shown.reason ? { reason: shown.reason } : {}) });
       continue;
     }
+    /** The median of `pick` over the runs that have it (a number), else undefined. */
+    const medianOf = (pick: (m: Measurement) => number | null | undefined): number | undefined => {
+      const values = ok.flatMap((m) => {
+        const v = pick(m);
+        return typeof v === "number" ? [v] : [];
+      });
+      return values.length > 0 ? median(values) : undefined;
+    };
     const perMillion = (
       cpu: (m: Measurement) => number | null | undefined,
       count: (m: Measurement) => number | undefined = (m) => m.messages,
@@ -141,27 +149,27 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
     const client = perMillion((m) => m.clientCpuSeconds);
     if (broker !== undefined) summary.brokerCpuPerMillion = broker;
     if (client !== undefined) summary.clientCpuPerMillion = client;
-    const others = ok.flatMap((m) => (typeof m.otherCpuShare === "number" ? [m.otherCpuShare] : []));
-    if (others.length > 0) summary.otherCpuShare = median(others);
+    const others = medianOf((m) => m.otherCpuShare);
+    if (others !== undefined) summary.otherCpuShare = others;
     const latency = medianLatency(ok.flatMap((m) => (m.latencyUs ? [m.latencyUs] : [])));
     if (latency !== undefined) summary.latencyUs = latency;
     const transfer = medianLatency(ok.flatMap((m) => (m.transferUs ? [m.transferUs] : [])));
     if (transfer !== undefined) summary.transferUs = transfer;
-    const warm = ok.flatMap((m) => (m.warmMsgsPerSec !== undefined ? [m.warmMsgsPerSec] : []));
-    if (warm.length > 0) summary.warmMsgsPerSec = median(warm);
-    const readable = ok.flatMap((m) => (m.readableMsgsPerSec !== undefined ? [m.readableMsgsPerSec] : []));
-    if (readable.length > 0) summary.readableMsgsPerSec = median(readable);
+    const warm = medianOf((m) => m.warmMsgsPerSec);
+    if (warm !== undefined) summary.warmMsgsPerSec = warm;
+    const readable = medianOf((m) => m.readableMsgsPerSec);
+    if (readable !== undefined) summary.readableMsgsPerSec = readable;
     const solo = ok.filter((m) => m.soloMsgsPerSec !== undefined && m.msgsPerSec !== undefined);
     if (solo.length > 0) {
       summary.soloMsgsPerSec = median(solo.map((m) => m.soloMsgsPerSec!));
       summary.soloShare = median(solo.map((m) => m.msgsPerSec! / m.soloMsgsPerSec!));
     }
-    const idle = ok.flatMap((m) => (m.idleCpuShare !== undefined ? [m.idleCpuShare] : []));
-    if (idle.length > 0) summary.idleCpuShare = median(idle);
-    const gc = ok.flatMap((m) => (m.brokerGcShare !== undefined ? [m.brokerGcShare] : []));
-    if (gc.length > 0) summary.brokerGcShare = median(gc);
-    const rss = ok.flatMap((m) => (m.brokerRssBytes !== undefined ? [m.brokerRssBytes] : []));
-    if (rss.length > 0) summary.brokerRssBytes = median(rss);
+    const idle = medianOf((m) => m.idleCpuShare);
+    if (idle !== undefined) summary.idleCpuShare = idle;
+    const gc = medianOf((m) => m.brokerGcShare);
+    if (gc !== undefined) summary.brokerGcShare = gc;
+    const rss = medianOf((m) => m.brokerRssBytes);
+    if (rss !== undefined) summary.brokerRssBytes = rss;
     const alone = ok.filter((m) => m.soloLatencyUs !== undefined && m.latencyUs !== undefined);
     if (alone.length > 0) {
       summary.soloLatencyUs = medianLatency(alone.map((m) => m.soloLatencyUs!))!;

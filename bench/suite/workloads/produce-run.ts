@@ -1,4 +1,5 @@
 import { startClock } from "../clock.js";
+import { sleep } from "../deadline.js";
 import type { ClientDriver, WorkloadOutcome } from "../types.js";
 import { payloadBatch, sendAll } from "./send-loop.js";
 import { totalMessages, type Workload, type WorkloadParams } from "./workload.js";
@@ -60,6 +61,6 @@ async function untilAllReadable(
     if (performance.now() > deadline) {
       throw new Error(`${stream}: not every acknowledged message was readable within ${READABLE_WAIT_MS} ms`);
     }
-    await new Promise((resolve) => setTimeout(resolve, READABLE_POLL_MS));
+    await sleep(READABLE_POLL_MS);
   }
 }
