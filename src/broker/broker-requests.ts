@@ -2,6 +2,7 @@
  * The domain values the broker's API speaks, whatever the front-end: each protocol maps its wire
  * numbers to these at its edge (server/data-handlers.ts for the native protocol).
  */
+import type { AppendListener } from "../storage/partition-log.js";
 
 /**
  * When a produce is acknowledged: never ("none", no answer is awaited), once the leader has it
@@ -18,3 +19,14 @@ export type OffsetSpec =
   | { readonly kind: "earliest" }
   | { readonly kind: "latest" }
   | { readonly kind: "timestamp"; readonly timestampMs: number };
+
+/**
+ * Where a partitioned produce (produce version 3) is told what became of its records: deferred at
+ * these first offsets, one per group of its index, the listener then told once the batch is in the
+ * shared log (or failed); or to be split now into one append per partition, `batch` holding its
+ * records (the request's, or a copy if it waited).
+ */
+export interface PartitionedProduce extends AppendListener {
+  deferred(bases: readonly number[]): void;
+  split(batch: Buffer): void;
+}

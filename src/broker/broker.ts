@@ -16,7 +16,7 @@ import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../
 import { StopSync } from "../storage/stop-sync.js";
 import { storageError } from "../storage/storage-error.js";
 import { type BrokerConfig, resolveBrokerConfig } from "./broker-config.js";
-import { ACKS, type Acks, type OffsetSpec } from "./broker-requests.js";
+import { ACKS, type Acks, type OffsetSpec, type PartitionedProduce } from "./broker-requests.js";
 import { takeCleanStop, writeCleanStop } from "./clean-stop.js";
 import type { ClusterMetadata } from "./cluster-metadata.js";
 import { DataDirLock } from "./data-dir-lock.js";
@@ -24,6 +24,7 @@ import { GroupCoordinator } from "./group-coordinator.js";
 import { type FetchListener, type FetchRequest, fetchWithWait } from "./long-poll.js";
 import { OPEN_CONCURRENCY } from "./open-slots.js";
 import type { PartitionSummary, PartitionView } from "./partition-view.js";
+import { ProduceGate } from "./produce-gate.js";
 import { ProducerIdAllocator } from "./producer-ids.js";
 import { ACKS_ALL_DEFAULT_TIMEOUT_MS, AcksAllWait, type PartitionReplication } from "./replication.js";
 import { SharedProduce } from "./shared-produce.js";
@@ -97,6 +98,8 @@ export class Broker {
   #lock: DataDirLock;
   /** A standalone broker's shared log (shared-produce.ts); null in cluster mode. */
   #shared: SharedProduce | null = null;
+  /** Topics whose produces are held behind a partitioned produce waiting for opens. */
+  readonly #gates = new Map<Topic, ProduceGate>();
   /** Opened with the broker (producer-ids.ts). */
   #producerIds: ProducerIdAllocator | null = null;
 
@@ -568,7 +571,35 @@ export class Broker {
         `topic "${t.name}" is internal; clients cannot write to it`,
       );
     }
-    this.#appendToLog(t, partition, records, acks, listener, timeoutMs);
+    const gate = this.#holding(t);
+    if (gate === undefined) {
+      this.#appendToLog(t, partition, records, acks, listener, timeoutMs);
+      return;
+    }
+    // Behind a partitioned produce waiting for opens (produce-gate.ts): its records are copied.
+    const kept = Buffer.from(records);
+    const ms = acksAllTimeout(timeoutMs);
+    const ready =
+      t.openedPartition(partition) !== undefined || partition >= t.partitionCount
+        ? null
+        : withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms));
+    gate.hold({
+      ready,
+      run: () => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs),
+      fail: (err) => this.#appendFailed(listener, err),
+    });
+  }
+
+  #appendFailed(listener: AppendListener, err: unknown): void {
+    this.errors.count(err);
+    listener.appendFailed(asError(err));
+  }
+
+  /** The gate of `t` while it holds produces (produce-gate.ts). */
+  #holding(t: Topic): ProduceGate | undefined {
+    if (this.#gates.size === 0) return undefined;
+    const gate = this.#gates.get(t);
+    return gate?.holding === true ? gate : undefined;
   }
 
   /**
@@ -640,21 +671,67 @@ export class Broker {
   }
 
   /**
-   * Produce version 3's records, deferred (shared-produce.ts): each group's first offset, the
-   * listener told once the batch is in the shared log; or null, nothing taken, when the request
-   * must be split and appended per partition (`produceTo`).
+   * Produce version 3's records: deferred (shared-produce.ts), `produce.deferred` told each group's
+   * first offset and `produce` told once the batch is in the shared log; or `produce.split` called,
+   * nothing taken, when the request must be split and appended per partition (`produceTo`). A
+   * request naming partitions not open yet waits for their opens (at most `timeoutMs`, as the split
+   * path's appends would) and is deferred then, every produce to the topic meanwhile held behind it
+   * (produce-gate.ts).
    */
   producePartitioned(
     topic: string,
     batch: Buffer,
     index: PartitionIndex,
     acks: Acks,
-    listener: AppendListener,
-  ): number[] | null {
+    produce: PartitionedProduce,
+    timeoutMs: number,
+  ): void {
     const shared = this.#shared;
-    if (shared === null || this.#closing !== null || this.#replication !== null) return null;
     const t = this.#topics.get(topic);
-    return t === undefined ? null : shared.defer(t, batch, index, acks, listener);
+    if (shared === null || this.#closing !== null || this.#replication !== null || t === undefined) {
+      produce.split(batch);
+      return;
+    }
+    if (this.#holding(t) === undefined) {
+      const outcome = shared.defer(t, batch, index, acks, produce);
+      if (outcome === "split") {
+        produce.split(batch);
+        return;
+      }
+      if (outcome !== "open-first") {
+        produce.deferred(outcome);
+        return;
+      }
+    }
+    // The request's frame is reused once the handler returns: the held batch is a copy.
+    const kept = Buffer.from(batch);
+    index.moveTo(kept, 0);
+    let gate = this.#gates.get(t);
+    if (gate === undefined) {
+      const held = new ProduceGate(() => this.#gates.delete(t));
+      this.#gates.set(t, held);
+      gate = held;
+    }
+    gate.hold({
+      ready: this.#opens(t, index, acksAllTimeout(timeoutMs)),
+      run: () => {
+        const outcome = this.#closing === null ? shared.defer(t, kept, index, acks, produce) : "split";
+        if (typeof outcome === "string") produce.split(kept);
+        else produce.deferred(outcome);
+      },
+      fail: (err) => this.#appendFailed(produce, err),
+    });
+  }
+
+  /** The opens of the partitions of `index` not open yet, bounded by `ms`; null if there are none. */
+  #opens(t: Topic, index: PartitionIndex, ms: number): Promise<unknown> | null {
+    const opens: Promise<PartitionLog>[] = [];
+    for (let g = 0; g < index.groups; g++) {
+      const partition = index.partitions[g]!;
+      if (t.openedPartition(partition) === undefined) opens.push(t.openPartition(partition));
+    }
+    if (opens.length === 0) return null;
+    return withTimeout(Promise.all(opens), ms, () => openTimeout(t.name, undefined, ms));
   }
 
   /**

@@ -9,7 +9,8 @@
  * they are appended). A request takes this path only when every partition it names is open and
  * can defer (canDefer: not flush=sync, not compacted), and while the entries whose records are not
  * all spilled yet hold less than the broker's bound (`tailCacheBytes`, the bound of recent data in
- * memory); anything else goes the split way.
+ * memory); anything else goes the split way. One that names partitions not open yet waits for
+ * their opens and then tries again (broker.ts, produce-gate.ts).
  */
 import type { Logger } from "pino";
 import type { PartitionIndex } from "../format/partition-index.js";
@@ -25,6 +26,13 @@ import type { Topic } from "./topic.js";
 
 /** The shared log's directory under the data directory. */
 export const SHARED_DIR = "shared";
+
+/**
+ * What `defer` did: each group's first offset (the records deferred); "split", nothing taken (the
+ * request is split and appended partition by partition); or "open-first", nothing taken: some of
+ * its partitions are not open, and once they are it may be deferred.
+ */
+export type DeferOutcome = number[] | "split" | "open-first";
 
 const IGNORED: AppendListener = { appended() {}, appendFailed() {} };
 
@@ -68,25 +76,27 @@ export class SharedProduce {
    * Defers the records of `index` (a checked partitioned batch, whose bytes are `batch`) in `t`'s
    * partitions and writes the batch to the shared log: `listener` is told, its `baseOffset` the
    * entry's position, once that is written (or fsynced, with acks "durable"). Returns each group's
-   * first offset, or null, taking nothing, when the request must go the split way.
+   * first offset, or what else to do (DeferOutcome).
    */
-  defer(
-    t: Topic,
-    batch: Buffer,
-    index: PartitionIndex,
-    acks: Acks,
-    listener: AppendListener,
-  ): number[] | null {
-    if (acks === "all" || t.internal || this.#held.bytes >= this.#maxHeldBytes) return null;
+  defer(t: Topic, batch: Buffer, index: PartitionIndex, acks: Acks, listener: AppendListener): DeferOutcome {
+    if (acks === "all" || t.internal || this.#held.bytes >= this.#maxHeldBytes) return "split";
     const groups = index.groups;
     const logs = new Array<PartitionLog>(groups);
     const bases = new Array<number>(groups);
+    let unopened = false;
     for (let g = 0; g < groups; g++) {
       const log = t.openedPartition(index.partitions[g]!);
-      if (log === undefined || !log.canDeferRun(index, g)) return null;
+      if (log === undefined) {
+        // One the topic does not have is answered by the split path, partition by partition.
+        if (index.partitions[g]! >= t.partitionCount || !t.defersRecords) return "split";
+        unopened = true;
+        continue;
+      }
+      if (!log.canDeferRun(index, g)) return "split";
       logs[g] = log;
       bases[g] = log.logEndOffset;
     }
+    if (unopened) return "open-first";
     const spans = bases.map((baseOffset, g) => ({
       partition: index.partitions[g]!,
       baseOffset,
@@ -102,7 +112,7 @@ export class SharedProduce {
     } catch (err) {
       // A failed shared log (logged once when it failed): the request goes the split way.
       if (!log.failed) throw err;
-      return null;
+      return "split";
     }
     log.addSpans(position, groups);
     const source = new EntrySpills(log, position, groups, entry.length, this.#held);

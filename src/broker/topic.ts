@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isInternalTopicName } from "../format/topic-name.js";
+import { compacts } from "../storage/compaction/log-cleaner.js";
 import type { LogConfig } from "../storage/config.js";
 import {
   type CloseOptions,
@@ -213,6 +214,14 @@ export class Topic {
 
   get partitionCount(): number {
     return this.#logs.length;
+  }
+
+  /**
+   * Whether its logs take deferred records (shared-produce.ts) as far as its config goes: not an
+   * internal topic, not flush=sync, not compacted. An open log may still refuse (canDeferRun).
+   */
+  get defersRecords(): boolean {
+    return !this.internal && this.#logConfig.flush !== "sync" && !compacts(this.#logConfig);
   }
 
   get overrides(): Readonly<TopicOverrides> {

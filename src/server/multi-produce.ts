@@ -12,7 +12,7 @@
  * mode, a partition not open yet, a compacted or flush=sync topic, acks all), the batch is split by
  * partition into entries answered as version 2's.
  */
-import type { Acks } from "../broker/broker-requests.js";
+import type { Acks, PartitionedProduce } from "../broker/broker-requests.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { PartitionIndex } from "../format/partition-index.js";
 import { splitPartitionedBatch } from "../format/partitioned-batch.js";
@@ -28,7 +28,7 @@ import { decodePartitionedProduceRequest } from "../protocol/produce-v3.js";
 import type { AppendListener, AppendResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
 import type { RequestContext } from "./handler.js";
-import { ReplyTicket } from "./reply-ticket.js";
+import { ReplyTicket, type TicketOwner } from "./reply-ticket.js";
 import { wireErrorCode, wireErrorMessage } from "./wire-error.js";
 
 export function produceMany(
@@ -40,7 +40,8 @@ export function produceMany(
   const req = decodeMultiProduceRequest(frame);
   authorize(ctx, "write", "topic", req.topic);
   // The records are views of the frame: produceTo copies them before it returns.
-  return appendEach(ctx, correlationId, acksByWire[req.acks]!, req.topic, req.timeoutMs, req.partitions);
+  const acks = acksByWire[req.acks]!;
+  return appendEach(ctx, ctx.tickets, correlationId, acks, req.topic, req.timeoutMs, req.partitions);
 }
 
 /**
@@ -74,37 +75,41 @@ export function producePartitioned(
     );
   }
   const acks = acksByWire[req.acks]!;
-  const reply = new DeferredProduceReply(ctx, correlationId, acks, req.topic, index);
-  const bases = ctx.broker.producePartitioned(req.topic, records, index, acks, reply);
-  if (bases !== null) {
-    reply.deferred(bases);
-    return reply;
-  }
-  const split = splitPartitionedBatch(records, 0);
-  return appendEach(ctx, correlationId, acks, req.topic, req.timeoutMs, split);
+  const reply = new PartitionedProduceReply(ctx, correlationId, acks, req.topic, req.timeoutMs, index);
+  ctx.broker.producePartitioned(req.topic, records, index, acks, reply, req.timeoutMs);
+  return reply;
 }
 
 /**
- * A version 3 request whose records were deferred: every partition answered at once, when the
+ * A version 3 request's answer. Deferred records: every partition answered at once, when the
  * shared log has written (or, acks durable, fsynced) the batch, or failed together when it could
- * not.
+ * not (or when the partitions it waited for did not open). Split: answered as version 2's entries
+ * are, through a MultiProduceReply of its own.
  */
-class DeferredProduceReply extends ReplyTicket implements AppendListener {
+class PartitionedProduceReply extends ReplyTicket implements PartitionedProduce {
   readonly #ctx: RequestContext;
   readonly #acks: Acks;
   readonly #topic: string;
+  readonly #timeoutMs: number;
   readonly #index: PartitionIndex;
   #answers: PartitionProduceResult[] | null = null;
 
-  constructor(ctx: RequestContext, correlationId: number, acks: Acks, topic: string, index: PartitionIndex) {
+  constructor(
+    ctx: RequestContext,
+    correlationId: number,
+    acks: Acks,
+    topic: string,
+    timeoutMs: number,
+    index: PartitionIndex,
+  ) {
     super(ctx.tickets, correlationId);
     this.#ctx = ctx;
     this.#acks = acks;
     this.#topic = topic;
+    this.#timeoutMs = timeoutMs;
     this.#index = index;
   }
 
-  /** The records were deferred at these first offsets, one per group of the index. */
   deferred(bases: readonly number[]): void {
     const index = this.#index;
     const answers = new Array<PartitionProduceResult>(bases.length);
@@ -121,6 +126,16 @@ class DeferredProduceReply extends ReplyTicket implements AppendListener {
     this.#answers = answers;
   }
 
+  split(batch: Buffer): void {
+    const entries = splitPartitionedBatch(batch, 0);
+    const owner: TicketOwner = {
+      answered: (_, reply) => this.reply(reply),
+      failed: (_, err) => this.fail(err),
+    };
+    const { correlationId } = this;
+    appendEach(this.#ctx, owner, correlationId, this.#acks, this.#topic, this.#timeoutMs, entries).register();
+  }
+
   appended(): void {
     this.#answer();
   }
@@ -128,7 +143,15 @@ class DeferredProduceReply extends ReplyTicket implements AppendListener {
   appendFailed(err: Error): void {
     const errorCode = wireErrorCode(err);
     const message = wireErrorMessage(err);
-    for (const a of this.#answers ?? []) {
+    // Failed before it was deferred (its partitions did not open): every partition answers so.
+    this.#answers ??= this.#index.partitions.map((partition) => ({
+      partition,
+      errorCode,
+      baseOffset: -1,
+      lastOffset: -1,
+      message,
+    }));
+    for (const a of this.#answers) {
       a.errorCode = errorCode;
       a.baseOffset = -1;
       a.lastOffset = -1;
@@ -139,7 +162,8 @@ class DeferredProduceReply extends ReplyTicket implements AppendListener {
   }
 
   #answer(): void {
-    // Told after `deferred` always: the shared log tells in its write pass, after the handler returned.
+    // Told after `deferred` (the shared log tells in its write pass, after the handler returned) or
+    // after a failure that made the answers.
     const answers = this.#answers ?? [];
     this.reply(
       this.#acks === "none" ? null : encodeMultiProduceResponse(this.correlationId, { partitions: answers }),
@@ -150,6 +174,7 @@ class DeferredProduceReply extends ReplyTicket implements AppendListener {
 /** Hands each entry to the broker in order, every one answered in one reply once all have ended. */
 function appendEach(
   ctx: RequestContext,
+  owner: TicketOwner,
   correlationId: number,
   acks: Acks,
   topic: string,
@@ -157,7 +182,7 @@ function appendEach(
   entries: readonly PartitionRecords[],
 ): ReplyTicket {
   const n = entries.length;
-  const ticket = new MultiProduceReply(ctx, correlationId, acks, topic, n);
+  const ticket = new MultiProduceReply(ctx, owner, correlationId, acks, topic, n);
   const answers = ticket.answers;
   for (let i = 0; i < n; i++) {
     const entry = entries[i]!;
@@ -178,8 +203,15 @@ class MultiProduceReply extends ReplyTicket {
   /** Entries still appending, plus one until every entry has been started. */
   #waiting: number;
 
-  constructor(ctx: RequestContext, correlationId: number, acks: Acks, topic: string, n: number) {
-    super(ctx.tickets, correlationId);
+  constructor(
+    ctx: RequestContext,
+    owner: TicketOwner,
+    correlationId: number,
+    acks: Acks,
+    topic: string,
+    n: number,
+  ) {
+    super(owner, correlationId);
     this.#ctx = ctx;
     this.#acks = acks;
     this.#topic = topic;

@@ -50,17 +50,25 @@ export function batchOf(values: string[], timestampMs = Date.now()): Buffer {
   return Buffer.from(b.finish());
 }
 
-/** The values of every record of a partition, read with one fetch from offset 0. */
+/** The values of every record of a partition, read from offset 0 to its end. */
 export async function fetchValues(broker: Broker, topic: string, partition: number): Promise<string[]> {
-  const read = await broker.fetch({
-    topic,
-    partition,
-    offset: 0,
-    maxBytes: 1 << 20,
-    maxWaitMs: 0,
-    minBytes: 0,
-  });
-  return recordsOf(read.records).map(([, v]) => v);
+  const values: string[] = [];
+  // A read may end before the log does (at records deferred behind the shared log, spilled by the
+  // next read): read on until one returns nothing new.
+  for (let offset = 0; ; ) {
+    const read = await broker.fetch({
+      topic,
+      partition,
+      offset,
+      maxBytes: 1 << 20,
+      maxWaitMs: 0,
+      minBytes: 0,
+    });
+    const records = recordsOf(read.records, offset);
+    if (records.length === 0) return values;
+    for (const [, v] of records) values.push(v);
+    offset = records.at(-1)![0] + 1;
+  }
 }
 
 /** The offset and value of every record in fetched bytes at or after `from`. */

@@ -12,12 +12,12 @@ import { Writable } from "node:stream";
 import { test } from "node:test";
 import { pino } from "pino";
 import { Broker } from "../../src/broker/broker.js";
+import type { PartitionedProduce } from "../../src/broker/broker-requests.js";
 import { SHARED_DIR } from "../../src/broker/shared-produce.js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { PartitionIndex } from "../../src/format/partition-index.js";
 import { checkPartitionedBatch } from "../../src/format/validate.js";
 import { createClient } from "../../src/index.js";
-import type { AppendListener } from "../../src/storage/partition-log.js";
 import { BrokerProcess } from "../cli/cli-harness.js";
 import { batchOf, fetchValues, openBroker, recordsOf, tempDataDir } from "./helpers.js";
 
@@ -36,12 +36,14 @@ function producePartitioned(
   assert.equal(checkPartitionedBatch(batch, 0, batch.length, batch.length), batch.length);
   const index = new PartitionIndex(batch, 0);
   return new Promise((resolve, reject) => {
-    const listener: AppendListener = {
-      appended: () => resolve(new Map(index.partitions.map((p, g) => [p, bases![g]!]))),
+    let bases: readonly number[] = [];
+    const produce: PartitionedProduce = {
+      deferred: (b) => (bases = b),
+      split: () => reject(new Error("not deferred")),
+      appended: () => resolve(new Map(index.partitions.map((p, g) => [p, bases[g]!]))),
       appendFailed: reject,
     };
-    const bases = broker.producePartitioned(topic, batch, index, acks, listener);
-    if (bases === null) reject(new Error("not deferred"));
+    broker.producePartitioned(topic, batch, index, acks, produce, 30_000);
   });
 }
 
@@ -134,7 +136,7 @@ test("acks durable: answered once the shared log's fsync covers the request, and
     assert.deepEqual(await fetchValues(again, "t", p), [`open-${p}`, `d-${p}-0`, `d-${p}-1`]);
 });
 
-test("a partitioned produce to a flush=sync or compacted topic, or naming a partition not open, is not deferred", async (t) => {
+test("a partitioned produce to a flush=sync or compacted topic is not deferred, open or not", async (t) => {
   const dataDir = await tempDataDir(t);
   const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
   t.after(() => broker.close());
@@ -148,11 +150,44 @@ test("a partitioned produce to a flush=sync or compacted topic, or naming a part
     await broker.produce("compacted", p, Buffer.from(b.finish()), "leader");
   }
   await assert.rejects(producePartitioned(broker, "compacted", spread("c", 1)), /not deferred/);
+  await broker.createTopic("sync-new", PARTITIONS, { flush: "sync" });
+  await assert.rejects(producePartitioned(broker, "sync-new", spread("s", 1)), /not deferred/);
+});
+
+test("a partitioned produce naming partitions not open waits for their opens and is deferred then", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
+  t.after(() => broker.close());
   await broker.createTopic("fresh", PARTITIONS);
   await broker.produce("fresh", 0, batchOf(["only partition 0 is open"]), "leader");
-  await assert.rejects(producePartitioned(broker, "fresh", spread("f", 1)), /not deferred/);
-  await openEvery(broker, "fresh");
-  assert.equal((await producePartitioned(broker, "fresh", spread("f", 1))).get(0), 2);
+  const bases = await producePartitioned(broker, "fresh", spread("f", 1));
+  assert.equal(bases.get(0), 1);
+  for (let p = 1; p < PARTITIONS; p++) assert.equal(bases.get(p), 0);
+  assert.equal((await producePartitioned(broker, "fresh", spread("g", 1))).get(0), 2);
+  for (let p = 0; p < PARTITIONS; p++) {
+    const values = await fetchValues(broker, "fresh", p);
+    assert.deepEqual(values, [...(p === 0 ? ["only partition 0 is open"] : []), `f-${p}-0`, `g-${p}-0`]);
+  }
+});
+
+test("produces that come while a partitioned produce waits for opens are held behind it, in order", async (t) => {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  await broker.createTopic("t", PARTITIONS);
+  await broker.produce("t", 0, batchOf(["open"]), "leader");
+  // Not awaited: the first waits for partitions 1.. to open; the next two name only partition 0,
+  // which is open, and would be appended at once if nothing held them.
+  const waiting = producePartitioned(broker, "t", spread("a", 1));
+  const single = broker.produce("t", 0, batchOf(["single"]), "leader");
+  const partitioned = producePartitioned(broker, "t", [[0, "b-0"]]);
+  const [a, one, b] = await Promise.all([waiting, single, partitioned]);
+  assert.equal(a.get(0), 1);
+  assert.equal(one.baseOffset, 2);
+  assert.equal(b.get(0), 3);
+  assert.deepEqual(await fetchValues(broker, "t", 0), ["open", "a-0-0", "single", "b-0"]);
+  // Nothing is held any more: the next goes straight through.
+  assert.equal((await broker.produce("t", 0, batchOf(["later"]), "leader")).baseOffset, 4);
 });
 
 test("past tailCacheBytes of requests whose records are not all spilled, the next is split, not deferred", async (t) => {
