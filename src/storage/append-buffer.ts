@@ -34,10 +34,17 @@ export class Chunk {
   cachedRuns = 0;
   /** Still the chunk appends are copied into. */
   current = true;
+  /** Filled by the spills of deferred records (spill-chunks.ts) since it last became current. */
+  spills = false;
 
   constructor(bytes: number) {
     this.buf = Buffer.allocUnsafeSlow(bytes);
   }
+}
+
+export interface AppendBufferOptions {
+  readonly now?: () => number;
+  readonly spills?: boolean;
 }
 
 export class AppendBuffer {
@@ -46,6 +53,7 @@ export class AppendBuffer {
   readonly #firstBytes: number;
   readonly #memory: AppendMemory;
   readonly #now: () => number;
+  readonly #spills: boolean;
   /** The chunk being filled; none until the first append, so an idle log holds no chunk memory. */
   #current: Chunk | null = null;
   /** When the current chunk became current. */
@@ -57,15 +65,15 @@ export class AppendBuffer {
   chunk!: Chunk;
   start = 0;
 
-  /** Chunks come from and go back to `memory`; `now` is the clock for their growth (tests set it). */
-  constructor(
-    chunkBytes: number,
-    memory: AppendMemory,
-    now: () => number = performance.now.bind(performance),
-  ) {
+  /**
+   * Chunks come from and go back to `memory`; `now` is the clock for their growth (tests set it);
+   * `spills` marks the chunks it fills as the spills' (Chunk.spills).
+   */
+  constructor(chunkBytes: number, memory: AppendMemory, options: AppendBufferOptions = {}) {
     this.#chunkBytes = chunkBytes;
     this.#memory = memory;
-    this.#now = now;
+    this.#now = options.now ?? performance.now.bind(performance);
+    this.#spills = options.spills === true;
     this.#firstBytes = Math.min(FIRST_CHUNK_BYTES, chunkBytes);
     this.#growTo = this.#firstBytes;
   }
@@ -95,6 +103,7 @@ export class AppendBuffer {
       }
       chunk = n > this.#chunkBytes ? new Chunk(n) : this.#newChunk(Math.max(n, this.#growTo));
       chunk.current = true;
+      chunk.spills = this.#spills;
       chunk.used = 0;
       this.#current = chunk;
       this.#currentSince = now;

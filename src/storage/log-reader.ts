@@ -207,7 +207,7 @@ export class LogReader {
       const buf = run.chunk.buf;
       const end = run.start + run.length;
       for (at += run.start; at < end; at += recordSize(buf, at)) {
-        if (batchLastOffset(buf, at) >= offset) return this.#copyRuns(seg, run, at, maxBytes, hw);
+        if (batchLastOffset(buf, at) >= offset) return this.#copyRuns(seg, run, at, maxBytes, hw) ?? position;
       }
       filePos = run.end;
       run = tail.find(seg, filePos);
@@ -218,9 +218,11 @@ export class LogReader {
 
   /**
    * Copies whole batches out of the cache, from chunk position `at` of `run` on, continuing into
-   * the runs that follow it in the file while maxBytes allows.
+   * the runs that follow it in the file while maxBytes allows. Null when the cached runs end short
+   * of what the segment holds (a stretch after them is not cached: a spill of deferred records
+   * nobody had read, partition-log.ts): the file then serves the read whole, not cut at the gap.
    */
-  #copyRuns(seg: Segment, first: CachedRun, at: number, maxBytes: number, hw: number): Buffer {
+  #copyRuns(seg: Segment, first: CachedRun, at: number, maxBytes: number, hw: number): Buffer | null {
     const firstEnd = first.start + first.length;
     const firstTo = take(first.chunk.buf, at, firstEnd, maxBytes, hw, true);
     if (firstTo === at) return EMPTY;
@@ -228,17 +230,22 @@ export class LogReader {
     // Most reads end in their first run: the runs after it are listed only when one is needed.
     let runs: CachedRun[] | null = null;
     let ends: number[] | null = null;
+    let last = first;
     let run = firstTo === firstEnd ? this.#tail.find(seg, first.end) : undefined;
+    let whole = firstTo === firstEnd;
     while (run !== undefined) {
       const end = run.start + run.length;
       const to = take(run.chunk.buf, run.start, end, maxBytes - total, hw, false);
+      whole = to === end;
       if (to === run.start) break;
       (runs ??= []).push(run);
       (ends ??= []).push(to);
       total += to - run.start;
+      last = run;
       if (to < end) break;
       run = this.#tail.find(seg, run.end);
     }
+    if (whole && last.end < seg.size) return null;
     const out = Buffer.allocUnsafe(total);
     let p = first.chunk.buf.copy(out, 0, at, firstTo);
     if (runs !== null && ends !== null) {

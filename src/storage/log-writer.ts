@@ -98,6 +98,8 @@ export class LogWriter {
   #nextOffset: number;
   #writtenOffset: number;
   #writing = false;
+  /** Whether the spills queued last are to be cached once written (appendSpill). */
+  #cacheSpills = true;
   /** Queue index after the last append carried by the write running now (0 when none runs). */
   #inFlightEnd = 0;
   /** The write vector of the pass running now: runs of contiguous chunk bytes, reused. */
@@ -214,9 +216,11 @@ export class LogWriter {
    * `append` of deferred records' spill (deferred-records.ts): framed straight into the spills'
    * append buffer, shared by every log (spill-chunks.ts), then stamped with the next offsets and
    * queued like any append. No check of the batches: this process framed them from records checked
-   * on arrival and computed their CRCs.
+   * on arrival and computed their CRCs. `cached`: once written, the spill goes into the tail cache
+   * (else readers find it in the file, and its chunk can be reused at once).
    */
-  appendSpill(spill: Spill, listener: AppendListener): PendingAppend {
+  appendSpill(spill: Spill, listener: AppendListener, cached: boolean): PendingAppend {
+    this.#cacheSpills = cached;
     const base = this.#baseFor(spill.records);
     const buffer = this.#o.spillChunks;
     buffer.reserve(spill.bytes);
@@ -567,7 +571,7 @@ export class LogWriter {
       for (let at = start; at < end; at += recordSize(chunk.buf, at)) {
         seg.noteBatch(chunk.buf, at, pos + at - start, config.indexIntervalBytes);
       }
-      o.tail.add(seg, pos, chunk, start, length);
+      if (!chunk.spills || this.#cacheSpills) o.tail.add(seg, pos, chunk, start, length);
       pos += length;
     }
     this.#clearRuns();

@@ -222,6 +222,9 @@ export class PartitionLog {
   #spilling: SpillWritten | null = null;
   /** The spill of deferred records that waited spillAgeMs; made at the first `defer`. */
   #spillTask: TickTask | null = null;
+  /** Reads so far, and their count at the last spill: a spill is cached if any came between. */
+  #reads = 0;
+  #readsAtSpill = 0;
   readonly #spillAgeMs: number;
   readonly #spillBytes: number;
 
@@ -558,9 +561,13 @@ export class PartitionLog {
     void written.ended().then(() => {
       if (this.#spilling === written) this.#spilling = null;
     });
+    // Kept in the tail cache only for a log read since its last spill: one nobody reads lets the
+    // spill's chunk go at once, to be filled again while its pages are in memory (append-buffer.ts).
+    const cached = this.#reads !== this.#readsAtSpill;
+    this.#readsAtSpill = this.#reads;
     try {
       this.#checkAppendable();
-      this.#counted(this.#writer.appendSpill(spill, written));
+      this.#counted(this.#writer.appendSpill(spill, written, cached));
     } catch (err) {
       // Only a failed log refuses it (every caller spills before closing or truncating): its
       // sources are not told, so the shared log keeps the records for the replay after a restart.
@@ -729,6 +736,7 @@ export class PartitionLog {
   /** `read`, skipping quarantined ranges or failing on them (CORRUPT_DATA) as `skipDamaged` says. */
   async #read(offset: number, maxBytes: number, skipDamaged: boolean): Promise<ReadResult> {
     if (this.#closing !== null) throw shuttingDown();
+    this.#reads++;
     // Offsets a producer was given and no reader can see yet: their spill is waited for.
     if (offset >= this.#highWatermark && offset <= this.logEndOffset && this.#spillOwed()) {
       await this.#spilled();
@@ -748,6 +756,7 @@ export class PartitionLog {
    */
   readNow(offset: number, maxBytes: number): ReadResult | undefined {
     if (this.#closing !== null) return undefined;
+    this.#reads++;
     const hw = this.#highWatermark;
     if (offset >= hw && this.#spillOwed()) {
       this.spillDeferred();

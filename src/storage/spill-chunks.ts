@@ -25,7 +25,7 @@ const buffers = new WeakMap<AppendMemory, AppendBuffer>();
 export function spillChunks(memory: AppendMemory): AppendBuffer {
   let buffer = buffers.get(memory);
   if (buffer === undefined) {
-    buffer = new AppendBuffer(SPILL_CHUNK_BYTES, memory);
+    buffer = new AppendBuffer(SPILL_CHUNK_BYTES, memory, { spills: true });
     buffers.set(memory, buffer);
   }
   return buffer;

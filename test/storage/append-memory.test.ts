@@ -135,7 +135,7 @@ test("a chunk one log let go of is reused by another", () => {
 test("a log that fills its chunks slowly keeps small ones; one that fills them quickly gets larger ones", () => {
   let now = 0;
   const memory = new AppendMemory();
-  const chunks = new AppendBuffer(1024 * 1024, memory, () => now);
+  const chunks = new AppendBuffer(1024 * 1024, memory, { now: () => now });
   const sizes: number[] = [];
   const fillChunk = (stepMs: number): void => {
     const first = chunks.chunk?.buf;

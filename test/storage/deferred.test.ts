@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ErrorCode } from "../../src/format/errors.js";
 import { PartitionIndex } from "../../src/format/partition-index.js";
+import { RecordCursor } from "../../src/format/record-cursor.js";
 import { checkPartitionedBatch } from "../../src/format/validate.js";
 import { AppendMemory } from "../../src/storage/append-memory.js";
 import type { SpillSource } from "../../src/storage/deferred-records.js";
@@ -222,6 +223,8 @@ test("the spills of every log are framed into one shared chunk, read from memory
       [1, "b0"],
       [0, "a1"],
     ]);
+    // Each log is read at its end first, as a consumer keeping up does: its spills are cached.
+    assert.ok(a.readNow(0, 4096) !== undefined && b.readNow(0, 4096) !== undefined);
     a.defer(index, 0, new Source());
     b.defer(index, 1, new Source());
     a.spillDeferred();
@@ -258,6 +261,7 @@ test("a failed spill write of one log leaves another log's spill in the same sha
     ]);
     const sourceA = new Source();
     const sourceB = new Source();
+    assert.ok(a.readNow(0, 4096) !== undefined && b.readNow(0, 4096) !== undefined);
     a.defer(index, 0, sourceA);
     b.defer(index, 1, sourceB);
     failing.failSyncNext = new Error("EIO: injected");
@@ -273,6 +277,46 @@ test("a failed spill write of one log leaves another log's spill in the same sha
     assert.equal(chunk.cachedRuns, 1, "only b's run is cached");
     await a.close().catch(() => {});
     await b.close();
+  });
+});
+
+test("the spill of a log nobody read since its last spill is not cached, and its chunk is free at once", async () => {
+  await withTempDir(async (root) => {
+    const memory = new AppendMemory();
+    const log = await openLog(join(root, "a"), { appendMemory: memory });
+    const shared = spillChunks(memory);
+    log.defer(partitioned([[0, "a0"]]), 0, new Source());
+    await log.spillDeferred()!.ended();
+    const chunk = shared.chunk;
+    assert.equal(chunk.outstanding, 0);
+    assert.equal(chunk.cachedRuns, 0, "nothing refers to the chunk once the spill is written");
+    assert.equal(log.readNow(0, 4096), undefined, "read from the file, not from memory");
+    assert.deepEqual(await readToEnd(log), ["0:a0"]);
+    // Read since: the next spill is cached, and served from memory.
+    log.defer(partitioned([[0, "a1"]]), 0, new Source());
+    await log.spillDeferred()!.ended();
+    assert.equal(chunk.cachedRuns, 1);
+    const cached = log.readNow(1, 4096);
+    assert.ok(cached !== undefined, "the second spill is served from memory");
+    assert.deepEqual(await readToEnd(log), ["0:a0", "1:a1"]);
+    await log.close();
+  });
+});
+
+test("a read over a spill that is not cached, between appends that are, is not cut at it", async () => {
+  await withTempDir(async (root) => {
+    const log = await openLog(join(root, "a"), { appendMemory: new AppendMemory() });
+    await log.append(makeBatch("a", 1));
+    log.defer(partitioned([[0, "d0"]]), 0, new Source());
+    await log.spillDeferred()!.ended();
+    await log.append(makeBatch("b", 1));
+    assert.equal(log.readNow(0, 1 << 20), undefined, "the cache cannot serve it whole");
+    const { records } = await log.read(0, 1 << 20);
+    const values: string[] = [];
+    const c = new RecordCursor(records);
+    while (c.next()) values.push(`${c.offset}:${c.value().toString()}`);
+    assert.deepEqual(values, ["0:a-0", "1:d0", "2:b-0"]);
+    await log.close();
   });
 });
 
