@@ -87,8 +87,11 @@ export class SharedProduce {
     for (let g = 0; g < groups; g++) {
       const log = t.openedPartition(index.partitions[g]!);
       if (log === undefined) {
-        // One the topic does not have is answered by the split path, partition by partition.
-        if (index.partitions[g]! >= t.partitionCount || !t.defersRecords) return "split";
+        // One the topic does not have is answered by the split path, partition by partition; so is
+        // a request naming one still to be recovered after a crash, whose open may take long and
+        // would hold the topic's other produces behind it (produce-gate.ts) meanwhile.
+        const partition = index.partitions[g]!;
+        if (partition >= t.partitionCount || !t.known(partition) || !t.defersRecords) return "split";
         unopened = true;
         continue;
       }

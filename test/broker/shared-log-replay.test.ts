@@ -170,6 +170,19 @@ test("a partitioned produce naming partitions not open waits for their opens and
   }
 });
 
+test("after a crash, a partitioned produce naming partitions not recovered yet is split, not held", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  const crashed = await tempDataDir(t);
+  crashCopy(dataDir, crashed);
+  const again = await Broker.open({ dataDir: crashed }, undefined, { openLazily: true });
+  t.after(() => again.close());
+  // Asked before any open could end (no I/O is handled in between): every partition is still to be
+  // recovered, and a recovery may take long.
+  await assert.rejects(producePartitioned(again, "t", spread("c", 1)), /not deferred/);
+});
+
 test("produces that come while a partitioned produce waits for opens are held behind it, in order", async (t) => {
   const dataDir = await tempDataDir(t);
   const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
