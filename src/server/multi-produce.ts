@@ -8,9 +8,10 @@
  *
  * Produce version 3 (protocol/produce-v3.ts): its one partitioned batch is written once to the
  * broker's shared log, its records deferred in their partitions' logs (broker/shared-produce.ts),
- * and the request answered once the shared log has it; where the broker cannot defer them (cluster
- * mode, a partition not open yet, a compacted or flush=sync topic, acks all), the batch is split by
- * partition into entries answered as version 2's.
+ * and the request answered once the shared log has it (after waiting for the opens of partitions
+ * not open yet, broker/produce-gate.ts); where the broker cannot defer them (cluster mode, a
+ * partition still to be recovered after a crash, a compacted or flush=sync topic, acks all), the
+ * batch is split by partition into entries answered as version 2's.
  */
 import type { Acks, PartitionedProduce } from "../broker/broker-requests.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
