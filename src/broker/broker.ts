@@ -578,11 +578,10 @@ export class Broker {
     }
     // Behind a partitioned produce waiting for opens (produce-gate.ts): its records are copied.
     const kept = Buffer.from(records);
-    const ms = acksAllTimeout(timeoutMs);
     const ready =
       t.openedPartition(partition) !== undefined || partition >= t.partitionCount
         ? null
-        : withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms));
+        : openWithin(t, partition, timeoutMs);
     gate.hold({
       ready,
       run: () => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs),
@@ -647,8 +646,7 @@ export class Broker {
       // copied (the caller may reuse them), and produces waiting on one open append in the order
       // they came.
       const kept = Buffer.from(records);
-      const ms = acksAllTimeout(timeoutMs);
-      withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms))
+      openWithin(t, partition, timeoutMs)
         .then(() => this.#appendToLog(t, partition, kept, acks, listener, timeoutMs))
         .catch((err: unknown) => {
           this.errors.count(err);
@@ -1042,6 +1040,12 @@ function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Error): Pr
     timer = setTimeout(() => reject(timedOut()), Math.min(ms, MAX_TIMER_MS));
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** The open of `t`'s `partition`, failing with TIMEOUT past the produce's timeout (acksAllTimeout). */
+function openWithin(t: Topic, partition: number, timeoutMs: number): Promise<PartitionLog> {
+  const ms = acksAllTimeout(timeoutMs);
+  return withTimeout(t.openPartition(partition), ms, () => openTimeout(t.name, partition, ms));
 }
 
 function openTimeout(topic: string, partition: number | undefined, ms: number): ConchError {

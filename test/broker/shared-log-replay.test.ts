@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { cpSync, readdirSync, rmSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { pino } from "pino";
 import { Broker } from "../../src/broker/broker.js";
 import type { PartitionedProduce } from "../../src/broker/broker-requests.js";
@@ -45,6 +45,14 @@ function producePartitioned(
     };
     broker.producePartitioned(topic, batch, index, acks, produce, 30_000);
   });
+}
+
+/** A broker under flush=interval whose partitions open on first use, closed after the test. */
+async function openLazyBroker(t: TestContext): Promise<{ broker: Broker; dataDir: string }> {
+  const dataDir = await tempDataDir(t);
+  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
+  t.after(() => broker.close());
+  return { broker, dataDir };
 }
 
 /** Records for every partition, `perPartition` each, interleaved. */
@@ -137,9 +145,7 @@ test("acks durable: answered once the shared log's fsync covers the request, and
 });
 
 test("a partitioned produce to a flush=sync or compacted topic is not deferred, open or not", async (t) => {
-  const dataDir = await tempDataDir(t);
-  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
-  t.after(() => broker.close());
+  const { broker } = await openLazyBroker(t);
   await broker.createTopic("sync", PARTITIONS, { flush: "sync" });
   await openEvery(broker, "sync");
   await assert.rejects(producePartitioned(broker, "sync", spread("s", 1)), /not deferred/);
@@ -155,9 +161,7 @@ test("a partitioned produce to a flush=sync or compacted topic is not deferred, 
 });
 
 test("a partitioned produce naming partitions not open waits for their opens and is deferred then", async (t) => {
-  const dataDir = await tempDataDir(t);
-  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
-  t.after(() => broker.close());
+  const { broker } = await openLazyBroker(t);
   await broker.createTopic("fresh", PARTITIONS);
   await broker.produce("fresh", 0, batchOf(["only partition 0 is open"]), "leader");
   const bases = await producePartitioned(broker, "fresh", spread("f", 1));
@@ -184,9 +188,7 @@ test("after a crash, a partitioned produce naming partitions not recovered yet i
 });
 
 test("produces that come while a partitioned produce waits for opens are held behind it, in order", async (t) => {
-  const dataDir = await tempDataDir(t);
-  const broker = await Broker.open({ dataDir, flush: "interval" }, undefined, { openLazily: true });
-  t.after(() => broker.close());
+  const { broker } = await openLazyBroker(t);
   await broker.createTopic("t", PARTITIONS);
   await broker.produce("t", 0, batchOf(["open"]), "leader");
   // Not awaited: the first waits for partitions 1.. to open; the next two name only partition 0,
