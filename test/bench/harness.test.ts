@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -134,19 +134,30 @@ test("sendAll stops and rejects after a failed call", async () => {
   assert.ok(p.calls.length < 100);
 });
 
-test("a stopped server's data waits until the end of the run, then goes, and the disk is probed", async () => {
+test("a stopped server's data waits until the end of its run, is emptied while runs follow, and goes after the last", async () => {
   const a = mkdtempSync(join(tmpdir(), "conch-spent-"));
   const b = mkdtempSync(join(tmpdir(), "conch-spent-"));
-  writeFileSync(join(a, "data"), "x");
+  mkdirSync(join(a, "t-0"));
+  writeFileSync(join(a, "t-0", "0.wal"), "x".repeat(10_000));
+  writeFileSync(join(b, "data"), "y");
   retire(a);
   retire(b);
   assert.ok(existsSync(a) && existsSync(b), "retiring removes nothing");
-  const waited = await clearSpentData();
-  assert.ok(!existsSync(a) && !existsSync(b));
+  // Another run follows: every file is emptied, none unlinked (no inode freed).
+  const waited = await clearSpentData(true);
+  assert.equal(statSync(join(a, "t-0", "0.wal")).size, 0);
+  assert.equal(statSync(join(b, "data")).size, 0);
   // At least ten probes 200 ms apart; at most the 30 s limit plus the last probe's sleep.
   assert.ok(waited >= 1_800 && waited < 31_000, `waited ${waited} ms`);
+  // After the last run, the emptied directories go with the run's own.
   const c = mkdtempSync(join(tmpdir(), "conch-spent-"));
   retire(c);
+  await clearSpentData(false);
+  assert.ok(!existsSync(a) && !existsSync(b) && !existsSync(c));
+  const d = mkdtempSync(join(tmpdir(), "conch-spent-"));
+  retire(d);
+  await clearSpentData(true);
+  assert.ok(existsSync(d));
   clearSpentDataSync();
-  assert.ok(!existsSync(c), "the exit handler's form removes it too");
+  assert.ok(!existsSync(d), "the exit handler's form removes emptied ones too");
 });
