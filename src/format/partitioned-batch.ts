@@ -11,7 +11,7 @@
  * of one buffer.
  */
 import { PartitionIndex } from "./partition-index.js";
-import { framedBytes, frameRuns, type RecordRun } from "./record-framer.js";
+import { framedBytes, frameRuns, type RecordRuns } from "./record-framer.js";
 
 /** One partition's share of a partitioned batch. */
 export interface PartitionBatch {
@@ -28,16 +28,17 @@ export interface PartitionBatch {
 export function splitPartitionedBatch(buf: Buffer, at: number): PartitionBatch[] {
   const index = new PartitionIndex(buf, at);
   const groups = index.groups;
-  const runs: RecordRun[][] = new Array(groups);
+  // Run g is the index's group g.
+  const runs: RecordRuns = {
+    indexes: new Array<PartitionIndex>(groups).fill(index),
+    groups: Array.from({ length: groups }, (_, g) => g),
+  };
   let total = 0;
-  for (let g = 0; g < groups; g++) {
-    runs[g] = [{ index, group: g }];
-    total += framedBytes(runs[g]!);
-  }
+  for (let g = 0; g < groups; g++) total += framedBytes(runs, g, g + 1);
   const out = Buffer.allocUnsafe(total);
   const split = new Array<PartitionBatch>(groups);
   for (let g = 0, s = 0; g < groups; g++) {
-    const end = frameRuns(runs[g]!, out, s);
+    const end = frameRuns(runs, g, g + 1, out, s);
     split[g] = { partition: index.partitions[g]!, records: out.subarray(s, end) };
     s = end;
   }

@@ -6,7 +6,7 @@
  */
 import { BATCH_RECORDS_AT } from "../format/layout.js";
 import type { PartitionIndex } from "../format/partition-index.js";
-import { framedBytes, frameRuns, type RecordRun } from "../format/record-framer.js";
+import { frameRuns, type RecordRuns } from "../format/record-framer.js";
 import type { AppendListener } from "./pending-append.js";
 
 /** Where a run came from: told once its records are written to the partition's file, or dropped. */
@@ -14,12 +14,12 @@ export interface SpillSource {
   spilled(): void;
 }
 
-interface DeferredRun extends RecordRun {
-  readonly source: SpillSource;
-}
-
 export class DeferredRecords {
-  #runs: DeferredRun[] = [];
+  // The runs, in parallel arrays (record-framer.ts): run i is group groups[i] of indexes[i], and
+  // sources[i] is told once it is written.
+  #indexes: PartitionIndex[] = [];
+  #groups: number[] = [];
+  #sources: SpillSource[] = [];
   /** Records deferred. */
   count = 0;
   /** Their bytes, framed. */
@@ -30,7 +30,9 @@ export class DeferredRecords {
   }
 
   add(index: PartitionIndex, group: number, source: SpillSource): void {
-    this.#runs.push({ index, group, source });
+    this.#indexes.push(index);
+    this.#groups.push(group);
+    this.#sources.push(source);
     this.count += index.counts[group]!;
     this.bytes += index.bytes[group]!;
   }
@@ -42,26 +44,34 @@ export class DeferredRecords {
    * appender puts them.
    */
   take(maxBatchBytes: number): Spill {
-    const runs = this.#runs;
-    const groups: RecordRun[][] = [];
-    let group: RecordRun[] = [];
-    let groupBytes = BATCH_RECORDS_AT;
-    for (const run of runs) {
-      const bytes = run.index.bytes[run.group]!;
-      const layoutChanges = group.length > 0 && group[0]!.index.extended !== run.index.extended;
-      if (group.length > 0 && (layoutChanges || groupBytes + bytes > maxBatchBytes)) {
-        groups.push(group);
-        group = [];
-        groupBytes = BATCH_RECORDS_AT;
-      }
-      group.push(run);
-      groupBytes += bytes;
-    }
-    if (group.length > 0) groups.push(group);
+    const runs: RecordRuns = { indexes: this.#indexes, groups: this.#groups };
+    const n = this.#indexes.length;
+    // ends[b]: the run after batch b's last.
+    const ends: number[] = [];
     let total = 0;
-    for (const g of groups) total += framedBytes(g);
-    const spill = new Spill(groups, total, this.count, new SpillWritten(runs.map((r) => r.source)));
-    this.#runs = [];
+    let batchBytes = BATCH_RECORDS_AT;
+    for (let r = 0; r < n; r++) {
+      const index = runs.indexes[r]!;
+      const bytes = index.bytes[runs.groups[r]!]!;
+      const start = ends.length === 0 ? 0 : ends[ends.length - 1]!;
+      if (r > start) {
+        const layoutChanges = runs.indexes[start]!.extended !== index.extended;
+        if (layoutChanges || batchBytes + bytes > maxBatchBytes) {
+          ends.push(r);
+          total += batchBytes;
+          batchBytes = BATCH_RECORDS_AT;
+        }
+      }
+      batchBytes += bytes;
+    }
+    if (n > 0) {
+      ends.push(n);
+      total += batchBytes;
+    }
+    const spill = new Spill(runs, ends, total, this.count, new SpillWritten(this.#sources));
+    this.#indexes = [];
+    this.#groups = [];
+    this.#sources = [];
     this.count = 0;
     this.bytes = 0;
     return spill;
@@ -74,15 +84,24 @@ export class DeferredRecords {
  * batch, and checked by no one again: this process framed them and computed their CRCs.
  */
 export class Spill {
-  readonly #groups: RecordRun[][];
+  readonly #runs: RecordRuns;
+  /** Where each batch's runs end. */
+  readonly #ends: readonly number[];
   /** The framed batches' bytes, and their records. */
   readonly bytes: number;
   readonly records: number;
   /** Tells the runs' sources once the batches are written. */
   readonly written: SpillWritten;
 
-  constructor(groups: RecordRun[][], bytes: number, records: number, written: SpillWritten) {
-    this.#groups = groups;
+  constructor(
+    runs: RecordRuns,
+    ends: readonly number[],
+    bytes: number,
+    records: number,
+    written: SpillWritten,
+  ) {
+    this.#runs = runs;
+    this.#ends = ends;
     this.bytes = bytes;
     this.records = records;
     this.written = written;
@@ -90,7 +109,11 @@ export class Spill {
 
   /** Frames the batches (base offsets 0) at `out[at..]`, which must hold `bytes`. */
   frameInto(out: Buffer, at: number): void {
-    for (const group of this.#groups) at = frameRuns(group, out, at);
+    let from = 0;
+    for (const end of this.#ends) {
+      at = frameRuns(this.#runs, from, end, out, at);
+      from = end;
+    }
   }
 
   /** The batches in a buffer of their own, for an append of a caller's buffer (the replay's). */
@@ -103,11 +126,11 @@ export class Spill {
 
 /** The spill's append listener: tells every source once the batches are written. */
 export class SpillWritten implements AppendListener {
-  readonly #sources: SpillSource[];
+  readonly #sources: readonly SpillSource[];
   #ended = false;
   #waiters: Array<() => void> | null = null;
 
-  constructor(sources: SpillSource[]) {
+  constructor(sources: readonly SpillSource[]) {
     this.#sources = sources;
   }
 

@@ -364,3 +364,28 @@ test("conch broker killed right after the SDK's spread sends were answered loses
     "replayed from the shared log",
   );
 });
+
+test("forty large partitioned produces in a row are read back whole, and replayed whole after a crash", async (t) => {
+  const { broker, dataDir } = await openBroker(t, { flush: "interval" });
+  await broker.createTopic("t", PARTITIONS);
+  await openEvery(broker, "t");
+  // Entries of about 130 KB each, whose records are views of the entry until spilled.
+  const big = (tag: string, p: number) => `${tag}-${p}-${String(p).repeat(8_000)}`;
+  const expected: string[][] = Array.from({ length: PARTITIONS }, (_, p) => [`open-${p}`]);
+  for (let i = 0; i < 40; i++) {
+    const records: Array<[number, string]> = [];
+    for (let p = 0; p < PARTITIONS; p++) {
+      records.push([p, big(`r${i}`, p)]);
+      expected[p]!.push(big(`r${i}`, p));
+    }
+    await producePartitioned(broker, "t", records);
+  }
+  const crashed = await tempDataDir(t);
+  crashCopy(dataDir, crashed);
+  for (let p = 0; p < PARTITIONS; p++)
+    assert.deepEqual(await fetchValues(broker, "t", p), expected[p], `partition ${p}`);
+  const again = await Broker.open({ dataDir: crashed }, undefined, { openLazily: true });
+  t.after(() => again.close());
+  for (let p = 0; p < PARTITIONS; p++)
+    assert.deepEqual(await fetchValues(again, "t", p), expected[p], `partition ${p} after the crash`);
+});
