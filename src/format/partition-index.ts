@@ -18,23 +18,32 @@ import {
 } from "./layout.js";
 import { readU16, readU32 } from "./u64.js";
 
+/**
+ * Arrays an index makes in one buffer: three a record, six a group (at most one group a record),
+ * and each group's last record while the walk runs.
+ */
+const ARRAYS = 10;
+
 export class PartitionIndex {
   /** The buffer the batch is in (kept, not copied), and where in it the batch starts. */
   buf: Buffer;
   at: number;
   /** Whether its records have the extended layout. */
   readonly extended: boolean;
+  // Every array below is a view of one buffer, off the collector's heap: an index lives until its
+  // records are spilled (about a second, docs/shared-log.md), and a broker of many partitions keeps
+  // hundreds, whose arrays of numbers the collector copied and marked.
   /** Each group's partition, in the order each first appears. */
-  readonly partitions: number[] = [];
+  readonly partitions: Uint32Array;
   /** Each group's record count. */
-  readonly counts: number[] = [];
+  readonly counts: Uint32Array;
   /** Each group's record bytes. */
-  readonly bytes: number[] = [];
+  readonly bytes: Uint32Array;
   /** Each group's largest record timestamp, its high and low halves. */
-  readonly tsHigh: number[] = [];
-  readonly tsLow: number[] = [];
+  readonly tsHigh: Uint32Array;
+  readonly tsLow: Uint32Array;
   /** Each group's first record, an index into `starts`. */
-  readonly first: number[] = [];
+  readonly first: Int32Array;
   /** Each record's position in the batch (from `at`). */
   readonly starts: Uint32Array;
   /** Each record's size. */
@@ -52,41 +61,61 @@ export class PartitionIndex {
     const count = readU32(buf, at + COUNT_AT);
     const extended = (readU16(buf, at + ATTRIBUTES_AT) & EXTENDED_RECORDS) !== 0;
     this.extended = extended;
-    this.starts = new Uint32Array(count);
-    this.sizes = new Uint32Array(count);
-    this.next = new Int32Array(count);
+    const memory = new ArrayBuffer(ARRAYS * 4 * count);
+    let slot = 0;
+    const u32 = () => new Uint32Array(memory, 4 * count * slot++, count);
+    const i32 = () => new Int32Array(memory, 4 * count * slot++, count);
+    const starts = u32();
+    const sizes = u32();
+    const next = i32();
+    const partitions = u32();
+    const counts = u32();
+    const bytes = u32();
+    const tsHigh = u32();
+    const tsLow = u32();
+    const first = i32();
+    const last = i32();
     const groupOf = new Map<number, number>();
-    const last: number[] = [];
+    let groups = 0;
     for (let i = 0, p = at + BATCH_RECORDS_AT; i < count; i++) {
       const partition = readU32(buf, p + OFFSET_AT + 4);
       const n = innerRecordSize(buf, p, extended);
       const high = readU32(buf, p + TIMESTAMP_AT);
       const low = readU32(buf, p + TIMESTAMP_AT + 4);
-      this.starts[i] = p - at;
-      this.sizes[i] = n;
-      this.next[i] = -1;
+      starts[i] = p - at;
+      sizes[i] = n;
+      next[i] = -1;
       let g = groupOf.get(partition);
       if (g === undefined) {
-        g = this.partitions.length;
+        g = groups++;
         groupOf.set(partition, g);
-        this.partitions.push(partition);
-        this.counts.push(1);
-        this.bytes.push(n);
-        this.tsHigh.push(high);
-        this.tsLow.push(low);
-        this.first.push(i);
+        partitions[g] = partition;
+        counts[g] = 1;
+        bytes[g] = n;
+        tsHigh[g] = high;
+        tsLow[g] = low;
+        first[g] = i;
       } else {
-        this.next[last[g]!] = i;
-        this.counts[g]!++;
-        this.bytes[g]! += n;
-        if (high > this.tsHigh[g]! || (high === this.tsHigh[g] && low > this.tsLow[g]!)) {
-          this.tsHigh[g] = high;
-          this.tsLow[g] = low;
+        next[last[g]!] = i;
+        counts[g]!++;
+        bytes[g]! += n;
+        if (high > tsHigh[g]! || (high === tsHigh[g] && low > tsLow[g]!)) {
+          tsHigh[g] = high;
+          tsLow[g] = low;
         }
       }
       last[g] = i;
       p += n;
     }
+    this.starts = starts;
+    this.sizes = sizes;
+    this.next = next;
+    this.partitions = partitions.subarray(0, groups);
+    this.counts = counts.subarray(0, groups);
+    this.bytes = bytes.subarray(0, groups);
+    this.tsHigh = tsHigh.subarray(0, groups);
+    this.tsLow = tsLow.subarray(0, groups);
+    this.first = first.subarray(0, groups);
   }
 
   /** The same batch, byte for byte, is now at `buf[at..]` (a copy the index's user keeps). */

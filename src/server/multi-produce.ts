@@ -145,7 +145,7 @@ class PartitionedProduceReply extends ReplyTicket implements PartitionedProduce 
     const errorCode = wireErrorCode(err);
     const message = wireErrorMessage(err);
     // Failed before it was deferred (its partitions did not open): every partition answers so.
-    this.#answers ??= this.#index.partitions.map((partition) => ({
+    this.#answers ??= Array.from(this.#index.partitions, (partition) => ({
       partition,
       errorCode,
       baseOffset: -1,

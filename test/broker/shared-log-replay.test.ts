@@ -40,7 +40,7 @@ function producePartitioned(
     const produce: PartitionedProduce = {
       deferred: (b) => (bases = b),
       split: () => reject(new Error("not deferred")),
-      appended: () => resolve(new Map(index.partitions.map((p, g) => [p, bases[g]!]))),
+      appended: () => resolve(new Map(Array.from(index.partitions, (p, g) => [p, bases[g]!]))),
       appendFailed: reject,
     };
     broker.producePartitioned(topic, batch, index, acks, produce, 30_000);
