@@ -49,18 +49,17 @@ export class DeferredRecords {
     // ends[b]: the run after batch b's last.
     const ends: number[] = [];
     let total = 0;
+    let start = 0;
     let batchBytes = BATCH_RECORDS_AT;
     for (let r = 0; r < n; r++) {
       const index = runs.indexes[r]!;
       const bytes = index.bytes[runs.groups[r]!]!;
-      const start = ends.length === 0 ? 0 : ends[ends.length - 1]!;
-      if (r > start) {
-        const layoutChanges = runs.indexes[start]!.extended !== index.extended;
-        if (layoutChanges || batchBytes + bytes > maxBatchBytes) {
-          ends.push(r);
-          total += batchBytes;
-          batchBytes = BATCH_RECORDS_AT;
-        }
+      const layoutChanges = runs.indexes[start]!.extended !== index.extended;
+      if (r > start && (layoutChanges || batchBytes + bytes > maxBatchBytes)) {
+        ends.push(r);
+        total += batchBytes;
+        start = r;
+        batchBytes = BATCH_RECORDS_AT;
       }
       batchBytes += bytes;
     }
