@@ -22,7 +22,7 @@ import { parseOptions } from "./suite/options.js";
 import { type Measurement, summarize } from "./suite/results.js";
 import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
-import { clearSpentData } from "./suite/spent-data.js";
+import { clearSpentData, forgetFreedInodes } from "./suite/spent-data.js";
 import { renderTable } from "./suite/table.js";
 import { killAllWorkers } from "./suite/worker-run.js";
 import { DURABLE_IN_FLIGHT_ENV } from "./suite/workloads/durable.js";
@@ -126,6 +126,11 @@ async function main(): Promise<void> {
     install = await installPeers();
     log(`  ${install}`);
   }
+  log(
+    (await forgetFreedInodes())
+      ? "page cache dropped: no recently freed inode left for the first runs' creates to step over"
+      : "page cache not dropped (needs root): files removed in the last minutes may slow the first runs' creates",
+  );
   const { disk, loopback, roundTrip, exchange } = options.ceilings ? await ceilings() : {};
 
   const systems: Partial<Record<SystemId, SystemInfo>> = {};
@@ -166,6 +171,7 @@ async function main(): Promise<void> {
       }
     }
     const waited = await clearSpentData(run < options.runs);
+    if (run === options.runs) await forgetFreedInodes();
     log(
       `[run ${run}] data ${run < options.runs ? "emptied" : "removed"}; the disk settled after ${(waited / 1000).toFixed(1)} s`,
     );
