@@ -75,7 +75,9 @@ export class PartitionIndex {
     const tsLow = u32();
     const first = i32();
     const last = i32();
-    const groupOf = new Map<number, number>();
+    const table = groupTable(count);
+    const { keys, values, marks, mark } = table;
+    const mask = keys.length - 1;
     let groups = 0;
     for (let i = 0, p = at + BATCH_RECORDS_AT; i < count; i++) {
       const partition = readU32(buf, p + OFFSET_AT + 4);
@@ -85,10 +87,14 @@ export class PartitionIndex {
       starts[i] = p - at;
       sizes[i] = n;
       next[i] = -1;
-      let g = groupOf.get(partition);
-      if (g === undefined) {
+      let slot = Math.imul(partition, HASH_MULTIPLIER) >>> table.shift;
+      while (marks[slot] === mark && keys[slot] !== partition) slot = (slot + 1) & mask;
+      let g: number;
+      if (marks[slot] !== mark) {
         g = groups++;
-        groupOf.set(partition, g);
+        marks[slot] = mark;
+        keys[slot] = partition;
+        values[slot] = g;
         partitions[g] = partition;
         counts[g] = 1;
         bytes[g] = n;
@@ -96,6 +102,7 @@ export class PartitionIndex {
         tsLow[g] = low;
         first[g] = i;
       } else {
+        g = values[slot]!;
         next[last[g]!] = i;
         counts[g]!++;
         bytes[g]! += n;
@@ -128,6 +135,48 @@ export class PartitionIndex {
   get groups(): number {
     return this.partitions.length;
   }
+}
+
+/** Fibonacci hashing's multiplier, 2^32 over the golden ratio. */
+const HASH_MULTIPLIER = 0x9e3779b9 | 0;
+/** The largest table kept for the next index (slots); a larger batch gets one of its own. */
+const KEPT_SLOTS = 1 << 16;
+
+/**
+ * Partition to group while an index is built: open addressing over typed arrays, reused from index
+ * to index (a JavaScript Map grew a new table, tens of kilobytes, for every batch of a thousand
+ * partitions). A slot is in use when its mark is this build's, so nothing is cleared between builds.
+ */
+interface GroupTable {
+  keys: Uint32Array;
+  values: Uint32Array;
+  marks: Uint32Array;
+  mark: number;
+  /** 32 minus log2 of the slot count: a hash's top bits pick the slot. */
+  shift: number;
+}
+
+let kept: GroupTable | null = null;
+
+/** A table with room for `records` partitions at half load, marked for a new build. */
+function groupTable(records: number): GroupTable {
+  let bits = 6;
+  while (1 << bits < 2 * records) bits++;
+  const slots = 1 << bits;
+  if (kept !== null && kept.keys.length >= slots && kept.mark < 0xffffffff) {
+    kept.mark++;
+    return kept;
+  }
+  const size = Math.max(slots, kept?.keys.length ?? 0);
+  const table: GroupTable = {
+    keys: new Uint32Array(size),
+    values: new Uint32Array(size),
+    marks: new Uint32Array(size),
+    mark: 1,
+    shift: 32 - Math.log2(size),
+  };
+  if (size <= KEPT_SLOTS) kept = table;
+  return table;
 }
 
 /** The size of the inner record at `p`: header, key, value and (extended) headers block. */

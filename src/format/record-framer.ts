@@ -28,7 +28,7 @@ import { writeU16, writeU32 } from "./u64.js";
  * hundreds of thousands of runs a second, each kept until its spill.
  */
 export interface RecordRuns {
-  readonly indexes: readonly PartitionIndex[];
+  readonly indexes: readonly (PartitionIndex | undefined)[];
   readonly groups: readonly number[];
 }
 

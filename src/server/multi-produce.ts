@@ -21,6 +21,7 @@ import { batchError, checkPartitionedBatch } from "../format/validate.js";
 import {
   decodeMultiProduceRequest,
   encodeMultiProduceResponse,
+  encodeStoredProduceResponse,
   MAX_PRODUCE_PARTITIONS,
   type PartitionProduceResult,
   type PartitionRecords,
@@ -93,7 +94,10 @@ class PartitionedProduceReply extends ReplyTicket implements PartitionedProduce 
   readonly #topic: string;
   readonly #timeoutMs: number;
   readonly #index: PartitionIndex;
-  #answers: PartitionProduceResult[] | null = null;
+  /** Each group's first offset, once deferred: the answer is written from these and the index. */
+  #bases: readonly number[] | null = null;
+  /** Every partition's failure, once it failed. */
+  #failures: PartitionProduceResult[] | null = null;
 
   constructor(
     ctx: RequestContext,
@@ -112,19 +116,9 @@ class PartitionedProduceReply extends ReplyTicket implements PartitionedProduce 
   }
 
   deferred(bases: readonly number[]): void {
-    const index = this.#index;
-    const answers = new Array<PartitionProduceResult>(bases.length);
-    for (let g = 0; g < bases.length; g++) {
-      const base = bases[g]!;
-      answers[g] = {
-        partition: index.partitions[g]!,
-        errorCode: ErrorCode.NONE,
-        baseOffset: base,
-        lastOffset: base + index.counts[g]! - 1,
-        message: "",
-      };
-    }
-    this.#answers = answers;
+    // Kept as they are: the answer, written once the shared log has the batch, is encoded from
+    // them, with no result object per partition to outlive the request's turn.
+    this.#bases = bases;
   }
 
   split(batch: Buffer): void {
@@ -144,31 +138,30 @@ class PartitionedProduceReply extends ReplyTicket implements PartitionedProduce 
   appendFailed(err: Error): void {
     const errorCode = wireErrorCode(err);
     const message = wireErrorMessage(err);
-    // Failed before it was deferred (its partitions did not open): every partition answers so.
-    this.#answers ??= Array.from(this.#index.partitions, (partition) => ({
+    // Every partition fails, deferred or not (a request that failed before it was deferred: its
+    // partitions did not open).
+    this.#failures = Array.from(this.#index.partitions, (partition) => ({
       partition,
       errorCode,
       baseOffset: -1,
       lastOffset: -1,
       message,
     }));
-    for (const a of this.#answers) {
-      a.errorCode = errorCode;
-      a.baseOffset = -1;
-      a.lastOffset = -1;
-      a.message = message;
-    }
     this.#ctx.limitedLog("produce failed", { err, topic: this.#topic }, "produce failed");
     this.#answer();
   }
 
   #answer(): void {
     // Told after `deferred` (the shared log tells in its write pass, after the handler returned) or
-    // after a failure that made the answers.
-    const answers = this.#answers ?? [];
-    this.reply(
-      this.#acks === "none" ? null : encodeMultiProduceResponse(this.correlationId, { partitions: answers }),
-    );
+    // after a failure.
+    const index = this.#index;
+    const bases = this.#bases;
+    if (this.#acks === "none") this.reply(null);
+    else if (this.#failures === null && bases !== null) {
+      this.reply(encodeStoredProduceResponse(this.correlationId, index.partitions, index.counts, bases));
+    } else {
+      this.reply(encodeMultiProduceResponse(this.correlationId, { partitions: this.#failures ?? [] }));
+    }
   }
 }
 

@@ -14,12 +14,29 @@ export interface SpillSource {
   spilled(): void;
 }
 
+/**
+ * The longest runs' arrays kept for reuse: past it a spill's arrays are left to the collector, so
+ * that one burst does not leave every partition holding arrays of its size.
+ */
+const REUSED_RUNS = 128;
+
+/** One set of parallel arrays (record-framer.ts): run i is group groups[i] of indexes[i]. */
+interface RunArrays extends RecordRuns {
+  readonly indexes: Array<PartitionIndex | undefined>;
+  readonly groups: number[];
+}
+
 export class DeferredRecords {
-  // The runs, in parallel arrays (record-framer.ts): run i is group groups[i] of indexes[i], and
-  // sources[i] is told once it is written.
-  #indexes: PartitionIndex[] = [];
-  #groups: number[] = [];
-  #sources: SpillSource[] = [];
+  // The runs; sources[i] is told once run i is written. The arrays are reused from spill to spill
+  // (their length is their longest fill, `#runs` how many hold runs now): a partition that gets a
+  // run from most requests would otherwise grow three new arrays a second, each living until its
+  // spill, long enough to be copied by every scavenge in between and promoted.
+  #runArrays: RunArrays = { indexes: [], groups: [] };
+  #sources: Array<SpillSource | undefined> = [];
+  #runs = 0;
+  /** Arrays given back by the last spill that framed and wrote them, for the next runs. */
+  #spareRuns: RunArrays | null = null;
+  #spareSources: Array<SpillSource | undefined> | null = null;
   /** Records deferred. */
   count = 0;
   /** Their bytes, framed. */
@@ -30,9 +47,10 @@ export class DeferredRecords {
   }
 
   add(index: PartitionIndex, group: number, source: SpillSource): void {
-    this.#indexes.push(index);
-    this.#groups.push(group);
-    this.#sources.push(source);
+    const r = this.#runs++;
+    this.#runArrays.indexes[r] = index;
+    this.#runArrays.groups[r] = group;
+    this.#sources[r] = source;
     this.count += index.counts[group]!;
     this.bytes += index.bytes[group]!;
   }
@@ -44,8 +62,8 @@ export class DeferredRecords {
    * appender puts them.
    */
   take(maxBatchBytes: number): Spill {
-    const runs: RecordRuns = { indexes: this.#indexes, groups: this.#groups };
-    const n = this.#indexes.length;
+    const runs = this.#runArrays;
+    const n = this.#runs;
     // ends[b]: the run after batch b's last.
     const ends: number[] = [];
     let total = 0;
@@ -67,13 +85,30 @@ export class DeferredRecords {
       ends.push(n);
       total += batchBytes;
     }
-    const spill = new Spill(runs, ends, total, this.count, new SpillWritten(this.#sources));
-    this.#indexes = [];
-    this.#groups = [];
-    this.#sources = [];
+    const written = new SpillWritten(this.#sources, n, (sources) => this.#giveBackSources(sources));
+    const spill = new Spill(runs, ends, total, this.count, written, (framed) => this.#giveBackRuns(framed));
+    this.#runArrays = this.#spareRuns ?? { indexes: [], groups: [] };
+    this.#spareRuns = null;
+    this.#sources = this.#spareSources ?? [];
+    this.#spareSources = null;
+    this.#runs = 0;
     this.count = 0;
     this.bytes = 0;
     return spill;
+  }
+
+  /** A spill framed its runs: their arrays serve the next spill (the references dropped). */
+  #giveBackRuns(runs: RunArrays): void {
+    if (runs.indexes.length > REUSED_RUNS) return;
+    runs.indexes.fill(undefined);
+    this.#spareRuns ??= runs;
+  }
+
+  /** A spill's sources were told (or it failed): their array serves the next spill. */
+  #giveBackSources(sources: Array<SpillSource | undefined>): void {
+    if (sources.length > REUSED_RUNS) return;
+    sources.fill(undefined);
+    this.#spareSources ??= sources;
   }
 }
 
@@ -83,7 +118,9 @@ export class DeferredRecords {
  * batch, and checked by no one again: this process framed them and computed their CRCs.
  */
 export class Spill {
-  readonly #runs: RecordRuns;
+  /** Null once framed: the arrays are given back then. */
+  #runs: RunArrays | null;
+  readonly #framed: (runs: RunArrays) => void;
   /** Where each batch's runs end. */
   readonly #ends: readonly number[];
   /** The framed batches' bytes, and their records. */
@@ -93,26 +130,35 @@ export class Spill {
   readonly written: SpillWritten;
 
   constructor(
-    runs: RecordRuns,
+    runs: RunArrays,
     ends: readonly number[],
     bytes: number,
     records: number,
     written: SpillWritten,
+    framed: (runs: RunArrays) => void,
   ) {
     this.#runs = runs;
+    this.#framed = framed;
     this.#ends = ends;
     this.bytes = bytes;
     this.records = records;
     this.written = written;
   }
 
-  /** Frames the batches (base offsets 0) at `out[at..]`, which must hold `bytes`. */
+  /**
+   * Frames the batches (base offsets 0) at `out[at..]`, which must hold `bytes`. Once: the runs'
+   * arrays go back to their log for its next spill.
+   */
   frameInto(out: Buffer, at: number): void {
+    const runs = this.#runs;
+    if (runs === null) throw new Error("Spill.frameInto: framed already");
     let from = 0;
     for (const end of this.#ends) {
-      at = frameRuns(this.#runs, from, end, out, at);
+      at = frameRuns(runs, from, end, out, at);
       from = end;
     }
+    this.#runs = null;
+    this.#framed(runs);
   }
 
   /** The batches in a buffer of their own, for an append of a caller's buffer (the replay's). */
@@ -125,16 +171,27 @@ export class Spill {
 
 /** The spill's append listener: tells every source once the batches are written. */
 export class SpillWritten implements AppendListener {
-  readonly #sources: readonly SpillSource[];
+  readonly #sources: Array<SpillSource | undefined>;
+  readonly #count: number;
+  readonly #done: (sources: Array<SpillSource | undefined>) => void;
   #ended = false;
   #waiters: Array<() => void> | null = null;
 
-  constructor(sources: readonly SpillSource[]) {
+  /** Tells `sources[0..count)`, then hands the array to `done`. */
+  constructor(
+    sources: Array<SpillSource | undefined>,
+    count: number,
+    done: (sources: Array<SpillSource | undefined>) => void,
+  ) {
     this.#sources = sources;
+    this.#count = count;
+    this.#done = done;
   }
 
   appended(): void {
-    for (const s of this.#sources) s.spilled();
+    if (this.#ended) return;
+    const sources = this.#sources;
+    for (let i = 0; i < this.#count; i++) sources[i]!.spilled();
     this.#end();
   }
 
@@ -156,7 +213,9 @@ export class SpillWritten implements AppendListener {
   }
 
   #end(): void {
+    if (this.#ended) return;
     this.#ended = true;
+    this.#done(this.#sources);
     const waiters = this.#waiters;
     this.#waiters = null;
     if (waiters !== null) for (const w of waiters) w();

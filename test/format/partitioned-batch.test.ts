@@ -16,6 +16,7 @@ import {
   type RecordHeaders,
   splitPartitionedBatch,
 } from "../../src/format/index.js";
+import { PartitionIndex } from "../../src/format/partition-index.js";
 import { refBatchCrc, reseal, statusName } from "./helpers.js";
 
 const MAX = 1 << 20;
@@ -241,5 +242,40 @@ test("property: any records over any partitions split into batches that read bac
       assert.equal(total, records.length);
     }),
     { numRuns: 300 },
+  );
+});
+
+test("an index groups many partitions right, batch after batch of different sizes", () => {
+  // Batches of a few to thousands of records, large and small in turn, over partition numbers
+  // close together and far apart: each one's partitions in first-seen order, each with its records'
+  // count, as a reference grouping finds them.
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(
+          fc.integer({ min: 1, max: 3000 }),
+          fc.integer({ min: 1, max: 5000 }),
+          fc.integer({ min: 0, max: 0xffffffff }),
+        ),
+        { minLength: 1, maxLength: 6 },
+      ),
+      (shapes) => {
+        for (const [n, spread, seed] of shapes) {
+          const records = Array.from({ length: n }, (_, i) => ({
+            partition: (Math.imul(i + seed, 2654435761) >>> 0) % spread,
+            value: null,
+            key: null,
+            timestampMs: 0,
+          }));
+          const batch = partitionedBatch(records);
+          const index = new PartitionIndex(batch, 0);
+          const expected = new Map<number, number>();
+          for (const r of records) expected.set(r.partition, (expected.get(r.partition) ?? 0) + 1);
+          assert.deepEqual(Array.from(index.partitions), [...expected.keys()]);
+          assert.deepEqual(Array.from(index.counts), [...expected.values()]);
+        }
+      },
+    ),
+    { numRuns: 40 },
   );
 });
