@@ -19,10 +19,11 @@ import { installPeers } from "./suite/install-peers.js";
 import { kafkaTargets, renderKafkaTargets } from "./suite/kafka-targets.js";
 import { runSession, sessions } from "./suite/measure.js";
 import { parseOptions } from "./suite/options.js";
+import { dropPageCache } from "./suite/page-cache.js";
 import { type Measurement, summarize } from "./suite/results.js";
 import { killAllServers } from "./suite/server-process.js";
 import { SERVERS } from "./suite/servers.js";
-import { clearSpentData, forgetFreedInodes } from "./suite/spent-data.js";
+import { clearSpentData } from "./suite/spent-data.js";
 import { renderTable } from "./suite/table.js";
 import { killAllWorkers } from "./suite/worker-run.js";
 import { DURABLE_IN_FLIGHT_ENV } from "./suite/workloads/durable.js";
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
     log(`  ${install}`);
   }
   log(
-    (await forgetFreedInodes())
+    dropPageCache()
       ? "page cache dropped: no recently freed inode left for the first runs' creates to step over"
       : "page cache not dropped (needs root): files removed in the last minutes may slow the first runs' creates",
   );
@@ -171,7 +172,8 @@ async function main(): Promise<void> {
       }
     }
     const waited = await clearSpentData(run < options.runs);
-    if (run === options.runs) await forgetFreedInodes();
+    // No freed inode of this sitting's removal left for the next sitting's creates (spent-data.ts).
+    if (run === options.runs) dropPageCache();
     log(
       `[run ${run}] data ${run < options.runs ? "emptied" : "removed"}; the disk settled after ${(waited / 1000).toFixed(1)} s`,
     );

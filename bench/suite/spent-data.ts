@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import type { Dirent } from "node:fs";
-import { closeSync, fdatasyncSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { readdir, rm, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,8 +26,8 @@ import { sleep } from "./deadline.js";
 //
 // That check looks only at inode table blocks still in memory (a block not cached "must have been
 // written out"), so after the last run's removal, and before the first run of a sitting (whatever
-// removed files before it: tests, an earlier sitting), `forgetFreedInodes` writes the file system
-// back and drops the page cache, block buffers included. Measured here: 2,000 directories of two
+// removed files before it: tests, an earlier sitting), the suite writes the file system back and
+// drops the page cache (page-cache.ts), block buffers included. Measured here: 2,000 directories of two
 // files each took 306-351 µs apiece right after 20,000 such were removed, with `sync` alone as
 // well; after `sync` and dropping the page cache, 61-62 µs, as on a file system nothing was removed
 // from (53 µs).
@@ -94,21 +94,6 @@ export async function clearSpentData(runFollows: boolean): Promise<number> {
     rmSync(probePath, { force: true });
   }
   return performance.now() - started;
-}
-
-/**
- * Writes the file system back (`sync`) and drops the page cache, so that no inode freed recently
- * is still in a cached inode table block for ext4 to step over on its next creates. Resolves false
- * when the cache could not be dropped (it needs root); the sync is made either way.
- */
-export async function forgetFreedInodes(): Promise<boolean> {
-  await promisify(execFile)("sync").catch(() => {});
-  try {
-    writeFileSync("/proc/sys/vm/drop_caches", "1");
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Truncates every regular file under `dir` to nothing, unlinking none. */

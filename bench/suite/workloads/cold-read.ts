@@ -1,8 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { startClock } from "../clock.js";
+import { dropPageCache } from "../page-cache.js";
 import { startSideProcess } from "../side-process.js";
 import type { LatencySummary } from "../types.js";
 import type { PacedClientRequest } from "../worker-protocol.js";
@@ -48,14 +47,14 @@ export const coldRead: Workload = {
   }),
   async run(driver, p, env) {
     const fill = await runProducers(driver, p, "interval");
-    dropPageCache();
+    dropCacheOrFail();
     await driver.createStream(`${p.stream}_solo`);
     const soloRun = await startPacedClient(env, `${p.stream}_solo`);
     await sleep((p.soloSeconds ?? SOLO_SECONDS) * 1000);
     const solo = await soloRun.stop();
 
     await driver.createStream(`${p.stream}_beside`);
-    dropPageCache();
+    dropCacheOrFail();
     const consumer = await driver.openConsumer(p.stream);
     const expected = totalMessages(p);
     let messages = 0;
@@ -103,15 +102,7 @@ function startPacedClient(env: WorkerEnv, stream: string) {
   );
 }
 
-/**
- * Writes back dirty pages and drops the page cache (clean pages) machine-wide, so that what is read
- * next comes from the disk. Needs root; the workload fails with the reason otherwise.
- */
-function dropPageCache(): void {
-  execFileSync("sync");
-  try {
-    writeFileSync("/proc/sys/vm/drop_caches", "1");
-  } catch (err) {
-    throw new Error(`cannot drop the page cache (needs root): ${(err as Error).message}`);
-  }
+/** Drops the page cache, so that what is read next comes from the disk; fails the workload if it cannot. */
+function dropCacheOrFail(): void {
+  if (!dropPageCache()) throw new Error("cannot drop the page cache (needs root)");
 }
