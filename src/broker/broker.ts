@@ -11,6 +11,7 @@ import type { PartitionIndex } from "../format/partition-index.js";
 import { checkTopicName, isInternalTopicName, topicNameProblem } from "../format/topic-name.js";
 import { sharedAppendMemory } from "../storage/append-memory.js";
 import { ErrorCounts } from "../storage/error-counts.js";
+import { startLineHelpers } from "../storage/line-helper.js";
 import { storageLogLimiter } from "../storage/log-limiter.js";
 import type { AppendListener, AppendResult, PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { StopSync } from "../storage/stop-sync.js";
@@ -129,6 +130,8 @@ export class Broker {
     options: BrokerOpenOptions = {},
   ): Promise<Broker> {
     const resolved = resolveBrokerConfig(config);
+    // The storage's shell helpers fork the process: now, while it holds little (line-helper.ts).
+    startLineHelpers();
     // One bound for the process, as its logs share one ticker: the last broker opened sets it.
     sharedAppendMemory.setCacheLimit(resolved.tailCacheBytes);
     const dataDir = resolve(resolved.dataDir);

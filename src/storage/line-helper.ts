@@ -2,11 +2,19 @@
  * A small shell process kept for requests that need a command Node has no binding for (fallocate(1),
  * syncfs through `sync -f`). Spawning a command per request forks the whole Node process, which
  * blocks the event loop for a time that grows with the heap (it showed in the storage benchmark's
- * profile), so one `sh` is started on first use and kept: each request is one line on its stdin,
+ * profile), so one `sh` is started and kept: each request is one line on its stdin,
  * each answer one line back ("ok" or anything else), in order. One request is on its way at a
  * time, the rest wait here, so that one whose signal aborts before its turn is never sent: a
  * closing log withdraws its queued reservation instead of waiting behind thousands of others.
  * Without `sh`, or once the helper died, every answer is false.
+ *
+ * When it starts matters too. The fork shares every page the process has written with the child,
+ * copy-on-write, until the child execs; each of those pages the process writes afterwards takes a
+ * page fault once. A helper started on first use, in a broker already holding hundreds of
+ * megabytes (the first interval syncfs or block reservation of a busy run), cost that broker tens
+ * of thousands of faults in the seconds after (docs/performance/scale.md, "Workload 6b: the
+ * helpers' fork"). A helper starts on first use, or earlier through `startLineHelpers`, which the
+ * broker calls as it opens, while it holds little.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
@@ -18,6 +26,14 @@ interface Request {
   /** Answered, or withdrawn by its signal before its turn. */
   done: boolean;
   onAbort: (() => void) | null;
+}
+
+/** Every helper made (a few, for the process's life): `startLineHelpers` starts them. */
+const helpers: LineHelper[] = [];
+
+/** Starts the process of every helper not started yet (see the file comment: why early). */
+export function startLineHelpers(): void {
+  for (const helper of helpers) helper.start();
 }
 
 export class LineHelper {
@@ -36,6 +52,17 @@ export class LineHelper {
   /** `script` reads request lines from stdin and answers each with one line, "ok" on success. */
   constructor(script: string) {
     this.#script = script;
+    helpers.push(this);
+  }
+
+  /** Whether its process runs (started, and not failed or exited). */
+  get running(): boolean {
+    return this.#child !== null;
+  }
+
+  /** Starts its process now if it has none yet; nothing if it runs, or failed for good. */
+  start(): void {
+    if (this.#child === null && !this.#broken) this.#start();
   }
 
   /**

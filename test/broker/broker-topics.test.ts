@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { Broker } from "../../src/broker/broker.js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { ErrorCode } from "../../src/format/errors.js";
+import { LineHelper } from "../../src/storage/line-helper.js";
 import { batchOf, conchError, openBroker, recordsOf } from "./helpers.js";
 
 test("create, list, describe, delete", async (t) => {
@@ -299,4 +300,13 @@ test("the broker's compaction settings reach every partition log", async (t) => 
     assert.equal(config.compactionDelayMs, 5_000);
     assert.equal(config.compactionBytesPerSec, 1 << 20);
   }
+});
+
+test("a broker starts the storage's shell helpers as it opens, before it holds data", async (t) => {
+  // Any helper made before the open is started by it (line-helper.ts: the fork is cheap then).
+  const helper = new LineHelper("while read -r l; do echo ok; done");
+  assert.equal(helper.running, false);
+  await openBroker(t);
+  assert.equal(helper.running, true);
+  assert.equal(await helper.ask("x"), true);
 });

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { LineHelper } from "../../src/storage/line-helper.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { LineHelper, startLineHelpers } from "../../src/storage/line-helper.js";
 import { withTempDir } from "./helpers.js";
 
 test("a request withdrawn before its turn resolves false at once and is never sent", async () => {
@@ -34,5 +35,20 @@ test("requests are answered in order, one sent at a time", async () => {
     const answers = await Promise.all(["a", "bad", "c"].map((line) => helper.ask(line)));
     assert.deepEqual(answers, [true, false, true]);
     assert.deepEqual((await readFile(seen, "utf8")).trim().split("\n"), ["a", "bad", "c"]);
+  });
+});
+
+test("startLineHelpers starts every helper's process before any request", async () => {
+  await withTempDir(async (dir) => {
+    const started = join(dir, "started");
+    const helper = new LineHelper(`echo up > '${started}'; while read -r l; do echo ok; done`);
+    assert.equal(helper.running, false, "nothing runs before a request or a start");
+    startLineHelpers();
+    assert.equal(helper.running, true);
+    // The script's first line ran without a request sent: the process is up.
+    for (let i = 0; i < 100 && (await readFile(started, "utf8").catch(() => "")) === ""; i++) await sleep(20);
+    assert.equal((await readFile(started, "utf8")).trim(), "up");
+    startLineHelpers();
+    assert.equal(await helper.ask("x"), true, "a second start changed nothing");
   });
 });
