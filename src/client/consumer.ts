@@ -64,6 +64,14 @@ export interface ConsumerOptions {
   maxBytes?: number;
   /** The broker answers a fetch once this much data is there. Default 1. */
   minBytes?: number;
+  /**
+   * Bytes the broker may push ahead of what the application has taken, shared by the assigned
+   * partitions: each partition's stream may run ahead by an equal share of it, at least two
+   * fetches' worth (2 x maxBytes) and at most eight. A consumer of few partitions reading old
+   * data then keeps the broker's reads going while it works through what came before. Default
+   * 32 MiB.
+   */
+  maxPrefetchBytes?: number;
   retryBackoffMs?: number;
   retryBackoffMaxMs?: number;
   /**
@@ -98,6 +106,7 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
   /** Fetches go to each partition's leader; the bootstrap connection is #manager. */
   #pool: BrokerPool;
   #settings: FetchSettings;
+  #prefetchBytes: number;
   #defaultStart: StartPosition;
   #fetchers = new Map<string, PartitionFetcher>();
   #queue = new BatchQueue();
@@ -120,7 +129,15 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
       retryBackoffMs: durationOption("retryBackoffMs", options.retryBackoffMs, 100, 1),
       retryBackoffMaxMs: durationOption("retryBackoffMaxMs", options.retryBackoffMaxMs, 2000, 1),
       checkCrcs: options.checkCrcs ?? true,
+      streamShareBytes: 0,
     };
+    this.#prefetchBytes = integerOption(
+      "maxPrefetchBytes",
+      options.maxPrefetchBytes,
+      32 << 20,
+      1,
+      2 ** 53 - 1,
+    );
     this.#defaultStart = options.from ?? "earliest";
     this.#pendingTopics = options.topics ?? [];
     this.#signal = options.signal;
@@ -156,6 +173,8 @@ export class Consumer implements AsyncIterable<ConsumerMessage> {
     }
     for (const [id, f] of this.#fetchers) if (!next.has(id)) f.stop();
     this.#fetchers = next;
+    // Streams opened from now on take their share; those open keep theirs until they reopen.
+    this.#settings.streamShareBytes = Math.floor(this.#prefetchBytes / Math.max(1, next.size));
     if (this.#started) for (const f of next.values()) f.pump();
   }
 

@@ -2,11 +2,12 @@
  * The fetch loop of one assigned partition.
  *
  * It opens a fetch stream (protocol/fetch-stream.ts): the broker pushes each new batch as it is
- * written, without a request per batch, and sends at most a window of two responses' worth
- * (2 x maxBytes) ahead of what the application has taken; taking batches credits their bytes
- * back, a half window at a time. So memory stays bounded at about two responses per partition, as
- * with one fetch in flight and one batch waiting, and a consumer that keeps up costs the broker one
- * write per batch and a read per half window of credit. A seek or stop cancels the stream; an error ends it, and the loop
+ * written, without a request per batch, and sends at most a window ahead of what the application
+ * has taken: the partition's share of the consumer's `maxPrefetchBytes`, between two responses'
+ * worth (2 x maxBytes, as with one fetch in flight and one batch waiting) and eight (streamWindow).
+ * Taking batches credits their bytes back, a half window at a time. So memory stays bounded by the
+ * prefetch bytes, or two responses per partition for a consumer of many, and a consumer that keeps
+ * up costs the broker one write per batch and a read per half window of credit. A seek or stop cancels the stream; an error ends it, and the loop
  * opens another from where it was.
  *
  * Against a broker without streams (UNKNOWN_API) it fetches instead: one fetch (a long poll) in
@@ -43,6 +44,14 @@ import { abortedError, asConchError } from "./errors.js";
 /** The largest credit or window a u32 field holds. */
 const MAX_U32 = 0xffffffff;
 
+/**
+ * How far a stream may run ahead of the application: its share of the consumer's prefetch bytes,
+ * but at least two responses' worth (one being read while the next comes) and at most eight.
+ */
+export function streamWindow(maxBytes: number, shareBytes: number): number {
+  return Math.min(Math.max(2 * maxBytes, Math.min(8 * maxBytes, shareBytes)), MAX_U32);
+}
+
 /** Where a partition starts: the log start, the end, an offset, or the first record at or after a time. */
 export type StartPosition = "earliest" | "latest" | { offset: number } | { timestamp: number };
 
@@ -71,6 +80,8 @@ export interface FetchSettings {
   retryBackoffMaxMs: number;
   /** Check each fetched batch's CRC32C before handing it on. */
   checkCrcs: boolean;
+  /** A stream's share of the consumer's prefetch bytes (streamWindow); the consumer sets it per assignment. */
+  streamShareBytes: number;
 }
 
 /** Where fetched batches and fatal errors go. */
@@ -302,7 +313,7 @@ export class PartitionFetcher implements BatchSource {
   #streamOn(conn: Connection, round: AbortController): void {
     // A stream waits at least 1 ms between empty responses.
     const req = this.#fill(this.#streamRequest, conn.maxBatchBytes, 1, round);
-    req.windowBytes = this.#windowBytes = Math.min(2 * req.maxBytes, MAX_U32);
+    req.windowBytes = this.#windowBytes = streamWindow(req.maxBytes, this.#settings.streamShareBytes);
     this.#earlierBatches = this.#buffered;
     this.#uncredited = 0;
     const id = conn.streamTo(

@@ -28,9 +28,12 @@ const collected = new FinalizationRegistry<null>(() => {
   alive--;
 });
 
-/** A new page-aligned buffer of at least `bytes` bytes, or null when none can be made now. */
-export function newAlignedBuffer(bytes: number): Buffer | null {
-  if (wasm === undefined || alive >= MAX_ALIVE_BUFFERS) return null;
+/**
+ * A new page-aligned buffer of at least `bytes` bytes, or null when none can be made now, or when
+ * making it would leave fewer than `spare` that can still be made.
+ */
+export function newAlignedBuffer(bytes: number, spare = 0): Buffer | null {
+  if (wasm === undefined || alive + spare >= MAX_ALIVE_BUFFERS) return null;
   const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE));
   let memory: ArrayBuffer;
   try {

@@ -44,12 +44,13 @@ export function takeReadBuffer(bytes: number): Buffer {
 
 /**
  * `takeReadBuffer` for a direct read: a page-aligned buffer (aligned-buffers.ts), the most recently
- * handed back aligned one that is large enough, else a new one; null when none can be made (the
- * read then goes through the page cache).
+ * handed back aligned one that is large enough, else a new one unless fewer than `spare` more could
+ * be made (a read-ahead leaves those to reads); null when none (the read then goes through the page
+ * cache).
  */
-export function takeAlignedReadBuffer(bytes: number): Buffer | null {
+export function takeAlignedReadBuffer(bytes: number, spare = 0): Buffer | null {
   if (bytes > MAX_POOLED_BYTES) return null;
-  const buf = takeKept(bytes, true) ?? newAlignedBuffer(stepped(bytes));
+  const buf = takeKept(bytes, true) ?? newAlignedBuffer(stepped(bytes), spare);
   if (buf !== null) lent.add(buf.buffer);
   return buf;
 }

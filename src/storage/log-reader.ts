@@ -19,6 +19,7 @@ import { compareTimestamps, writeTimestampMs } from "../format/timestamp.js";
 import type { DirectReads } from "./config.js";
 import { corruptData, DamageFound, rangeAt, rangeStartingAt, readLimitFrom } from "./damaged-range.js";
 import { diskReadBytes } from "./disk-read-bytes.js";
+import { startReadAhead, takeReadAhead } from "./read-ahead.js";
 import type { Segment } from "./segment.js";
 import type { SegmentList } from "./segment-list.js";
 import type { CachedRun, TailCache } from "./tail-cache.js";
@@ -268,7 +269,11 @@ export class LogReader {
     // The smallest base offset the next batch may have.
     let lowest = seg.baseOffset;
     let pos = position;
-    let want = maxBytes + this.#indexInterval() + READ_SLACK;
+    const firstWant = maxBytes + this.#indexInterval() + READ_SLACK;
+    let want = firstWant;
+    // A direct read that goes on where the last one of this segment left off: read ahead of the next.
+    const direct = this.#readsDirect(seg);
+    const sequential = direct && alignedSpan(pos, 0).from === seg.directNextFrom;
     for (;;) {
       const len = Math.min(want, limit - pos);
       if (len < MIN_BATCH_SIZE) throw corrupt(seg, pos);
@@ -294,7 +299,10 @@ export class LogReader {
             throw corrupt(seg, pos + at, "a base offset out of line");
           lowest = last + 1;
           if (last >= offset) {
-            const found = checked(seg, buf, at, take(buf, at, n, maxBytes, hw, true), pos);
+            const to = take(buf, at, n, maxBytes, hw, true);
+            // Before the batches are checked and sent: the disk reads on meanwhile.
+            if (direct) this.#readNext(seg, buf, at, to, hw, limit, firstWant, sequential);
+            const found = checked(seg, buf, at, to, pos);
             returned = true;
             return found;
           }
@@ -318,17 +326,17 @@ export class LogReader {
    * pages the producers just wrote, is always read through the cache.
    */
   async #readAt(seg: Segment, len: number, pos: number): Promise<Buffer> {
-    const mode = this.#o.directReads();
-    const closed = seg !== this.#segments.active;
-    if (closed && mode !== "off" && seg.readMode !== "unsupported") {
-      if (seg.readMode === "direct" || mode === "on") {
-        const direct = await this.#readDirect(seg, len, pos);
-        if (direct !== null) return direct;
-      }
+    if (this.#readsDirect(seg)) {
+      const direct = await this.#readDirect(seg, len, pos);
+      if (direct !== null) return direct;
     }
     const buf = takeReadBuffer(len);
     try {
-      const probe = closed && mode === "auto" && seg.readMode === "cached" && len >= COLD_PROBE_BYTES;
+      const probe =
+        seg !== this.#segments.active &&
+        this.#o.directReads() === "auto" &&
+        seg.readMode === "cached" &&
+        len >= COLD_PROBE_BYTES;
       const started = probe ? performance.now() : 0;
       const diskBefore = probe ? diskReadBytes() : -1;
       const n = await seg.read(buf, len, pos);
@@ -342,15 +350,57 @@ export class LogReader {
     }
   }
 
+  /** Whether `#readAt` reads `seg` with direct I/O (a closed segment, found cold or always so). */
+  #readsDirect(seg: Segment): boolean {
+    const mode = this.#o.directReads();
+    return (
+      seg !== this.#segments.active &&
+      mode !== "off" &&
+      (seg.readMode === "direct" || (mode === "on" && seg.readMode !== "unsupported"))
+    );
+  }
+
+  /**
+   * After a direct read that returned buf[at, to): notes where the reader's next read starts (the
+   * index entry at or before the offset after the batches returned), and when this read itself
+   * went on from the last one, starts that next read now (read-ahead.ts), as long as `want`.
+   */
+  #readNext(
+    seg: Segment,
+    buf: Buffer,
+    at: number,
+    to: number,
+    hw: number,
+    limit: number,
+    want: number,
+    sequential: boolean,
+  ): void {
+    if (to <= at) return;
+    const next = lastOffsetIn(buf, at, to) + 1;
+    const pos = next < seg.nextOffset ? seg.index.positionFor(next - seg.baseOffset) : limit;
+    if (next >= hw || pos >= limit) {
+      seg.directNextFrom = -1;
+      return;
+    }
+    const span = alignedSpan(pos, Math.min(want, limit - pos));
+    seg.directNextFrom = span.from;
+    if (sequential) startReadAhead(seg, span.from, span.span);
+  }
+
   /**
    * `#readAt` with direct I/O: the aligned span around [pos, pos + len) into an aligned buffer.
    * Null when no aligned buffer is free or the span is larger than one (read through the cache
    * instead), or when the file system refuses direct I/O (then never tried again for `seg`).
    */
   async #readDirect(seg: Segment, len: number, pos: number): Promise<Buffer | null> {
-    const from = pos - (pos % DIRECT_ALIGN);
-    const head = pos - from;
-    const span = Math.ceil((head + len) / DIRECT_ALIGN) * DIRECT_ALIGN;
+    const { from, head, span } = alignedSpan(pos, len);
+    const ahead = takeReadAhead(seg, from, seg !== this.#segments.active);
+    if (ahead !== null) {
+      const n = await ahead.done;
+      if (n >= 0) return ahead.buf.subarray(head, head + Math.max(0, Math.min(n - head, len)));
+      // Its read failed: read again, and meet the error (if it lasts) as the reader's own.
+      releaseReadBuffer(ahead.buf);
+    }
     const buf = takeAlignedReadBuffer(span);
     if (buf === null) return null;
     try {
@@ -377,6 +427,20 @@ function foundCold(bytes: number, ms: number, diskBefore: number): boolean {
   if (diskBefore < 0) return true;
   const diskAfter = diskReadBytes();
   return diskAfter < 0 || diskAfter - diskBefore >= bytes / 2;
+}
+
+/** The aligned span a direct read of [pos, pos + len) covers, and where pos falls in it. */
+function alignedSpan(pos: number, len: number): { from: number; head: number; span: number } {
+  const from = pos - (pos % DIRECT_ALIGN);
+  const head = pos - from;
+  return { from, head, span: Math.ceil((head + len) / DIRECT_ALIGN) * DIRECT_ALIGN };
+}
+
+/** The last offset of the last of the whole batches in buf[from, to). */
+function lastOffsetIn(buf: Buffer, from: number, to: number): number {
+  let last = -1;
+  for (let at = from; at < to; at += recordSize(buf, at)) last = batchLastOffset(buf, at);
+  return last;
 }
 
 /**

@@ -15,6 +15,7 @@ import { RESERVE_AFTER_BYTES } from "./block-reserve.js";
 import type { DamagedRange } from "./damaged-range.js";
 import { readFully } from "./file-ops.js";
 import { IdleWaiters } from "./idle-waiters.js";
+import { dropReadAhead, type ReadAhead } from "./read-ahead.js";
 import { SegmentIndex } from "./segment-index.js";
 import { indexPath, walPath } from "./segment-name.js";
 
@@ -62,6 +63,10 @@ export class Segment {
    * fills the page cache nor copies through it. "unsupported": the file system refused O_DIRECT.
    */
   readMode: "cached" | "direct" | "unsupported" = "cached";
+  /** A direct read started ahead of the read that will want it (read-ahead.ts). */
+  readAhead: ReadAhead | null = null;
+  /** Where the direct read after the last one would start (aligned), if its reader goes on; -1 before any. */
+  directNextFrom = -1;
   /** The file opened with O_DIRECT, on the first direct read; closed with the segment. */
   #direct: Promise<FileHandle> | null = null;
   /** fdatasyncs of the bare descriptor running now (FileHandle.close does not wait for those). */
@@ -200,6 +205,7 @@ export class Segment {
    * waits for the fdatasyncs of its bare descriptor.
    */
   async closeFile(): Promise<void> {
+    dropReadAhead(this);
     const opening = this.#opening;
     if (opening !== null) await opening.catch(() => {});
     const file = this.#file;
