@@ -9,7 +9,7 @@
  *
  * Bounded: a segment holds at most one read-ahead, and the broker at most MAX_LIVE (the oldest is
  * dropped for a new one), none made with one of the last MAX_LIVE aligned buffers that could be
- * made (those stay for reads), so a consumer that stops mid-segment holds at most one read buffer until
+ * made (those stay for reads). A consumer that stops mid-segment leaves one read buffer held until
  * another read-ahead takes its place or the segment closes. A dropped read-ahead hands its buffer
  * back once its read has ended. What a read-ahead read is used only while the segment is closed
  * and as long as when it was read; its batches are checked like any read's (log-reader.ts).
@@ -93,7 +93,7 @@ function forget(ahead: ReadAhead): void {
   if (i >= 0) live.splice(i, 1);
 }
 
-/** Read-aheads started, used and dropped since the process started, and alive now (tests, metrics). */
+/** Read-aheads started, used and dropped since the process started, and alive now (for tests). */
 export function readAheadCounts(): { started: number; used: number; dropped: number; live: number } {
   return { ...counts, live: live.length };
 }
