@@ -27,6 +27,22 @@ export function recordSize(buf: Uint8Array, at: number): number {
 }
 
 /**
+ * The offset after the last whole batch in records[from, to) (a read returns whole batches only),
+ * or -1 when it holds none.
+ */
+export function offsetAfter(records: Uint8Array, from = 0, to = records.length): number {
+  let at = from;
+  let next = -1;
+  while (to - at >= BATCH_RECORDS_AT) {
+    const size = recordSize(records, at);
+    if (size > to - at) break;
+    next = batchLastOffset(records, at) + 1;
+    at += size;
+  }
+  return next;
+}
+
+/**
  * The size of the batch at `at` when its header can be walked (the magic byte, version 1 metadata,
  * at least one record, room for one), else -1: what a reader of stored batches checks before it
  * trusts a header's sizes to find the next batch. Needs HEADER_SIZE bytes at `at`; reads no others.

@@ -10,9 +10,8 @@
  */
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
 import type { FetchListener, FetchRequest } from "../broker/long-poll.js";
-import { batchLastOffset, recordSize } from "../format/batch-header.js";
+import { offsetAfter } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
-import { BATCH_RECORDS_AT } from "../format/layout.js";
 import { releaseReadBuffer } from "../format/read-buffers.js";
 import { fetchResponseBuffers } from "../protocol/fetch.js";
 import {
@@ -246,16 +245,3 @@ class FetchStream extends AbortTarget implements FetchListener, OpenStream {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/** The offset after the last whole batch in `records` (a read returns whole batches only). */
-export function offsetAfter(records: Buffer): number {
-  let at = 0;
-  let next = -1;
-  while (records.length - at >= BATCH_RECORDS_AT) {
-    const size = recordSize(records, at);
-    if (size > records.length - at) break;
-    next = batchLastOffset(records, at) + 1;
-    at += size;
-  }
-  return next;
-}

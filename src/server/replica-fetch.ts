@@ -12,6 +12,7 @@
  */
 import { AbortTarget, subscribe, unsubscribe } from "../broker/abort-fanout.js";
 import type { ReplicaFeed } from "../broker/replication.js";
+import { offsetAfter } from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { releaseReadBuffer } from "../format/read-buffers.js";
 import { JOIN_MAX_BYTES } from "../net/socket-writes.js";
@@ -26,7 +27,6 @@ import type { DataWaiter } from "../storage/data-waiters.js";
 import type { EpochEntry } from "../storage/leader-epochs.js";
 import type { PartitionLog, ReadResult } from "../storage/partition-log.js";
 import { authorize } from "./authorize.js";
-import { offsetAfter } from "./fetch-stream.js";
 import type { Reply, RequestContext } from "./handler.js";
 import { ReplyTicket } from "./reply-ticket.js";
 import type { OpenStream } from "./stream-host.js";

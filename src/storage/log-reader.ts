@@ -8,7 +8,13 @@
  */
 
 import { DIRECT_ALIGN } from "../format/aligned-buffers.js";
-import { batchBaseOffset, batchLastOffset, recordSize, walkableBatchSize } from "../format/batch-header.js";
+import {
+  batchBaseOffset,
+  batchLastOffset,
+  offsetAfter,
+  recordSize,
+  walkableBatchSize,
+} from "../format/batch-header.js";
 import { ConchError, ErrorCode } from "../format/errors.js";
 import { isStoredKafkaBatch, StoredKafkaToConch } from "../format/kafka/stored-kafka.js";
 import { HEADER_SIZE, MIN_BATCH_SIZE, TIMESTAMP_AT } from "../format/layout.js";
@@ -301,7 +307,7 @@ export class LogReader {
           if (last >= offset) {
             const to = take(buf, at, n, maxBytes, hw, true);
             // Before the batches are checked and sent: the disk reads on meanwhile.
-            if (direct) this.#readNext(seg, buf, at, to, hw, limit, firstWant, sequential);
+            if (direct) this.#readNext(seg, offsetAfter(buf, at, to), hw, limit, firstWant, sequential);
             const found = checked(seg, buf, at, to, pos);
             returned = true;
             return found;
@@ -361,22 +367,12 @@ export class LogReader {
   }
 
   /**
-   * After a direct read that returned buf[at, to): notes where the reader's next read starts (the
-   * index entry at or before the offset after the batches returned), and when this read itself
+   * After a direct read whose batches end before offset `next` (-1: it returned none): notes where
+   * the reader's next read starts (the index entry at or before `next`), and when this read itself
    * went on from the last one, starts that next read now (read-ahead.ts), as long as `want`.
    */
-  #readNext(
-    seg: Segment,
-    buf: Buffer,
-    at: number,
-    to: number,
-    hw: number,
-    limit: number,
-    want: number,
-    sequential: boolean,
-  ): void {
-    if (to <= at) return;
-    const next = lastOffsetIn(buf, at, to) + 1;
+  #readNext(seg: Segment, next: number, hw: number, limit: number, want: number, sequential: boolean): void {
+    if (next < 0) return;
     const pos = next < seg.nextOffset ? seg.index.positionFor(next - seg.baseOffset) : limit;
     if (next >= hw || pos >= limit) {
       seg.directNextFrom = -1;
@@ -434,13 +430,6 @@ function alignedSpan(pos: number, len: number): { from: number; head: number; sp
   const from = pos - (pos % DIRECT_ALIGN);
   const head = pos - from;
   return { from, head, span: Math.ceil((head + len) / DIRECT_ALIGN) * DIRECT_ALIGN };
-}
-
-/** The last offset of the last of the whole batches in buf[from, to). */
-function lastOffsetIn(buf: Buffer, from: number, to: number): number {
-  let last = -1;
-  for (let at = from; at < to; at += recordSize(buf, at)) last = batchLastOffset(buf, at);
-  return last;
 }
 
 /**

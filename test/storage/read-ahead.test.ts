@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import fc from "fast-check";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
-import { batchLastOffset, recordSize } from "../../src/format/batch-header.js";
+import { offsetAfter } from "../../src/format/batch-header.js";
 import { releaseReadBuffer } from "../../src/format/read-buffers.js";
 import type { DirectReads } from "../../src/storage/config.js";
 import { PartitionLog } from "../../src/storage/partition-log.js";
@@ -38,7 +38,7 @@ async function readOn(log: PartitionLog, offset: number, maxBytes: number, reads
   for (let r = 0; r < reads && offset < log.highWatermark; r++) {
     const { records } = await log.read(offset, maxBytes);
     out.push(Buffer.from(records));
-    offset = afterLast(records);
+    offset = offsetAfter(records);
     releaseReadBuffer(records);
   }
   return out;
@@ -65,13 +65,6 @@ async function cachedReads(dir: string, offset: number, maxBytes: number, reads:
   } finally {
     await cached.close();
   }
-}
-
-function afterLast(records: Buffer): number {
-  let next = -1;
-  for (let at = 0; at < records.length; at += recordSize(records, at))
-    next = batchLastOffset(records, at) + 1;
-  return next;
 }
 
 test("a reader going on through closed segments read directly reads ahead, and gets what the page cache gives", async () => {
@@ -120,7 +113,7 @@ test("a read-ahead is not served once its segment holds other bytes", async () =
     const counts = readAheadCounts();
     const size = seg.size;
     seg.size = size - 1;
-    const [third] = await readOn(log, afterLast(firstTwo[1]!), 16 * KiB, 1).finally(() => {
+    const [third] = await readOn(log, offsetAfter(firstTwo[1]!), 16 * KiB, 1).finally(() => {
       seg.size = size;
     });
     assert.equal(readAheadCounts().used, counts.used, "not served");
@@ -156,7 +149,7 @@ test("any run of reads going on from the last, direct with read-aheads, returns 
                 directBytes.equals(through.records.subarray(0, directBytes.length)),
                 `read at ${a} of ${maxBytes} bytes`,
               );
-              a = b = afterLast(directBytes);
+              a = b = offsetAfter(directBytes);
             }
           },
         ),
