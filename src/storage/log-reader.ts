@@ -307,7 +307,8 @@ export class LogReader {
           if (last >= offset) {
             const to = take(buf, at, n, maxBytes, hw, true);
             // Before the batches are checked and sent: the disk reads on meanwhile.
-            if (direct) this.#readNext(seg, offsetAfter(buf, at, to), hw, limit, firstWant, sequential);
+            if (direct)
+              this.#readNext(seg, offsetAfter(buf, at, to), hw, limit, firstWant, sequential, buf, pos);
             const found = checked(seg, buf, at, to, pos);
             returned = true;
             return found;
@@ -369,9 +370,19 @@ export class LogReader {
   /**
    * After a direct read whose batches end before offset `next` (-1: it returned none): notes where
    * the reader's next read starts (the index entry at or before `next`), and when this read itself
-   * went on from the last one, starts that next read now (read-ahead.ts), as long as `want`.
+   * went on from the last one, starts that next read now (read-ahead.ts), as long as `want`, with
+   * what this read holds of it (`read`, from file position `at`) copied rather than read again.
    */
-  #readNext(seg: Segment, next: number, hw: number, limit: number, want: number, sequential: boolean): void {
+  #readNext(
+    seg: Segment,
+    next: number,
+    hw: number,
+    limit: number,
+    want: number,
+    sequential: boolean,
+    read: Buffer,
+    at: number,
+  ): void {
     if (next < 0) return;
     const pos = next < seg.nextOffset ? seg.index.positionFor(next - seg.baseOffset) : limit;
     if (next >= hw || pos >= limit) {
@@ -380,7 +391,7 @@ export class LogReader {
     }
     const span = alignedSpan(pos, Math.min(want, limit - pos));
     seg.directNextFrom = span.from;
-    if (sequential) startReadAhead(seg, span.from, span.span);
+    if (sequential) startReadAhead(seg, span.from, span.span, { bytes: read, at });
   }
 
   /**
