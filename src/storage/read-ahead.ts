@@ -44,9 +44,12 @@ export class ReadAhead {
     this.span = span;
     this.size = seg.size;
     this.buf = buf;
-    const kept = have === null ? 0 : keptBytes(have, from, span);
-    if (kept > 0) have!.bytes.copy(buf, 0, from - have!.at, from - have!.at + kept);
-    counts.keptBytes += kept;
+    let kept = 0;
+    if (have !== null) {
+      kept = keptBytes(have, from, span);
+      if (kept > 0) have.bytes.copy(buf, 0, from - have.at, from - have.at + kept);
+      counts.keptBytes += kept;
+    }
     this.done =
       kept === span
         ? Promise.resolve(kept)
