@@ -401,7 +401,7 @@ export class LogReader {
    */
   async #readDirect(seg: Segment, len: number, pos: number): Promise<Buffer | null> {
     const { from, head, span } = alignedSpan(pos, len);
-    const ahead = takeReadAhead(seg, from, seg !== this.#segments.active);
+    const ahead = takeReadAhead(seg, from);
     if (ahead !== null) {
       const n = await ahead.done;
       if (n >= 0) return ahead.buf.subarray(head, head + Math.max(0, Math.min(n - head, len)));

@@ -104,12 +104,12 @@ export function startReadAhead(
 /**
  * The segment's read-ahead if it starts at `from` and still holds what the segment does (taken:
  * its buffer is the caller's to hand back); otherwise null, and any read-ahead the segment had is
- * dropped.
+ * dropped. Asked only by direct reads, which read closed segments only.
  */
-export function takeReadAhead(seg: Segment, from: number, closed: boolean): ReadAhead | null {
+export function takeReadAhead(seg: Segment, from: number): ReadAhead | null {
   const ahead = seg.readAhead;
   if (ahead === null) return null;
-  if (ahead.from !== from || !closed || seg.deleted || seg.size !== ahead.size) {
+  if (ahead.from !== from || seg.deleted || seg.size !== ahead.size) {
     dropReadAhead(seg);
     return null;
   }

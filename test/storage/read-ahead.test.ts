@@ -181,18 +181,12 @@ test("any run of reads going on from the last, direct with read-aheads, returns 
   });
 });
 
-/** The segment of the last direct read. */
+/** The segment of the last direct read, and the bytes direct reads asked for. */
 let lastDirect: Segment | null = null;
-const readDirect = Segment.prototype.readDirect;
-Segment.prototype.readDirect = function (this: Segment, ...args) {
-  lastDirect = this;
-  return readDirect.apply(this, args);
-};
-
-/** Bytes asked of direct reads. */
 let directBytes = 0;
-const countedRead = Segment.prototype.readDirect;
+const readDirect = Segment.prototype.readDirect;
 Segment.prototype.readDirect = function (this: Segment, buf: Buffer, length: number, position: number) {
+  lastDirect = this;
   directBytes += length;
-  return countedRead.call(this, buf, length, position);
+  return readDirect.call(this, buf, length, position);
 };
