@@ -4,13 +4,16 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { dirname } from "node:path";
-import { type DiskCeiling, type LoopbackCeiling, measureDisk, measureLoopback } from "./suite/ceilings.js";
+import { type DiskCeiling, measureDisk } from "./suite/ceilings.js";
 import { renderChart } from "./suite/chart.js";
 import type { SystemId } from "./suite/clients.js";
 import { errorText, withDeadline } from "./suite/deadline.js";
 import {
   type ExchangeCeiling,
+  type LoopbackCeiling,
+  measureDurableExchange,
   measureExchange,
+  measureLoopback,
   measureRoundTrips,
   type RoundTripCeiling,
 } from "./suite/exchange-ceiling.js";
@@ -69,6 +72,7 @@ interface Ceilings {
   loopback?: LoopbackCeiling;
   roundTrip?: RoundTripCeiling;
   exchange?: ExchangeCeiling;
+  durableExchange?: ExchangeCeiling;
 }
 
 async function ceilings(): Promise<Ceilings> {
@@ -90,7 +94,7 @@ async function ceilings(): Promise<Ceilings> {
   }
   try {
     out.loopback = await withDeadline("loopback ceiling", 120_000, measureLoopback());
-    log(`loopback TCP: ${out.loopback.MBps.toFixed(0)} MB/s`);
+    log(`loopback TCP from one Node process to another: ${out.loopback.MBps.toFixed(0)} MB/s`);
   } catch (err) {
     log(`loopback ceiling not measured: ${errorText(err)}`);
   }
@@ -115,6 +119,17 @@ async function ceilings(): Promise<Ceilings> {
   } catch (err) {
     log(`exchange ceiling not measured: ${errorText(err)}`);
   }
+  try {
+    const x = await withDeadline("durable exchange ceiling", 60_000, measureDurableExchange());
+    out.durableExchange = x;
+    log(
+      `stop-and-wait exchange shaped like workload 4b (${x.connections} connections, ` +
+        `${x.requestBytes}-byte requests, ${x.replyBytes}-byte replies, no disk): ` +
+        `${Math.round(x.requestsPerSec)} requests/s`,
+    );
+  } catch (err) {
+    log(`workload 4b's exchange ceiling not measured: ${errorText(err)}`);
+  }
   return out;
 }
 
@@ -132,7 +147,7 @@ async function main(): Promise<void> {
       ? "page cache dropped: no recently freed inode left for the first runs' creates to step over"
       : "page cache not dropped (needs root): files removed in the last minutes may slow the first runs' creates",
   );
-  const { disk, loopback, roundTrip, exchange } = options.ceilings ? await ceilings() : {};
+  const { disk, loopback, roundTrip, exchange, durableExchange } = options.ceilings ? await ceilings() : {};
 
   const systems: Partial<Record<SystemId, SystemInfo>> = {};
   const available = new Set<SystemId>();
@@ -199,6 +214,7 @@ async function main(): Promise<void> {
     loopback,
     roundTrip,
     exchange,
+    durableExchange,
     latencyRate: latency.params(options.scale).rate,
   });
   const targets = kafkaTargets(summaries, ids);
@@ -224,6 +240,7 @@ async function main(): Promise<void> {
       loopback: loopback ?? null,
       roundTrip: roundTrip ?? null,
       exchange: exchange ?? null,
+      durableExchange: durableExchange ?? null,
     },
     systems,
     workloads: workloads.map((w) => ({

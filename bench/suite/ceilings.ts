@@ -1,15 +1,15 @@
 import { execFile } from "node:child_process";
 import { constants } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
-import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { newAlignedBuffer } from "../../src/format/aligned-buffers.js";
 
-// The machine's limits, measured in the same run as the brokers so every figure can be read as a
-// fraction of what the disk and the loopback interface can do at all from Node.
+// The disk's limits, measured in the same run as the brokers so every figure can be read as a
+// fraction of what the disk can do at all from Node (the loopback interface's and the exchanges'
+// are in exchange-ceiling.ts).
 
 const MiB = 1024 * 1024;
 const execFileAsync = promisify(execFile);
@@ -114,44 +114,4 @@ async function readRate(file: FileHandle, chunk: Buffer, bytes: number): Promise
     await file.close();
   }
   return bytes / 1e6 / ((performance.now() - start) / 1000);
-}
-
-export interface LoopbackCeiling {
-  /** One Node process writing 1 MiB chunks to itself over 127.0.0.1, in MB/s (10^6 bytes). */
-  MBps: number;
-  bytes: number;
-}
-
-export async function measureLoopback(bytes = 4096 * MiB): Promise<LoopbackCeiling> {
-  const chunk = Buffer.alloc(MiB, 0x42);
-  let received = 0;
-  let resolveDone: () => void = () => {};
-  const done = new Promise<void>((resolve) => {
-    resolveDone = resolve;
-  });
-  const server = createServer((socket) => {
-    socket.on("data", (data: Buffer) => {
-      received += data.length;
-      if (received >= bytes) resolveDone();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  const client: Socket = connect(port, "127.0.0.1");
-  await new Promise<void>((resolve, reject) => {
-    client.once("connect", resolve);
-    client.once("error", reject);
-  });
-  const start = performance.now();
-  try {
-    for (let sent = 0; sent < bytes; sent += MiB) {
-      if (!client.write(chunk)) await new Promise((resolve) => client.once("drain", resolve));
-    }
-    await done;
-  } finally {
-    client.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  }
-  return { MBps: bytes / 1e6 / ((performance.now() - start) / 1000), bytes };
 }

@@ -3,15 +3,25 @@ import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import * as hdr from "hdr-histogram-js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
-import { Acks } from "../../src/protocol/api.js";
+import { Acks, type AcksValue } from "../../src/protocol/api.js";
 import { encodeProduceRequest, encodeProduceResponse } from "../../src/protocol/produce.js";
+import { durableWait } from "./workloads/durable.js";
 import { hermit } from "./workloads/hermit.js";
 import { latency, NAP_MS, PACE_MS } from "./workloads/latency.js";
 
-// Two limits of this machine for workloads 3 and 5, measured between two Node processes that do
-// nothing but exchange bytes the way those workloads' clients and broker do. No broker on this
+// Limits of this machine measured between two Node processes that do nothing but move bytes the
+// way the workloads' clients and broker do: a bulk stream (the reads of workloads 2 and 8), workload
+// 3's paced round trip, and the stop-and-wait exchanges of workloads 5 and 4b. No broker on this
 // machine, driven from Node, can do better than the loopback interface and the scheduler allow
-// here, so Conch's latency and stop-and-wait rate can be read against them.
+// here, so Conch's read rate, latency and stop-and-wait rates can be read against them.
+
+const MiB = 1024 * 1024;
+
+export interface LoopbackCeiling {
+  /** One Node process writing 1 MiB chunks to another over 127.0.0.1, in MB/s (10^6 bytes). */
+  MBps: number;
+  bytes: number;
+}
 
 export interface RoundTripCeiling {
   /** Bytes sent, and echoed back, every `paceMs`: about what one send call of workload 3 carries. */
@@ -26,26 +36,31 @@ export interface RoundTripCeiling {
 export interface ExchangeCeiling {
   /** Connections, each writing a request and waiting for its reply before the next. */
   connections: number;
-  /** Workload 5's produce request (100 records of 28 bytes) and its response, in bytes. */
+  /** The workload's produce request and its response, in bytes. */
   requestBytes: number;
   replyBytes: number;
   requests: number;
   requestsPerSec: number;
-  /** requestsPerSec times the messages of one workload 5 request. */
+  /** requestsPerSec times the messages of one of the workload's requests. */
   msgsPerSec: number;
 }
 
 const SERVER = fileURLToPath(new URL("./reply-server.js", import.meta.url));
 
 /** A produce request carrying one batch of `records` records of `payloadBytes` bytes each. */
-function produceRequest(topic: string, records: number, payloadBytes: number): Buffer {
+function produceRequest(
+  topic: string,
+  records: number,
+  payloadBytes: number,
+  acks: AcksValue = Acks.LEADER,
+): Buffer {
   const builder = new BatchBuilder();
   const payload = Buffer.alloc(payloadBytes, 0x62);
   for (let i = 0; i < records; i++) builder.add(payload, null, Date.now());
   return encodeProduceRequest(1, {
     topic,
     partition: 0,
-    acks: Acks.LEADER,
+    acks,
     timeoutMs: 30_000,
     records: builder.finish(),
   });
@@ -144,16 +159,70 @@ export async function measureRoundTrips(seconds = 6): Promise<RoundTripCeiling> 
 }
 
 /**
+ * One Node process writing `bytes` in 1 MiB chunks to another over loopback TCP, which answers one
+ * byte per MiB received: the most a broker could send a consumer here. (Until 4 December one
+ * process wrote to itself, its one thread both sending and receiving, which read 30-50% of this.)
+ */
+export async function measureLoopback(bytes = 4096 * MiB): Promise<LoopbackCeiling> {
+  const chunk = Buffer.alloc(MiB, 0x42);
+  const chunks = Math.ceil(bytes / MiB);
+  const server = await startReplyServer(MiB, 1);
+  const socket = await connected(server.port);
+  try {
+    let acked = 0;
+    const done = new Promise<void>((resolve) => {
+      socket.on("data", (data: Buffer) => {
+        acked += data.length;
+        if (acked >= chunks) resolve();
+      });
+    });
+    const start = performance.now();
+    for (let sent = 0; sent < chunks; sent++) {
+      if (!socket.write(chunk)) await new Promise((resolve) => socket.once("drain", resolve));
+    }
+    await done;
+    return { MBps: (chunks * MiB) / 1e6 / ((performance.now() - start) / 1000), bytes: chunks * MiB };
+  } finally {
+    socket.destroy();
+    server.stop();
+  }
+}
+
+/**
  * Workload 5's exchange without a broker: its 10 connections each write the workload's real
  * produce request (100 records of 28 bytes) and wait for a produce response's bytes before writing
  * the next, `requests` in all.
  */
-export async function measureExchange(requests = 20_000): Promise<ExchangeCeiling> {
+export function measureExchange(requests = 20_000): Promise<ExchangeCeiling> {
   const p = hermit.params(1);
-  const request = produceRequest(p.stream, p.batch, p.payloadBytes);
-  const replyBytes = encodeProduceResponse(1, { baseOffset: 0, lastOffset: p.batch - 1 }).length;
+  return exchange(p.producers, produceRequest(p.stream, p.batch, p.payloadBytes), p.batch, requests);
+}
+
+/**
+ * Workload 4b's exchange without a broker and without a disk: its 16 connections each write the
+ * workload's produce request (one record of 100 bytes, acks durable) and wait for a produce
+ * response's bytes before writing the next, `requests` in all. A broker that also makes each
+ * message durable can only be slower.
+ */
+export function measureDurableExchange(requests = 40_000): Promise<ExchangeCeiling> {
+  const p = durableWait.params(1);
+  const request = produceRequest(p.stream, p.batch, p.payloadBytes, Acks.DURABLE);
+  return exchange(p.producers, request, p.batch, requests);
+}
+
+/**
+ * `connections` connections to a reply server, each writing `request` and waiting for a produce
+ * response's bytes before the next, `requests` in all.
+ */
+async function exchange(
+  connections: number,
+  request: Buffer,
+  messagesPerRequest: number,
+  requests: number,
+): Promise<ExchangeCeiling> {
+  const replyBytes = encodeProduceResponse(1, { baseOffset: 0, lastOffset: messagesPerRequest - 1 }).length;
   const server = await startReplyServer(request.length, replyBytes);
-  const sockets = await Promise.all(Array.from({ length: p.producers }, () => connected(server.port)));
+  const sockets = await Promise.all(Array.from({ length: connections }, () => connected(server.port)));
   try {
     let started = 0;
     const start = performance.now();
@@ -180,12 +249,12 @@ export async function measureExchange(requests = 20_000): Promise<ExchangeCeilin
     );
     const requestsPerSec = requests / ((performance.now() - start) / 1000);
     return {
-      connections: p.producers,
+      connections,
       requestBytes: request.length,
       replyBytes,
       requests,
       requestsPerSec,
-      msgsPerSec: requestsPerSec * p.batch,
+      msgsPerSec: requestsPerSec * messagesPerRequest,
     };
   } finally {
     for (const socket of sockets) socket.destroy();

@@ -1,6 +1,6 @@
-import type { DiskCeiling, LoopbackCeiling } from "./ceilings.js";
+import type { DiskCeiling } from "./ceilings.js";
 import type { SystemId } from "./clients.js";
-import type { ExchangeCeiling, RoundTripCeiling } from "./exchange-ceiling.js";
+import type { ExchangeCeiling, LoopbackCeiling, RoundTripCeiling } from "./exchange-ceiling.js";
 import { fixed, thousands, usToMs } from "./format-number.js";
 import { kafkaCpuRatio, NATIVE_TWIN } from "./kafka-targets.js";
 import type { Summary } from "./results.js";
@@ -16,6 +16,7 @@ export interface TableInput {
   loopback?: LoopbackCeiling | undefined;
   roundTrip?: RoundTripCeiling | undefined;
   exchange?: ExchangeCeiling | undefined;
+  durableExchange?: ExchangeCeiling | undefined;
   /** The latency workload's target rate; a system that fell short is marked as such. */
   latencyRate: number;
 }
@@ -42,7 +43,8 @@ const HEADER = [
  * MB/s to the disk's sequential write rate (writes) or to loopback TCP (reads); for the durable
  * workload it is msgs/s divided by the rate of one writer doing 4 KiB write + fdatasync in a loop;
  * for the latency workload the p99 as a multiple of a plain round trip's p99 at the same pace; for
- * workload 5 msgs/s as a share of the same stop-and-wait exchange between two bare Node processes.
+ * workloads 5 and 4b msgs/s as a share of the same stop-and-wait exchange between two bare Node
+ * processes (4b: its one-message requests, no disk), after 4b's multiple of the fsync rate.
  */
 export function renderTable(input: TableInput): string {
   const rows: string[][] = [];
@@ -128,10 +130,16 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
     case "kafka-consume-2":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
-    case "durable-wait":
-      return input.disk && s.msgsPerSec
-        ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
-        : "–";
+    case "durable-wait": {
+      const fsyncs =
+        input.disk && s.msgsPerSec
+          ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
+          : "–";
+      const exchange = workload === "durable-wait" ? input.durableExchange : undefined;
+      return exchange && s.msgsPerSec
+        ? `${fsyncs}, ${((s.msgsPerSec / exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
+        : fsyncs;
+    }
     case "latency":
       // Against the round trip measured right before each run, when there is one.
       if (s.p99OverRoundTrip !== undefined)

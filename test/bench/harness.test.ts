@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { StepTimeout, withDeadline } from "../../bench/suite/deadline.js";
+import { measureDurableExchange, measureLoopback } from "../../bench/suite/exchange-ceiling.js";
 import { sessions } from "../../bench/suite/measure.js";
 import { parseOptions } from "../../bench/suite/options.js";
 import { machineBusySeconds, processCpuSeconds } from "../../bench/suite/proc-cpu.js";
@@ -60,6 +61,19 @@ test("workload parameters at full scale are the ones the method states", () => {
   assert.equal(byId.latency!.rate, 50_000);
   assert.equal(scaled(5_000_000, 0.001, 1_000), 5_000);
   assert.equal(scaled(10, 0.001, 1_000), 1_000);
+});
+
+test("the loopback and 4b exchange ceilings run against a reply server in another process", async () => {
+  // 64 MiB acknowledged a byte per MiB: the measurement ends only once the other process has read
+  // every chunk.
+  const loopback = await measureLoopback(64 * 1024 * 1024);
+  assert.equal(loopback.bytes, 64 * 1024 * 1024);
+  assert.ok(loopback.MBps > 0);
+  const x = await measureDurableExchange(320);
+  assert.equal(x.connections, 16);
+  assert.equal(x.requests, 320);
+  assert.equal(x.msgsPerSec, x.requestsPerSec); // one message a request
+  assert.ok(x.requestBytes > 100 && x.replyBytes > 0);
 });
 
 test("options reject unknown systems and out-of-range numbers", () => {

@@ -25,6 +25,35 @@ const TITLES: Record<WorkloadId, string> = {
   "cold-read": "8. cold read",
 };
 
+/** The table of Conch and Redis over `workloads`, with the ceilings in `extra`. */
+function tableOf(
+  summaries: ReturnType<typeof summarize>,
+  workloads: WorkloadId[],
+  extra: Partial<Parameters<typeof renderTable>[0]>,
+): string {
+  return renderTable({
+    summaries,
+    systemNames: NAMES,
+    workloadTitles: TITLES,
+    workloads,
+    systems: ["conch", "redis"],
+    latencyRate: 50_000,
+    ...extra,
+  });
+}
+
+/** An exchange ceiling of `connections` connections at `requestsPerSec`, `perRequest` messages each. */
+function exchangeOf(connections: number, requestBytes: number, requestsPerSec: number, perRequest: number) {
+  return {
+    connections,
+    requestBytes,
+    replyBytes: 26,
+    requests: 10,
+    requestsPerSec,
+    msgsPerSec: requestsPerSec * perRequest,
+  };
+}
+
 test("median of odd and even counts", () => {
   assert.equal(median([3, 1, 2]), 2);
   assert.equal(median([4, 1, 3, 2]), 2.5);
@@ -101,22 +130,9 @@ test("workload 3 and 5 rows are read against the bare round trip and exchange of
     ok("conch", "hermit", 1, 1_000_000),
     ok("redis", "hermit", 1, 100_000),
   ]);
-  const table = renderTable({
-    summaries,
-    systemNames: NAMES,
-    workloadTitles: TITLES,
-    workloads: ["latency", "hermit"],
-    systems: ["conch", "redis"],
+  const table = tableOf(summaries, ["latency", "hermit"], {
     roundTrip: { bytes: 1766, paceMs: 0.25, count: 10, p50Us: 150, p99Us: 300, p999Us: 900 },
-    exchange: {
-      connections: 10,
-      requestBytes: 5788,
-      replyBytes: 26,
-      requests: 10,
-      requestsPerSec: 40_000,
-      msgsPerSec: 4_000_000,
-    },
-    latencyRate: 50_000,
+    exchange: exchangeOf(10, 5788, 40_000, 100),
   });
   const row = (system: string, workload: string) =>
     table.split("\n").find((l) => l.includes(system) && l.includes(workload)) ?? "";
@@ -125,6 +141,22 @@ test("workload 3 and 5 rows are read against the bare round trip and exchange of
   // 1,000,000 of 4,000,000 msg/s
   assert.match(row("Conch", "HermitMQ"), /25\.0% exchange/);
   assert.match(row("Redis Streams", "HermitMQ"), /2\.5% exchange/);
+});
+
+test("workload 4b rows are read against the fsync rate and against 4b's own exchange without a disk", () => {
+  const summaries = summarize([
+    ok("conch", "durable-wait", 1, 15_000),
+    ok("redis", "durable-wait", 1, 20_000),
+  ]);
+  const table = tableOf(summaries, ["durable-wait"], {
+    disk: { sequentialMBps: 400, bytes: 1, syncWriteMedianUs: 400, syncSamples: 1, dir: "/tmp" },
+    durableExchange: exchangeOf(16, 223, 40_000, 1),
+  });
+  const row = (system: string) =>
+    table.split("\n").find((l) => l.includes(system) && l.includes("4b.")) ?? "";
+  // 15,000 msg/s x 400 us = 6 fsyncs' worth a second; 15,000 of 40,000 exchanges a second
+  assert.match(row("Conch"), /6\.00x fsync\/s, 37\.5% exchange/);
+  assert.match(row("Redis Streams"), /8\.00x fsync\/s, 50\.0% exchange/);
 });
 
 test("workload 3 is read against the round trip measured right before each run, when there is one", () => {
