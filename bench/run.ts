@@ -125,7 +125,8 @@ async function ceilings(): Promise<Ceilings> {
     log(
       `stop-and-wait exchange shaped like workload 4b (${x.connections} connections, ` +
         `${x.requestBytes}-byte requests, ${x.replyBytes}-byte replies, no disk): ` +
-        `${Math.round(x.requestsPerSec)} requests/s`,
+        `${Math.round(x.requestsPerSec)} requests/s, CPU per request ${x.clientCpuUsPerRequest.toFixed(1)} us ` +
+        `in the client and ${x.serverCpuUsPerRequest?.toFixed(1) ?? "?"} us in the server`,
     );
   } catch (err) {
     log(`workload 4b's exchange ceiling not measured: ${errorText(err)}`);

@@ -5,6 +5,7 @@ import * as hdr from "hdr-histogram-js";
 import { BatchBuilder } from "../../src/format/batch-builder.js";
 import { Acks, type AcksValue } from "../../src/protocol/api.js";
 import { encodeProduceRequest, encodeProduceResponse } from "../../src/protocol/produce.js";
+import { processCpuSeconds } from "./proc-cpu.js";
 import { durableWait } from "./workloads/durable.js";
 import { hermit } from "./workloads/hermit.js";
 import { latency, NAP_MS, PACE_MS } from "./workloads/latency.js";
@@ -43,6 +44,12 @@ export interface ExchangeCeiling {
   requestsPerSec: number;
   /** requestsPerSec times the messages of one of the workload's requests. */
   msgsPerSec: number;
+  /**
+   * CPU per request, in microseconds, of the two processes: what a Node client and server spend
+   * on the exchange alone (the server's from /proc, absent where unreadable).
+   */
+  clientCpuUsPerRequest: number;
+  serverCpuUsPerRequest?: number;
 }
 
 const SERVER = fileURLToPath(new URL("./reply-server.js", import.meta.url));
@@ -70,7 +77,7 @@ function produceRequest(
 async function startReplyServer(
   requestBytes: number,
   replyBytes: number,
-): Promise<{ port: number; stop: () => void }> {
+): Promise<{ port: number; pid: number; stop: () => void }> {
   const child = spawn(process.execPath, [SERVER, String(requestBytes), String(replyBytes)], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -83,7 +90,7 @@ async function startReplyServer(
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`reply server exited with ${code}`)));
   });
-  return { port, stop: () => child.kill() };
+  return { port, pid: child.pid ?? 0, stop: () => child.kill() };
 }
 
 async function connected(port: number): Promise<Socket> {
@@ -225,6 +232,8 @@ async function exchange(
   const sockets = await Promise.all(Array.from({ length: connections }, () => connected(server.port)));
   try {
     let started = 0;
+    const serverBefore = processCpuSeconds(server.pid);
+    const clientBefore = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
       sockets.map(
@@ -248,6 +257,8 @@ async function exchange(
       ),
     );
     const requestsPerSec = requests / ((performance.now() - start) / 1000);
+    const client = process.cpuUsage(clientBefore);
+    const serverAfter = processCpuSeconds(server.pid);
     return {
       connections,
       requestBytes: request.length,
@@ -255,6 +266,10 @@ async function exchange(
       requests,
       requestsPerSec,
       msgsPerSec: requestsPerSec * messagesPerRequest,
+      clientCpuUsPerRequest: (client.user + client.system) / requests,
+      ...(serverBefore !== null && serverAfter !== null
+        ? { serverCpuUsPerRequest: ((serverAfter - serverBefore) * 1e6) / requests }
+        : {}),
     };
   } finally {
     for (const socket of sockets) socket.destroy();

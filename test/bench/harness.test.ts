@@ -74,6 +74,7 @@ test("the loopback and 4b exchange ceilings run against a reply server in anothe
   assert.equal(x.requests, 320);
   assert.equal(x.msgsPerSec, x.requestsPerSec); // one message a request
   assert.ok(x.requestBytes > 100 && x.replyBytes > 0);
+  assert.ok(x.clientCpuUsPerRequest > 0);
 });
 
 test("options reject unknown systems and out-of-range numbers", () => {

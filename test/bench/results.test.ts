@@ -51,6 +51,7 @@ function exchangeOf(connections: number, requestBytes: number, requestsPerSec: n
     requests: 10,
     requestsPerSec,
     msgsPerSec: requestsPerSec * perRequest,
+    clientCpuUsPerRequest: 20,
   };
 }
 
