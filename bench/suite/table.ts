@@ -122,23 +122,16 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
     case "hermit-pipelined":
       return input.disk ? `${((mbps / input.disk.sequentialMBps) * 100).toFixed(1)}% disk` : "–";
     case "hermit":
-      return input.exchange && s.msgsPerSec
-        ? `${((s.msgsPerSec / input.exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
-        : "–";
+      return exchangeShare(s, input.exchange) ?? "–";
     case "consume":
     case "kafka-consume":
     case "kafka-consume-2":
       return input.loopback ? `${((mbps / input.loopback.MBps) * 100).toFixed(1)}% loopback` : "–";
     case "durable":
+      return fsyncMultiple(s, input);
     case "durable-wait": {
-      const fsyncs =
-        input.disk && s.msgsPerSec
-          ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
-          : "–";
-      const exchange = workload === "durable-wait" ? input.durableExchange : undefined;
-      return exchange && s.msgsPerSec
-        ? `${fsyncs}, ${((s.msgsPerSec / exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
-        : fsyncs;
+      const share = exchangeShare(s, input.durableExchange);
+      return share === null ? fsyncMultiple(s, input) : `${fsyncMultiple(s, input)}, ${share}`;
     }
     case "latency":
       // Against the round trip measured right before each run, when there is one.
@@ -170,6 +163,20 @@ function ceiling(s: Summary, workload: WorkloadId, input: TableInput): string {
       // Against the same producer alone, just before, on the same server.
       return s.soloShare === undefined ? "–" : `${(s.soloShare * 100).toFixed(0)}% of alone`;
   }
+}
+
+/** msgs/s as a multiple of one writer doing 4 KiB write + fdatasync in a loop. */
+function fsyncMultiple(s: Summary, input: TableInput): string {
+  return input.disk && s.msgsPerSec
+    ? `${((s.msgsPerSec * input.disk.syncWriteMedianUs) / 1e6).toFixed(2)}x fsync/s`
+    : "–";
+}
+
+/** msgs/s as a share of a bare stop-and-wait exchange's, or null without one. */
+function exchangeShare(s: Summary, exchange: ExchangeCeiling | undefined): string | null {
+  return exchange && s.msgsPerSec
+    ? `${((s.msgsPerSec / exchange.msgsPerSec) * 100).toFixed(1)}% exchange`
+    : null;
 }
 
 /** For brokers that report it: the share of their CPU that went to GC. */
